@@ -1,0 +1,1 @@
+//! Memcached recipes, modelled for mcsim.

@@ -1,0 +1,1 @@
+//! The memcached text protocol, both directions.

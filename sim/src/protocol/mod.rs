@@ -1,0 +1,9 @@
+//! The command model shared by the simulated server, the codec and every client backend.
+
+pub mod meta;
+mod reply;
+mod request;
+
+pub use meta::{MetaCode, MetaCommand, MetaFlag};
+pub use reply::{MetaReply, Reply, ValueEntry};
+pub use request::{ArithOp, Request, StoreMode};

@@ -1,0 +1,76 @@
+//! What a memcached server answers.
+
+use crate::protocol::meta::{MetaCode, MetaFlag};
+
+/// One `VALUE` line of a retrieval reply.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ValueEntry {
+    /// The key as stored.
+    pub key: Vec<u8>,
+    /// Client flags.
+    pub flags: u32,
+    /// The value's bytes.
+    pub data: Vec<u8>,
+    /// The cas unique (`gets`/`gats` only).
+    pub cas: Option<u64>,
+}
+
+/// A meta command's reply: a two-letter code, return flags, and for `VA` a value.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct MetaReply {
+    /// `VA`, `HD`, `EN`, `NS`, `EX`, `NF` or `MN`.
+    pub code: MetaCode,
+    /// Return flags in the order the server wrote them.
+    pub flags: Vec<MetaFlag>,
+    /// The value (`VA` only).
+    pub value: Option<Vec<u8>>,
+}
+
+impl MetaReply {
+    /// The token of the first return flag with this letter, if the flag is present.
+    pub fn flag(&self, letter: u8) -> Option<&str> {
+        self.flags.iter().find(|f| f.letter == letter).map(|f| f.token.as_deref().unwrap_or(""))
+    }
+
+    /// True if the reply carries this flag (e.g. `W`, `Z`, `X`).
+    pub fn has(&self, letter: u8) -> bool {
+        self.flags.iter().any(|f| f.letter == letter)
+    }
+}
+
+/// A server's answer to one command.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Reply {
+    /// `STORED`
+    Stored,
+    /// `NOT_STORED`
+    NotStored,
+    /// `EXISTS`
+    Exists,
+    /// `NOT_FOUND`
+    NotFound,
+    /// `DELETED`
+    Deleted,
+    /// `TOUCHED`
+    Touched,
+    /// `OK`
+    Ok,
+    /// `VALUE …` lines then `END`; hits only, in request order.
+    Values(Vec<ValueEntry>),
+    /// The new value after `incr`/`decr`.
+    Number(u64),
+    /// `ERROR`: unknown command.
+    Error,
+    /// `CLIENT_ERROR message`
+    ClientError(String),
+    /// `SERVER_ERROR message`
+    ServerError(String),
+    /// `VERSION x`
+    Version(String),
+    /// `STAT name value` lines then `END`.
+    Stats(Vec<(String, String)>),
+    /// A meta command's reply.
+    Meta(MetaReply),
+    /// Nothing: the request asked for no reply.
+    Silent,
+}

@@ -1,0 +1,1 @@
+//! Talking to a real memcached.

@@ -1,0 +1,412 @@
+//! The item table of one server: items, their memory, their LRU position, cas uniques
+//! and `flush_all`.
+//!
+//! Lookups follow memcached's `do_item_get`: a flushed or expired item is unlinked when
+//! it is found, so expiry is lazy, and expired items keep their memory until something
+//! looks at them or eviction walks past them.
+
+use std::collections::BTreeMap;
+
+use crate::memcache::Key;
+use crate::server::config::ServerConfig;
+use crate::server::lru::{ClassLru, Segment};
+use crate::server::slab::{Slabs, item_total};
+use crate::server::stats::Stats;
+
+/// memcached refreshes an item's access time at most this often (seconds).
+const ITEM_UPDATE_INTERVAL: u32 = 60;
+
+/// One stored item.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Item {
+    /// The value.
+    pub data: Vec<u8>,
+    /// Client flags.
+    pub flags: u32,
+    /// Expiry as a server tick (0: never).
+    pub exptime: u32,
+    /// cas unique.
+    pub cas: u64,
+    /// Last access tick.
+    pub time: u32,
+    /// Read once since stored.
+    pub fetched: bool,
+    /// Read twice: protected.
+    pub active: bool,
+    /// A meta `W` (win) token has been handed out.
+    pub token_sent: bool,
+    /// Marked stale by meta delete `I`.
+    pub stale: bool,
+    class: usize,
+    chunks: u64,
+    total: u64,
+    segment: Segment,
+    seq: u64,
+}
+
+impl Item {
+    /// A new item, not yet linked.
+    pub fn new(data: Vec<u8>, flags: u32, exptime: u32) -> Item {
+        Item {
+            data,
+            flags,
+            exptime,
+            cas: 0,
+            time: 0,
+            fetched: false,
+            active: false,
+            token_sent: false,
+            stale: false,
+            class: 0,
+            chunks: 0,
+            total: 0,
+            segment: Segment::Hot,
+            seq: 0,
+        }
+    }
+}
+
+/// Memory reserved for an item that is about to be linked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Reservation {
+    class: usize,
+    chunks: u64,
+    total: u64,
+}
+
+/// Why memory could not be reserved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AllocError {
+    /// Larger than `-I`.
+    TooLarge,
+    /// Memory is full and nothing could be evicted (`-M`, or every tail busy).
+    OutOfMemory,
+}
+
+/// What a pull from a queue's tail did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Pull {
+    Eviction,
+    Juggle,
+}
+
+/// All items of one server.
+#[derive(Debug, Clone)]
+pub struct Items {
+    items: BTreeMap<Key, Item>,
+    slabs: Slabs,
+    lrus: Vec<ClassLru>,
+    next_seq: u64,
+    cas_id: u64,
+    oldest_live: u32,
+    oldest_cas: u64,
+    item_size_max: u64,
+    evict_to_free: bool,
+    /// Counters.
+    pub stats: Stats,
+}
+
+impl Items {
+    /// An empty table for these settings.
+    pub fn new(config: &ServerConfig) -> Items {
+        let slabs = Slabs::new(config);
+        let lrus = vec![ClassLru::default(); slabs.len()];
+        Items {
+            items: BTreeMap::new(),
+            slabs,
+            lrus,
+            next_seq: 0,
+            cas_id: 0,
+            oldest_live: 0,
+            oldest_cas: 0,
+            item_size_max: u64::from(config.item_size_max),
+            evict_to_free: !config.no_evict,
+            stats: Stats::default(),
+        }
+    }
+
+    /// Hands out the next cas unique.
+    pub fn next_cas(&mut self) -> u64 {
+        self.cas_id += 1;
+        self.cas_id
+    }
+
+    fn is_flushed(&self, item: &Item, tick: u32) -> bool {
+        let oldest_live = self.oldest_live;
+        if oldest_live == 0 || oldest_live > tick {
+            return false;
+        }
+        item.time <= oldest_live
+            || (self.oldest_cas != 0 && item.cas != 0 && item.cas < self.oldest_cas)
+    }
+
+    /// True if the item is present and neither flushed nor expired at `tick`, without
+    /// touching it (no unlink, no LRU change, no counters).
+    pub fn peek(&self, key: &Key, tick: u32) -> Option<&Item> {
+        let item = self.items.get(key)?;
+        if self.is_flushed(item, tick) || (item.exptime != 0 && item.exptime <= tick) {
+            return None;
+        }
+        Some(item)
+    }
+
+    /// memcached's `do_item_get` without the LRU bump: the live item, unlinking it first
+    /// if it is flushed or expired.
+    pub fn find(&mut self, key: &Key, tick: u32) -> Option<&mut Item> {
+        let item = self.items.get(key)?;
+        if self.is_flushed(item, tick) {
+            self.stats.get_flushed += 1;
+            self.unlink(key);
+            return None;
+        }
+        if item.exptime != 0 && item.exptime <= tick {
+            self.stats.get_expired += 1;
+            self.unlink(key);
+            return None;
+        }
+        self.items.get_mut(key)
+    }
+
+    /// `find` and then the fetch bump of a read: the second read marks an item active
+    /// (protected); an active item in COLD moves to WARM.
+    pub fn fetch(&mut self, key: &Key, tick: u32, bump: bool) -> Option<&mut Item> {
+        self.find(key, tick)?;
+        if bump {
+            self.bump(key, tick);
+        }
+        self.items.get_mut(key)
+    }
+
+    fn bump(&mut self, key: &Key, tick: u32) {
+        let Some(item) = self.items.get_mut(key) else { return };
+        if item.active {
+            return;
+        }
+        if !item.fetched {
+            item.fetched = true;
+            return;
+        }
+        item.active = true;
+        item.time = tick;
+        if item.segment == Segment::Cold {
+            let (class, seq, total) = (item.class, item.seq, item.total);
+            self.lrus[class].remove(Segment::Cold, seq, total);
+            self.relink(key, Segment::Warm);
+        }
+    }
+
+    /// memcached's `do_item_update`: refresh the access time at most once a minute.
+    pub fn touch_time(&mut self, key: &Key, tick: u32) {
+        if let Some(item) = self.items.get_mut(key)
+            && item.time < tick.saturating_sub(ITEM_UPDATE_INTERVAL)
+        {
+            item.time = tick;
+        }
+    }
+
+    fn relink(&mut self, key: &Key, segment: Segment) {
+        self.next_seq += 1;
+        let seq = self.next_seq;
+        let item = self.items.get_mut(key).expect("relinking a linked item");
+        item.segment = segment;
+        item.seq = seq;
+        self.lrus[item.class].push(segment, seq, key.clone(), item.total);
+    }
+
+    /// Reserves memory for an item, evicting from its class's COLD tail when needed.
+    pub fn reserve(
+        &mut self,
+        key_len: usize,
+        flags: u32,
+        value_len: usize,
+        tick: u32,
+    ) -> Result<Reservation, AllocError> {
+        let total = item_total(key_len, flags, value_len);
+        if total > self.item_size_max {
+            return Err(AllocError::TooLarge);
+        }
+        let (class, chunks) = self.slabs.class_for(total);
+        for _ in 0..10 {
+            if self.slabs.try_alloc(class, chunks) {
+                return Ok(Reservation { class, chunks, total });
+            }
+            if self.pull_tail(class, Segment::Cold, Pull::Eviction, 0, u32::MAX, tick) == 0 {
+                self.pull_tail(class, Segment::Hot, Pull::Juggle, 0, u32::MAX, tick);
+            }
+        }
+        Err(AllocError::OutOfMemory)
+    }
+
+    /// Gives back a reservation that was not linked.
+    pub fn release(&mut self, r: Reservation) {
+        self.slabs.free(r.class, r.chunks);
+    }
+
+    /// Links a new item under `key`, replacing any old one; hands it a new cas unique.
+    pub fn link(&mut self, key: &Key, mut item: Item, r: Reservation, tick: u32) -> u64 {
+        if self.items.contains_key(key) {
+            self.unlink(key);
+        }
+        item.class = r.class;
+        item.chunks = r.chunks;
+        item.total = r.total;
+        item.time = tick;
+        item.cas = self.next_cas();
+        let cas = item.cas;
+        self.stats.curr_items += 1;
+        self.stats.total_items += 1;
+        self.stats.bytes += r.total;
+        self.items.insert(key.clone(), item);
+        self.relink(key, Segment::Hot);
+        self.juggle(r.class, tick);
+        cas
+    }
+
+    /// Removes an item and frees its memory.
+    pub fn unlink(&mut self, key: &Key) -> Option<Item> {
+        let item = self.items.remove(key)?;
+        self.lrus[item.class].remove(item.segment, item.seq, item.total);
+        self.slabs.free(item.class, item.chunks);
+        self.stats.curr_items -= 1;
+        self.stats.bytes -= item.total;
+        Some(item)
+    }
+
+    /// memcached's `lru_pull_tail`: looks at up to five items at a queue's tail; reclaims
+    /// expired or flushed ones; moves one item on, or evicts it. Returns how many items it
+    /// removed or moved.
+    fn pull_tail(
+        &mut self,
+        class: usize,
+        segment: Segment,
+        pull: Pull,
+        total_bytes: u64,
+        max_age: u32,
+        tick: u32,
+    ) -> usize {
+        let mut removed = 0;
+        for key in self.lrus[class].tail(segment, 5) {
+            let item = &self.items[&key];
+            if (item.exptime != 0 && item.exptime < tick) || self.is_flushed(item, tick) {
+                self.stats.reclaimed += 1;
+                if !item.fetched {
+                    self.stats.expired_unfetched += 1;
+                }
+                self.unlink(&key);
+                removed += 1;
+                continue;
+            }
+            let (active, time, seq, total, fetched) =
+                (item.active, item.time, item.seq, item.total, item.fetched);
+            match segment {
+                Segment::Hot | Segment::Warm => {
+                    let pct = if segment == Segment::Hot { 20 } else { 40 };
+                    let limit = total_bytes * pct / 100;
+                    if active {
+                        self.items.get_mut(&key).expect("linked").active = false;
+                        self.lrus[class].remove(segment, seq, total);
+                        self.relink(&key, Segment::Warm);
+                        removed += 1;
+                    } else if self.lrus[class].bytes(segment) > limit
+                        || tick.saturating_sub(time) > max_age
+                    {
+                        self.lrus[class].remove(segment, seq, total);
+                        self.relink(&key, Segment::Cold);
+                        removed += 1;
+                    }
+                }
+                Segment::Cold => {
+                    if pull == Pull::Eviction && self.evict_to_free {
+                        self.stats.evictions += 1;
+                        if !fetched {
+                            self.stats.evicted_unfetched += 1;
+                        }
+                        self.unlink(&key);
+                        removed += 1;
+                    }
+                }
+            }
+            break;
+        }
+        removed
+    }
+
+    /// The LRU maintainer's juggle for one class, run synchronously after each link: HOT
+    /// above 20% of the class's bytes and WARM above 40% drain into COLD; active items
+    /// move to WARM.
+    fn juggle(&mut self, class: usize, tick: u32) {
+        let lru = &self.lrus[class];
+        let cold_age = lru
+            .tail(Segment::Cold, 1)
+            .first()
+            .map(|k| tick.saturating_sub(self.items[k].time))
+            .unwrap_or(0);
+        let total = lru.total_bytes();
+        let hot_age = (f64::from(cold_age) * 0.2) as u32;
+        let warm_age = cold_age.saturating_mul(2);
+        for _ in 0..500 {
+            let moved = self.pull_tail(class, Segment::Hot, Pull::Juggle, total, hot_age, tick)
+                + self.pull_tail(class, Segment::Warm, Pull::Juggle, total, warm_age, tick);
+            if moved == 0 {
+                break;
+            }
+        }
+    }
+
+    /// `flush_all`: `oldest_live` is the last tick whose items are invisible. An immediate
+    /// flush also hides every item whose cas unique is older than the flush.
+    pub fn flush(&mut self, oldest_live: u32, tick: u32) {
+        self.oldest_live = oldest_live;
+        if oldest_live <= tick {
+            self.oldest_cas = self.next_cas();
+        }
+    }
+
+    /// Drops every item (crash, `drop everything` fault).
+    pub fn clear(&mut self) {
+        let keys: Vec<Key> = self.items.keys().cloned().collect();
+        for k in keys {
+            self.unlink(&k);
+        }
+    }
+
+    /// Evicts one item now, as memory pressure would. Returns whether it was there.
+    pub fn evict(&mut self, key: &Key) -> bool {
+        let found = self.unlink(key).is_some();
+        if found {
+            self.stats.evictions += 1;
+        }
+        found
+    }
+
+    /// Number of items linked (live or expired-but-not-yet-reclaimed).
+    pub fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    /// True if no item is linked.
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+
+    /// Every linked key with its item, in key order.
+    pub fn iter(&self) -> impl Iterator<Item = (&Key, &Item)> {
+        self.items.iter()
+    }
+
+    /// Mutable access for warm restarts, which shift every exptime.
+    pub fn items_mut(&mut self) -> impl Iterator<Item = &mut Item> {
+        self.items.values_mut()
+    }
+
+    /// Forgets `flush_all` state (a new process).
+    pub fn reset_flush(&mut self) {
+        self.oldest_live = 0;
+        self.oldest_cas = 0;
+    }
+
+    /// Memory handed to slab classes, in bytes.
+    pub fn malloced(&self) -> u64 {
+        self.slabs.malloced()
+    }
+}

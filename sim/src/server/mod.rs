@@ -1,0 +1,375 @@
+//! One simulated memcached 1.6 server.
+//!
+//! [`Server::apply`] executes one [`Request`] at a virtual instant and returns exactly the
+//! [`Reply`] memcached 1.6.18 gives (MEMCACHED.md): whole-second clock starting at 62,
+//! `exptime <= tick` expiry, cas uniques, incr/decr in place, append/prepend keeping flags
+//! and exptime, the item-size rule, slab classes with a segmented LRU, `-M`, delayed
+//! `flush_all`, `stats`. Fault hooks ([`Server::evict`], [`Server::crash`],
+//! [`Server::restart`], [`Server::skip_second`], [`Server::drop_all`]) let the executor
+//! inject what a real deployment does to recipes.
+//!
+//! Where this model knowingly differs from memcached, the difference is named where it is
+//! made: the LRU maintainer runs synchronously after each store instead of on a background
+//! thread, and chunked items (above 512 KiB) are charged as whole chunks of the largest
+//! class. The server never reads the wall clock: time comes in with every call.
+
+mod arith;
+mod config;
+mod items;
+mod lru;
+mod meta;
+mod slab;
+mod stats;
+
+use crate::clock::{ServerClock, VirtualTime};
+use crate::memcache::{Exptime, Key, MAX_RELATIVE_EXPTIME};
+use crate::protocol::{ArithOp, Reply, Request, StoreMode, ValueEntry};
+
+pub use arith::parse_u64;
+pub use config::{MIB, ServerConfig};
+pub use items::{AllocError, Item, Items};
+pub use slab::{PAGE_SIZE, item_total};
+pub use stats::Stats;
+
+/// `CLIENT_ERROR` text for a value incr/decr cannot read as a number.
+pub const NON_NUMERIC: &str = "cannot increment or decrement non-numeric value";
+
+/// One simulated memcached process.
+#[derive(Debug, Clone)]
+pub struct Server {
+    config: ServerConfig,
+    clock: ServerClock,
+    items: Items,
+    up: bool,
+}
+
+impl Server {
+    /// A fresh server booted at `boot`.
+    pub fn new(config: ServerConfig, boot: VirtualTime) -> Server {
+        let clock = ServerClock::new(boot, config.phase, config.unix_at_zero);
+        let items = Items::new(&config);
+        Server { config, clock, items, up: true }
+    }
+
+    /// A fresh server with default settings booted at time zero.
+    pub fn with_defaults() -> Server {
+        Server::new(ServerConfig::default(), VirtualTime::ZERO)
+    }
+
+    /// The settings.
+    pub fn config(&self) -> &ServerConfig {
+        &self.config
+    }
+
+    /// The server's clock.
+    pub fn clock(&self) -> &ServerClock {
+        &self.clock
+    }
+
+    /// The server's tick at `now`.
+    pub fn tick(&self, now: VirtualTime) -> u32 {
+        self.clock.tick(now)
+    }
+
+    /// The counters.
+    pub fn stats(&self) -> &Stats {
+        &self.items.stats
+    }
+
+    /// The item table (for checks that must not disturb the LRU).
+    pub fn items(&self) -> &Items {
+        &self.items
+    }
+
+    /// The live item under `key` at `now`, without any side effect.
+    pub fn peek(&self, key: &Key, now: VirtualTime) -> Option<&Item> {
+        self.items.peek(key, self.tick(now))
+    }
+
+    /// False between a crash and the restart.
+    pub fn is_up(&self) -> bool {
+        self.up
+    }
+
+    /// Fault: evict `key` now, as memory pressure would. Returns whether it was there.
+    pub fn evict(&mut self, key: &Key) -> bool {
+        self.items.evict(key)
+    }
+
+    /// Fault: every item is lost, the process keeps running.
+    pub fn drop_all(&mut self) {
+        self.items.clear();
+    }
+
+    /// Fault: the clock jumps one second ahead.
+    pub fn skip_second(&mut self) {
+        self.clock.skip_second();
+    }
+
+    /// Fault: the process dies. Everything is lost; calls fail until [`Server::restart`].
+    pub fn crash(&mut self) {
+        self.items = Items::new(&self.config);
+        self.up = false;
+    }
+
+    /// A new process starts at `now`; its clock starts again at 62. A warm restart
+    /// (`-e`) keeps items and cas uniques, and their exptimes keep counting in wall time
+    /// across the downtime; a cold one starts empty.
+    pub fn restart(&mut self, now: VirtualTime, warm: bool) {
+        let old_started = self.clock.process_started();
+        self.clock = ServerClock::new(now, self.config.phase, self.config.unix_at_zero);
+        if warm {
+            let shift = old_started - self.clock.process_started();
+            for item in self.items.items_mut() {
+                if item.exptime != 0 {
+                    item.exptime = (i64::from(item.exptime) + shift).max(1) as u32;
+                }
+                item.time = (i64::from(item.time) + shift).max(1) as u32;
+            }
+            self.items.reset_flush();
+        } else {
+            self.items = Items::new(&self.config);
+        }
+        self.up = true;
+    }
+
+    /// memcached's `realtime()` applied to a wire exptime: the expiry tick (0: never).
+    pub fn expiry_tick(&self, exptime: Exptime, now: VirtualTime) -> u32 {
+        // The server parses exptime into a signed 32-bit integer.
+        let e = exptime.0 as i32;
+        let e = if e < 0 { MAX_RELATIVE_EXPTIME + 1 } else { i64::from(e) };
+        if e == 0 {
+            return 0;
+        }
+        if e > MAX_RELATIVE_EXPTIME {
+            let started = self.clock.process_started();
+            if e <= started {
+                return 1;
+            }
+            return (e - started) as u32;
+        }
+        (e + i64::from(self.tick(now))) as u32
+    }
+
+    /// Executes one request at `now`. A `noreply` request still runs and answers
+    /// [`Reply::Silent`].
+    pub fn apply(&mut self, request: &Request, now: VirtualTime) -> Reply {
+        let reply = self.execute(request, now);
+        if request.is_noreply() && !matches!(request, Request::Meta { .. }) {
+            return Reply::Silent;
+        }
+        reply
+    }
+
+    fn execute(&mut self, request: &Request, now: VirtualTime) -> Reply {
+        let tick = self.tick(now);
+        match request {
+            Request::Get { keys, with_cas } => self.get(keys, *with_cas, None, tick),
+            Request::Gat { exptime, keys, with_cas } => {
+                let e = self.expiry_tick(*exptime, now);
+                self.get(keys, *with_cas, Some(e), tick)
+            }
+            Request::Store { mode, key, flags, exptime, data, .. } => {
+                let e = self.expiry_tick(*exptime, now);
+                self.store(*mode, key, *flags, e, data, tick)
+            }
+            Request::Arith { op, key, delta, .. } => self.arith(*op, key, *delta, tick),
+            Request::Delete { key, .. } => {
+                if self.items.find(key, tick).is_some() {
+                    self.items.unlink(key);
+                    self.items.stats.delete_hits += 1;
+                    Reply::Deleted
+                } else {
+                    self.items.stats.delete_misses += 1;
+                    Reply::NotFound
+                }
+            }
+            Request::Touch { key, exptime, .. } => {
+                let e = self.expiry_tick(*exptime, now);
+                self.items.stats.cmd_touch += 1;
+                match self.items.fetch(key, tick, true) {
+                    Some(item) => {
+                        item.exptime = e;
+                        self.items.stats.touch_hits += 1;
+                        Reply::Touched
+                    }
+                    None => {
+                        self.items.stats.touch_misses += 1;
+                        Reply::NotFound
+                    }
+                }
+            }
+            Request::FlushAll { delay, .. } => {
+                self.items.stats.cmd_flush += 1;
+                let d = delay.unwrap_or(0) as i32;
+                let new_oldest =
+                    if d > 0 { self.expiry_tick(Exptime(i64::from(d)), now) } else { tick };
+                self.items.flush(new_oldest.wrapping_sub(1), tick);
+                Reply::Ok
+            }
+            Request::Meta { command, key, flags, data } => {
+                meta::execute(self, *command, key.as_ref(), flags, data.as_deref(), now)
+            }
+            Request::Stats => {
+                let uptime = tick.saturating_sub(crate::clock::FIRST_TICK) + 2;
+                Reply::Stats(self.items.stats.lines(self.config.memory_limit, uptime))
+            }
+            Request::Version => Reply::Version(self.config.version.clone()),
+            Request::Verbosity { .. } => Reply::Ok,
+        }
+    }
+
+    fn get(&mut self, keys: &[Key], with_cas: bool, touch: Option<u32>, tick: u32) -> Reply {
+        let mut out = Vec::new();
+        for key in keys {
+            if touch.is_some() {
+                self.items.stats.cmd_touch += 1;
+            } else {
+                self.items.stats.cmd_get += 1;
+            }
+            match self.items.fetch(key, tick, true) {
+                Some(item) => {
+                    if let Some(e) = touch {
+                        item.exptime = e;
+                    }
+                    out.push(ValueEntry {
+                        key: key.as_bytes().to_vec(),
+                        flags: item.flags,
+                        data: item.data.clone(),
+                        cas: with_cas.then_some(item.cas),
+                    });
+                    if touch.is_some() {
+                        self.items.stats.touch_hits += 1;
+                    } else {
+                        self.items.stats.get_hits += 1;
+                    }
+                }
+                None if touch.is_some() => self.items.stats.touch_misses += 1,
+                None => self.items.stats.get_misses += 1,
+            }
+        }
+        Reply::Values(out)
+    }
+
+    fn store(
+        &mut self,
+        mode: StoreMode,
+        key: &Key,
+        flags: u32,
+        exptime: u32,
+        data: &[u8],
+        tick: u32,
+    ) -> Reply {
+        self.items.stats.cmd_set += 1;
+        // memcached allocates the new item before it looks at the old one, so the
+        // allocation may evict the very item this command is about to compare with.
+        let reservation = match self.items.reserve(key.len(), flags, data.len(), tick) {
+            Ok(r) => r,
+            Err(e) => {
+                if mode == StoreMode::Set && self.items.find(key, tick).is_some() {
+                    self.items.unlink(key);
+                }
+                return match e {
+                    AllocError::TooLarge => {
+                        self.items.stats.store_too_large += 1;
+                        Reply::ServerError("object too large for cache".into())
+                    }
+                    AllocError::OutOfMemory => {
+                        self.items.stats.store_no_memory += 1;
+                        Reply::ServerError("out of memory storing object".into())
+                    }
+                };
+            }
+        };
+        let old = self.items.find(key, tick).map(|i| (i.cas, i.flags, i.exptime, i.data.clone()));
+        let new_item = |d: Vec<u8>| Item::new(d, flags, exptime);
+        let reply = match (mode, old) {
+            (StoreMode::Set, _) | (StoreMode::Add, None) | (StoreMode::Replace, Some(_)) => {
+                self.items.link(key, new_item(data.to_vec()), reservation, tick);
+                return Reply::Stored;
+            }
+            (StoreMode::Add, Some(_)) => {
+                self.items.touch_time(key, tick);
+                Reply::NotStored
+            }
+            (StoreMode::Replace | StoreMode::Append | StoreMode::Prepend, None) => {
+                Reply::NotStored
+            }
+            (StoreMode::Cas(_), None) => {
+                self.items.stats.cas_misses += 1;
+                Reply::NotFound
+            }
+            (StoreMode::Cas(want), Some((cas, ..))) => {
+                if want != 0 && want == cas {
+                    self.items.stats.cas_hits += 1;
+                    self.items.link(key, new_item(data.to_vec()), reservation, tick);
+                    return Reply::Stored;
+                }
+                self.items.stats.cas_badval += 1;
+                Reply::Exists
+            }
+            (StoreMode::Append | StoreMode::Prepend, Some((_, old_flags, old_exp, old_data))) => {
+                let mut joined = Vec::with_capacity(old_data.len() + data.len());
+                if mode == StoreMode::Append {
+                    joined.extend_from_slice(&old_data);
+                    joined.extend_from_slice(data);
+                } else {
+                    joined.extend_from_slice(data);
+                    joined.extend_from_slice(&old_data);
+                }
+                match self.items.reserve(key.len(), old_flags, joined.len(), tick) {
+                    Ok(r2) => {
+                        let item = Item::new(joined, old_flags, old_exp);
+                        self.items.link(key, item, r2, tick);
+                        self.items.release(reservation);
+                        return Reply::Stored;
+                    }
+                    Err(_) => Reply::NotStored,
+                }
+            }
+        };
+        self.items.release(reservation);
+        reply
+    }
+
+    fn arith(&mut self, op: ArithOp, key: &Key, delta: u64, tick: u32) -> Reply {
+        let incr = op == ArithOp::Incr;
+        let Some(item) = self.items.find(key, tick) else {
+            if incr {
+                self.items.stats.incr_misses += 1;
+            } else {
+                self.items.stats.decr_misses += 1;
+            }
+            return Reply::NotFound;
+        };
+        let too_big = item_total(key.len(), item.flags, item.data.len()) > PAGE_SIZE / 2;
+        let Some(value) = (!too_big).then(|| arith::parse_u64(&item.data)).flatten() else {
+            return Reply::ClientError(NON_NUMERIC.into());
+        };
+        let value = arith::apply(incr, value, delta);
+        let (flags, exptime) = (item.flags, item.exptime);
+        let rewritten = arith::in_place(item.data.len(), value);
+        if incr {
+            self.items.stats.incr_hits += 1;
+        } else {
+            self.items.stats.decr_hits += 1;
+        }
+        if let Some(bytes) = rewritten {
+            let cas = self.items.next_cas();
+            if let Some(item) = self.items.find(key, tick) {
+                item.data = bytes;
+                item.cas = cas;
+            }
+            self.items.touch_time(key, tick);
+            return Reply::Number(value);
+        }
+        let digits = value.to_string().into_bytes();
+        match self.items.reserve(key.len(), flags, digits.len(), tick) {
+            Ok(r) => {
+                self.items.link(key, Item::new(digits, flags, exptime), r, tick);
+                Reply::Number(value)
+            }
+            Err(_) => Reply::ServerError("out of memory".into()),
+        }
+    }
+}

@@ -1,0 +1,145 @@
+//! Slab classes and page accounting: which chunk size an item needs and whether memory
+//! for it exists without evicting.
+//!
+//! memcached carves 1 MiB pages into equal chunks per class (96, 120, 152 … bytes, each
+//! ×1.25 and 8-byte aligned, up to half a page). A class gets a new page while the memory
+//! limit allows, and always gets its first page. Items above half a page are chunked; this
+//! model counts them as several chunks of the largest class (memcached also keeps a small
+//! header chunk for them: a few bytes this model does not charge).
+
+use crate::server::config::ServerConfig;
+
+/// Size of a slab page.
+pub const PAGE_SIZE: u64 = 1024 * 1024;
+
+/// Bytes of an item's header on a 64-bit build with cas enabled (`sizeof(item)` + cas).
+pub const ITEM_HEADER: u64 = 48 + 8;
+
+/// The bytes an item occupies: header, key and its NUL, client flags when non-zero, value
+/// and its CRLF.
+pub fn item_total(key_len: usize, flags: u32, value_len: usize) -> u64 {
+    let suffix = if flags == 0 { 0 } else { 4 };
+    ITEM_HEADER + key_len as u64 + 1 + suffix + value_len as u64 + 2
+}
+
+#[derive(Debug, Clone)]
+struct Class {
+    chunk: u64,
+    per_page: u64,
+    pages: u64,
+    used: u64,
+}
+
+/// All slab classes of one server and the memory they hold.
+#[derive(Debug, Clone)]
+pub struct Slabs {
+    classes: Vec<Class>,
+    malloced: u64,
+    limit: u64,
+    chunk_max: u64,
+}
+
+impl Slabs {
+    /// The classes memcached builds for these settings.
+    pub fn new(config: &ServerConfig) -> Slabs {
+        let chunk_max = PAGE_SIZE / 2;
+        let mut classes = Vec::new();
+        // memcached keeps the running size in an unsigned int: every step truncates.
+        let mut size: u64 = 96;
+        while (size as f64) < chunk_max as f64 / config.growth_factor {
+            if size % 8 != 0 {
+                size += 8 - size % 8;
+            }
+            classes.push(Class { chunk: size, per_page: PAGE_SIZE / size, pages: 0, used: 0 });
+            size = (size as f64 * config.growth_factor) as u64;
+        }
+        classes.push(Class { chunk: chunk_max, per_page: PAGE_SIZE / chunk_max, pages: 0, used: 0 });
+        Slabs { classes, malloced: 0, limit: config.memory_limit, chunk_max }
+    }
+
+    /// The class and number of chunks an item of `total` bytes needs.
+    pub fn class_for(&self, total: u64) -> (usize, u64) {
+        if total > self.chunk_max {
+            return (self.classes.len() - 1, total.div_ceil(self.chunk_max));
+        }
+        let class = self.classes.iter().position(|c| c.chunk >= total).unwrap_or(0);
+        (class, 1)
+    }
+
+    /// Number of classes.
+    pub fn len(&self) -> usize {
+        self.classes.len()
+    }
+
+    /// Never empty.
+    pub fn is_empty(&self) -> bool {
+        false
+    }
+
+    /// Chunk size of a class.
+    pub fn chunk_size(&self, class: usize) -> u64 {
+        self.classes[class].chunk
+    }
+
+    /// Takes `chunks` free chunks of `class`, growing it by pages while memory allows.
+    pub fn try_alloc(&mut self, class: usize, chunks: u64) -> bool {
+        loop {
+            let c = &self.classes[class];
+            if c.pages * c.per_page - c.used >= chunks {
+                self.classes[class].used += chunks;
+                return true;
+            }
+            if c.pages > 0 && self.malloced + PAGE_SIZE > self.limit {
+                return false;
+            }
+            self.classes[class].pages += 1;
+            self.malloced += PAGE_SIZE;
+        }
+    }
+
+    /// Returns chunks to their class.
+    pub fn free(&mut self, class: usize, chunks: u64) {
+        let c = &mut self.classes[class];
+        c.used = c.used.saturating_sub(chunks);
+    }
+
+    /// Pages handed out so far, in bytes.
+    pub fn malloced(&self) -> u64 {
+        self.malloced
+    }
+
+    /// Chunk sizes, smallest first.
+    pub fn chunk_sizes(&self) -> impl Iterator<Item = u64> + '_ {
+        self.classes.iter().map(|c| c.chunk)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn classes_match_memcached_1_6() {
+        let s = Slabs::new(&ServerConfig::default());
+        let sizes: Vec<u64> = s.chunk_sizes().take(8).collect();
+        assert_eq!(sizes, [96, 120, 152, 192, 240, 304, 384, 480]);
+        assert_eq!(s.chunk_sizes().last(), Some(512 * 1024));
+        // A 100 KB value lands in a class holding 10 items per page.
+        let (class, n) = s.class_for(item_total(3, 0, 100 * 1024));
+        assert_eq!((n, PAGE_SIZE / s.chunk_size(class)), (1, 10));
+    }
+
+    #[test]
+    fn largest_value_rule() {
+        assert_eq!(item_total(1, 0, 1_048_516), 1_048_576);
+        assert_eq!(item_total(1, 7, 1_048_512), 1_048_576);
+    }
+
+    #[test]
+    fn a_class_always_gets_its_first_page() {
+        let mut s = Slabs::new(&ServerConfig::default().memory_mb(1));
+        assert!(s.try_alloc(0, 1));
+        assert!(s.try_alloc(5, 1));
+        assert_eq!(s.malloced(), 2 * PAGE_SIZE);
+    }
+}

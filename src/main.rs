@@ -1,0 +1,2 @@
+//! The `mcsim` command line.
+fn main() {}
