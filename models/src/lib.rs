@@ -1,1 +1,6 @@
-//! Memcached recipes, modelled for mcsim.
+//! Memcached recipes modelled for mcsim: one module per recipe family, each holding the
+//! recipe as written and its fixed variants, the workload that exercises it, and its named
+//! invariants.
+
+pub mod counter;
+pub mod lock;

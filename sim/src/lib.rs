@@ -9,14 +9,26 @@
 //! The engine never reads the wall clock, never uses a thread RNG and never iterates a
 //! std `HashMap`: the same scenario and seed give a byte-identical trace.
 
+pub mod check;
 pub mod clock;
+pub mod cluster;
 pub mod codec;
+pub mod exec;
+pub mod explore;
+pub mod fault;
+pub mod history;
+pub mod lin;
 pub mod memcache;
 pub mod protocol;
 
 pub mod server;
+pub mod trace;
 
+pub use check::{EndView, Failure, Verdict, Violation};
 pub use clock::{ServerClock, Skew, VirtualTime};
+pub use exec::{Client, ExecConfig, Execution, Sim, execute};
+pub use explore::{Choice, Pct, Random, Replay, Schedule, Strategy};
+pub use fault::{Fault, FaultKind, FaultPlan};
 pub use memcache::{Cas, Exptime, Key, KeyError, McError, Memcache, Transport, Value};
 pub use protocol::{MetaFlag, MetaReply, Reply, Request};
 pub use server::{Server, ServerConfig};

@@ -1,0 +1,75 @@
+//! The lock workload and its invariant: clients take the lock, stay in the critical
+//! section for a while, and release it; the harness tracks who is inside.
+
+use std::cell::RefCell;
+use std::collections::BTreeSet;
+use std::rc::Rc;
+use std::time::Duration;
+
+use mcsim::memcache::{McError, Memcache};
+use mcsim::{Failure, Sim, Skew};
+
+use crate::lock::recipe::{Lock, LockVariant};
+
+/// Parameters of the lock workload.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LockParams {
+    /// The recipe.
+    pub variant: LockVariant,
+    /// The lock key's TTL, seconds.
+    pub timeout_s: u32,
+    /// Time spent in the critical section.
+    pub hold: Duration,
+    /// Wait between failed attempts.
+    pub backoff: Duration,
+    /// Critical sections each client enters.
+    pub rounds: u32,
+    /// Clock skew per client.
+    pub skews: Vec<Skew>,
+}
+
+/// Registers the lock workload: `clients` clients competing for one lock.
+pub fn setup(p: &LockParams, clients: usize, sim: &mut Sim) {
+    let inside: Rc<RefCell<BTreeSet<usize>>> = Rc::default();
+    for c in 0..clients {
+        let inside = inside.clone();
+        let p = p.clone();
+        let skew = p.skews.get(c).copied().unwrap_or_default();
+        sim.client(skew, move |mc| async move {
+            let lock = Lock::new("x", p.timeout_s, p.variant, c);
+            for _ in 0..p.rounds {
+                loop {
+                    match lock.try_lock(&mc).await {
+                        Ok(true) => break,
+                        Ok(false) => mc.sleep(p.backoff).await,
+                        // A timeout or a down server: the client cannot tell; it retries.
+                        Err(McError::Transport(_)) => mc.sleep(p.backoff).await,
+                        Err(e) => return Err(e),
+                    }
+                }
+                inside.borrow_mut().insert(c);
+                mc.note("enters critical section");
+                mc.sleep(p.hold).await;
+                inside.borrow_mut().remove(&c);
+                mc.note("leaves critical section");
+                match lock.unlock(&mc).await {
+                    Ok(()) | Err(McError::Transport(_)) => {}
+                    Err(e) => return Err(e),
+                }
+            }
+            Ok(())
+        });
+    }
+    sim.always("lock.exclusion", move || {
+        let inside = inside.borrow();
+        if inside.len() > 1 {
+            let who: Vec<String> = inside.iter().map(|c| format!("c{c}")).collect();
+            return Err(Failure::new(format!(
+                "{} are inside the critical section at once",
+                who.join(" and ")
+            ))
+            .with("inside", inside.len() as i64));
+        }
+        Ok(())
+    });
+}

@@ -1,0 +1,23 @@
+//! Locks on memcached (RECIPES.md §1).
+//!
+//! - `lock/add`: `try_lock` is `add(lock_<name>, 1, timeout)`; `unlock` is `delete`.
+//! - `lock/get-set`: `get`; when missing, `set` with the timeout: the check and the write
+//!   are two calls, so two clients can both see the key missing.
+//! - `lock/token`: an owner-token lock: `add` a unique token; unlock reads it with `gets`
+//!   and deletes it only if it is still its own (meta delete with the cas it read), so an
+//!   expired holder cannot remove the next holder's lock.
+//!
+//! Invariant `lock.exclusion`: no two clients inside the critical section at the same
+//! virtual instant (ghost state the harness keeps, never read from memcached).
+
+mod harness;
+mod recipe;
+
+pub use harness::{LockParams, setup};
+pub use recipe::{Lock, LockVariant};
+
+/// The recipe family's name.
+pub const FAMILY: &str = "lock";
+
+/// Its variants.
+pub const VARIANTS: &[&str] = &["add", "get-set", "token"];

@@ -1,0 +1,193 @@
+//! Invariants and verdicts.
+//!
+//! Invariants are named values, so a report can say which one broke: `always` checks run
+//! after every step over ghost state the harness keeps (who is in the critical section),
+//! `at_end` checks run at quiescence with a read-only view of the servers (counter total
+//! against the increments that completed), and may record metrics. Checks over a recorded
+//! history (linearizability) are `at_end` checks that call [`crate::lin`].
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::fmt;
+
+use crate::clock::VirtualTime;
+use crate::cluster::Cluster;
+use crate::fault::Fault;
+use crate::memcache::{Key, Value};
+
+/// What a failed check reports: a message and the numbers behind it.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Failure {
+    /// One line a person can read.
+    pub message: String,
+    /// Named quantities, e.g. `lost = 3`.
+    pub numbers: BTreeMap<String, i64>,
+}
+
+impl Failure {
+    /// A failure with a message.
+    pub fn new(message: impl Into<String>) -> Failure {
+        Failure {
+            message: message.into(),
+            numbers: BTreeMap::new(),
+        }
+    }
+
+    /// Adds a named number.
+    pub fn with(mut self, name: &str, value: i64) -> Failure {
+        self.numbers.insert(name.to_string(), value);
+        self
+    }
+}
+
+/// A broken invariant.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Violation {
+    /// The invariant's name, e.g. `lock.exclusion`.
+    pub invariant: String,
+    /// The step after which it was found.
+    pub step: u64,
+    /// Virtual time then.
+    pub time: VirtualTime,
+    /// What was wrong.
+    pub failure: Failure,
+    /// Every fault injected before it, with its step.
+    pub faults: Vec<(u64, Fault)>,
+}
+
+impl Violation {
+    /// "no fault", or the faults that preceded the violation.
+    pub fn cause(&self) -> String {
+        if self.faults.is_empty() {
+            return "no fault injected: the interleaving alone breaks it".into();
+        }
+        let list: Vec<String> = self
+            .faults
+            .iter()
+            .map(|(step, f)| format!("{f} (step {step})"))
+            .collect();
+        format!("after {}", list.join(", "))
+    }
+}
+
+/// The outcome of one execution.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Verdict {
+    /// Every invariant held.
+    Pass,
+    /// An invariant broke.
+    Violation(Violation),
+    /// Clients were still busy when the step or time budget ran out.
+    Livelock {
+        /// Steps taken.
+        step: u64,
+        /// Virtual time reached.
+        time: VirtualTime,
+        /// What each unfinished client was doing.
+        waiting: Vec<String>,
+    },
+    /// Recipe code panicked.
+    Panic {
+        /// Which client.
+        client: usize,
+        /// The panic message.
+        message: String,
+        /// At which step.
+        step: u64,
+    },
+    /// A replayed schedule asked for a step that is not possible: the code changed.
+    Diverged {
+        /// At which step.
+        step: u64,
+        /// What was asked and what was possible.
+        detail: String,
+    },
+}
+
+impl Verdict {
+    /// The short form used in scenario files and summaries: `pass`, `livelock`, `panic`,
+    /// `diverged`, or the violated invariant's name.
+    pub fn label(&self) -> String {
+        match self {
+            Verdict::Pass => "pass".into(),
+            Verdict::Violation(v) => v.invariant.clone(),
+            Verdict::Livelock { .. } => "livelock".into(),
+            Verdict::Panic { .. } => "panic".into(),
+            Verdict::Diverged { .. } => "diverged".into(),
+        }
+    }
+
+    /// True for [`Verdict::Pass`].
+    pub fn is_pass(&self) -> bool {
+        matches!(self, Verdict::Pass)
+    }
+}
+
+impl fmt::Display for Verdict {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Verdict::Pass => write!(f, "pass"),
+            Verdict::Violation(v) => {
+                write!(
+                    f,
+                    "violation of {} at step {} (t={}): {}",
+                    v.invariant, v.step, v.time, v.failure.message
+                )?;
+                for (k, n) in &v.failure.numbers {
+                    write!(f, "; {k} = {n}")?;
+                }
+                write!(f, "; {}", v.cause())
+            }
+            Verdict::Livelock {
+                step,
+                time,
+                waiting,
+            } => write!(
+                f,
+                "livelock: no quiescence after {step} steps (t={time}); still busy: {}",
+                waiting.join(", ")
+            ),
+            Verdict::Panic {
+                client,
+                message,
+                step,
+            } => {
+                write!(f, "recipe panic in c{client} at step {step}: {message}")
+            }
+            Verdict::Diverged { step, detail } => {
+                write!(f, "replay diverged at step {step}: {detail}")
+            }
+        }
+    }
+}
+
+/// A check run after every step.
+pub type StepCheck = Box<dyn Fn() -> Result<(), Failure>>;
+
+/// A check run at quiescence.
+pub type EndCheck = Box<dyn Fn(&EndView<'_>) -> Result<(), Failure>>;
+
+/// What an end-of-run check may look at: the servers (without disturbing them) and a
+/// place to record metrics.
+pub struct EndView<'a> {
+    pub(crate) cluster: &'a Cluster,
+    pub(crate) now: VirtualTime,
+    pub(crate) metrics: RefCell<BTreeMap<String, f64>>,
+}
+
+impl EndView<'_> {
+    /// The live value under `key` on the server it maps to, without touching the LRU.
+    pub fn peek(&self, key: &Key) -> Option<Value> {
+        self.cluster.peek(key, self.now)
+    }
+
+    /// Virtual time at quiescence.
+    pub fn now(&self) -> VirtualTime {
+        self.now
+    }
+
+    /// Records a metric of this execution.
+    pub fn metric(&self, name: &str, value: f64) {
+        self.metrics.borrow_mut().insert(name.to_string(), value);
+    }
+}

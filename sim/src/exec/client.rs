@@ -1,0 +1,130 @@
+//! The handle recipe code holds: a [`Memcache`] whose every call and sleep hands control
+//! back to the engine.
+
+use std::cell::RefCell;
+use std::future::Future;
+use std::pin::Pin;
+use std::rc::Rc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use crate::clock::VirtualTime;
+use crate::exec::core::{Core, Note, Wait};
+use crate::memcache::{Memcache, Transport};
+use crate::protocol::{Reply, Request};
+
+/// One virtual client's connection to the simulated cluster.
+///
+/// Cloning gives another handle for the same client (same mailbox, same clock).
+#[derive(Clone)]
+pub struct Client {
+    id: usize,
+    core: Rc<RefCell<Core>>,
+}
+
+impl Client {
+    pub(crate) fn new(id: usize, core: Rc<RefCell<Core>>) -> Client {
+        Client { id, core }
+    }
+
+    /// This client's number (0-based).
+    pub fn id(&self) -> usize {
+        self.id
+    }
+
+    /// Global virtual time (not skewed): for harness bookkeeping, not for recipes.
+    pub fn global_now(&self) -> VirtualTime {
+        self.core.borrow().now
+    }
+
+    /// Writes a line into the run's trace under this client's name.
+    pub fn note(&self, text: impl Into<String>) {
+        let mut core = self.core.borrow_mut();
+        let time = core.now;
+        core.notes.push(Note {
+            time,
+            client: self.id,
+            text: text.into(),
+        });
+    }
+}
+
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "c{}", self.id)
+    }
+}
+
+impl Memcache for Client {
+    fn call(&self, request: Request) -> impl Future<Output = Result<Reply, Transport>> {
+        CallFuture {
+            client: self.clone(),
+            request: Some(request),
+        }
+    }
+
+    fn now(&self) -> VirtualTime {
+        let core = self.core.borrow();
+        core.now.skewed(core.mailboxes[self.id].skew)
+    }
+
+    fn sleep(&self, duration: Duration) -> impl Future<Output = ()> {
+        SleepFuture {
+            client: self.clone(),
+            duration: Some(duration),
+        }
+    }
+}
+
+/// A call waiting for the engine to execute it.
+struct CallFuture {
+    client: Client,
+    request: Option<Request>,
+}
+
+impl Future for CallFuture {
+    type Output = Result<Reply, Transport>;
+
+    fn poll(mut self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let id = self.client.id;
+        let core = self.client.core.clone();
+        let mut core = core.borrow_mut();
+        if let Some(request) = self.request.take() {
+            let issued = core.now;
+            let mailbox = &mut core.mailboxes[id];
+            mailbox.reply = None;
+            mailbox.wait = Wait::Call { request, issued };
+            return Poll::Pending;
+        }
+        match core.mailboxes[id].reply.take() {
+            Some(reply) => Poll::Ready(reply),
+            None => Poll::Pending,
+        }
+    }
+}
+
+/// A sleep waiting for virtual time to reach its deadline.
+struct SleepFuture {
+    client: Client,
+    duration: Option<Duration>,
+}
+
+impl Future for SleepFuture {
+    type Output = ();
+
+    fn poll(mut self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<()> {
+        let id = self.client.id;
+        let core = self.client.core.clone();
+        let mut core = core.borrow_mut();
+        if let Some(d) = self.duration.take() {
+            core.mailboxes[id].woken = false;
+            core.sleep_until(id, d);
+            return Poll::Pending;
+        }
+        if std::mem::take(&mut core.mailboxes[id].woken) {
+            Poll::Ready(())
+        } else {
+            Poll::Pending
+        }
+    }
+}

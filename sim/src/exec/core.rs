@@ -1,0 +1,78 @@
+//! The state clients and the engine share during one execution: virtual time and each
+//! client's mailbox (what it waits for, the reply handed back to it).
+
+use std::time::Duration;
+
+use crate::clock::{Skew, VirtualTime};
+use crate::memcache::Transport;
+use crate::protocol::{Reply, Request};
+
+/// What a client is blocked on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Wait {
+    /// Not blocked: being polled, or not started.
+    Running,
+    /// A memcached call issued at `issued`.
+    Call {
+        request: Request,
+        issued: VirtualTime,
+    },
+    /// A sleep (or a timeout) until the deadline.
+    Sleep { until: VirtualTime },
+    /// Finished.
+    Done,
+}
+
+/// One client's mailbox.
+#[derive(Debug)]
+pub(crate) struct Mailbox {
+    pub wait: Wait,
+    /// The outcome handed to the client's pending call.
+    pub reply: Option<Result<Reply, Transport>>,
+    /// Set when a sleep's deadline passed.
+    pub woken: bool,
+    pub skew: Skew,
+}
+
+/// Notes recipe code writes into the trace (e.g. "enters critical section").
+#[derive(Debug, Clone)]
+pub(crate) struct Note {
+    pub time: VirtualTime,
+    pub client: usize,
+    pub text: String,
+}
+
+/// Shared by the engine and every client handle of one execution.
+#[derive(Debug)]
+pub(crate) struct Core {
+    pub now: VirtualTime,
+    pub mailboxes: Vec<Mailbox>,
+    pub notes: Vec<Note>,
+    pub step: u64,
+}
+
+impl Core {
+    pub fn new() -> Core {
+        Core {
+            now: VirtualTime::ZERO,
+            mailboxes: Vec::new(),
+            notes: Vec::new(),
+            step: 0,
+        }
+    }
+
+    pub fn add_client(&mut self, skew: Skew) -> usize {
+        self.mailboxes.push(Mailbox {
+            wait: Wait::Running,
+            reply: None,
+            woken: false,
+            skew,
+        });
+        self.mailboxes.len() - 1
+    }
+
+    pub fn sleep_until(&mut self, client: usize, d: Duration) {
+        let until = self.now + d;
+        self.mailboxes[client].wait = Wait::Sleep { until };
+    }
+}

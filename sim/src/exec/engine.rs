@@ -1,0 +1,579 @@
+//! The step loop of one execution.
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::rc::Rc;
+use std::task::{Context, Poll, Waker};
+
+use crate::check::{EndView, Failure, Verdict, Violation};
+use crate::clock::VirtualTime;
+use crate::cluster::Cluster;
+use crate::exec::core::{Core, Wait};
+use crate::exec::{ExecConfig, Execution, Sim, Task};
+use crate::explore::{CallOption, Choice, FaultOption, Options, Schedule, Strategy};
+use crate::fault::{EvictTarget, Fault, FaultKind};
+use crate::memcache::{Key, Transport};
+use crate::protocol::Reply;
+use crate::trace::{Actor, Trace, describe_reply, describe_request};
+
+/// Runs one execution: `setup` registers clients and invariants, `strategy` makes every
+/// choice. `index` tells the strategy which execution this is.
+pub fn execute(
+    config: &ExecConfig,
+    setup: &dyn Fn(&mut Sim),
+    strategy: &mut dyn Strategy,
+    index: u64,
+) -> Execution {
+    let mut sim = Sim::new();
+    setup(&mut sim);
+    strategy.begin(index);
+    let mut engine = Engine::new(config, sim);
+    let verdict = engine.run(strategy);
+    Execution {
+        index,
+        verdict,
+        schedule: Schedule {
+            choices: engine.choices,
+        },
+        trace: engine.trace,
+        metrics: engine.metrics,
+        steps: engine.step,
+        calls: engine.calls,
+        end_time: engine.core.borrow().now,
+    }
+}
+
+struct Engine<'c> {
+    config: &'c ExecConfig,
+    core: Rc<RefCell<Core>>,
+    tasks: Vec<Option<Task>>,
+    always: Vec<(String, crate::check::StepCheck)>,
+    at_end: Vec<(String, crate::check::EndCheck)>,
+    cluster: Cluster,
+    /// A timeout to hand a client when its sleep ends (lost request or reply).
+    deferred: Vec<Option<Transport>>,
+    restarts: Vec<(VirtualTime, usize)>,
+    fault_counts: BTreeMap<FaultKind, u32>,
+    faults_fired: Vec<(u64, Fault)>,
+    choices: Vec<Choice>,
+    trace: Trace,
+    metrics: BTreeMap<String, f64>,
+    step: u64,
+    calls: u64,
+}
+
+/// Why the loop stopped early.
+type Stop = Verdict;
+
+impl<'c> Engine<'c> {
+    fn new(config: &'c ExecConfig, sim: Sim) -> Engine<'c> {
+        let n = sim.tasks.len();
+        Engine {
+            config,
+            core: sim.core,
+            tasks: sim.tasks.into_iter().map(Some).collect(),
+            always: sim.always,
+            at_end: sim.at_end,
+            cluster: Cluster::new(&config.servers, config.distribution),
+            deferred: vec![None; n],
+            restarts: Vec::new(),
+            fault_counts: BTreeMap::new(),
+            faults_fired: Vec::new(),
+            choices: Vec::new(),
+            trace: Trace::default(),
+            metrics: BTreeMap::new(),
+            step: 0,
+            calls: 0,
+        }
+    }
+
+    fn now(&self) -> VirtualTime {
+        self.core.borrow().now
+    }
+
+    fn log(&mut self, actor: Actor, text: impl FnOnce() -> String) {
+        if self.config.trace {
+            let now = self.now();
+            self.trace.push(self.step, now, actor, text());
+        }
+    }
+
+    fn run(&mut self, strategy: &mut dyn Strategy) -> Verdict {
+        match self.run_inner(strategy) {
+            Ok(()) => self.finish(),
+            Err(stop) => stop,
+        }
+    }
+
+    fn run_inner(&mut self, strategy: &mut dyn Strategy) -> Result<(), Stop> {
+        for c in 0..self.tasks.len() {
+            self.poll(c)?;
+        }
+        loop {
+            self.fire_due_timers()?;
+            if self.tasks.iter().all(Option::is_none) {
+                return Ok(());
+            }
+            let now = self.now();
+            if self.step >= self.config.max_steps
+                || now.since(VirtualTime::ZERO) > self.config.max_time
+            {
+                return Err(self.livelock());
+            }
+            let (calls, next_timer) = self.options();
+            if calls.is_empty() {
+                match next_timer {
+                    Some(t) => {
+                        self.core.borrow_mut().now = t.max(now);
+                        continue;
+                    }
+                    None => return Err(self.livelock()),
+                }
+            }
+            let faults = self.fault_options(&calls);
+            let options = Options {
+                step: self.step,
+                clients: self.tasks.len(),
+                calls: &calls,
+                faults: &faults,
+            };
+            let choice = strategy.choose(&options);
+            self.apply(choice, &calls, &faults)?;
+        }
+    }
+
+    /// Calls that may execute now, with their windows, and the next timer deadline.
+    fn options(&self) -> (Vec<CallOption>, Option<VirtualTime>) {
+        let core = self.core.borrow();
+        let now = core.now;
+        let mut next_timer: Option<VirtualTime> = self.restarts.iter().map(|r| r.0).min();
+        let mut pending = Vec::new();
+        for (c, m) in core.mailboxes.iter().enumerate() {
+            match &m.wait {
+                Wait::Sleep { until } => {
+                    next_timer = Some(next_timer.map_or(*until, |t| t.min(*until)));
+                }
+                Wait::Call { issued, .. } => pending.push((
+                    c,
+                    *issued + self.config.latency_min,
+                    *issued + self.config.latency_max,
+                )),
+                _ => {}
+            }
+        }
+        let horizon = pending.iter().map(|p| p.2).chain(next_timer).min();
+        let Some(horizon) = horizon else {
+            return (Vec::new(), next_timer);
+        };
+        let calls = pending
+            .into_iter()
+            .filter(|(_, start, _)| *start <= horizon)
+            .map(|(client, start, end)| {
+                let earliest = start.max(now);
+                CallOption {
+                    client,
+                    earliest,
+                    latest: end.min(horizon).max(earliest),
+                }
+            })
+            .collect();
+        (calls, next_timer)
+    }
+
+    fn budget_left(&self, kind: FaultKind) -> Option<f64> {
+        let rule = self.config.faults.rule(kind)?;
+        let used = self.fault_counts.get(&kind).copied().unwrap_or(0);
+        (used < rule.max).then_some(rule.probability)
+    }
+
+    fn fault_options(&self, calls: &[CallOption]) -> Vec<FaultOption> {
+        let mut out = Vec::new();
+        if self.config.faults.is_empty() {
+            return out;
+        }
+        let now = self.now();
+        if let Some(p) = self.budget_left(FaultKind::Evict) {
+            for (s, server) in self.cluster.servers.iter().enumerate() {
+                if !server.is_up() {
+                    continue;
+                }
+                match &self.config.faults.evict {
+                    EvictTarget::Keys(keys) => {
+                        for k in keys {
+                            if let Ok(key) = Key::new(k.as_bytes())
+                                && server.peek(&key, now).is_some()
+                            {
+                                out.push(FaultOption {
+                                    fault: Fault::Evict {
+                                        server: s,
+                                        key: k.clone(),
+                                    },
+                                    probability: p,
+                                });
+                            }
+                        }
+                    }
+                    EvictTarget::Any => {
+                        let tick = server.tick(now);
+                        for (key, _) in server.items().iter() {
+                            if server.items().peek(key, tick).is_some() {
+                                out.push(FaultOption {
+                                    fault: Fault::Evict {
+                                        server: s,
+                                        key: key.to_string(),
+                                    },
+                                    probability: p,
+                                });
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        for (kind, make) in [
+            (
+                FaultKind::ReplyLost,
+                (|client| Fault::ReplyLost { client }) as fn(usize) -> Fault,
+            ),
+            (FaultKind::RequestLost, |client| Fault::RequestLost {
+                client,
+            }),
+        ] {
+            if let Some(p) = self.budget_left(kind) {
+                for c in calls {
+                    out.push(FaultOption {
+                        fault: make(c.client),
+                        probability: p,
+                    });
+                }
+            }
+        }
+        if let Some(p) = self.budget_left(FaultKind::Crash) {
+            for (s, server) in self.cluster.servers.iter().enumerate() {
+                if server.is_up() {
+                    out.push(FaultOption {
+                        fault: Fault::Crash { server: s },
+                        probability: p,
+                    });
+                }
+            }
+        }
+        if let Some(p) = self.budget_left(FaultKind::SkipSecond) {
+            for s in 0..self.cluster.servers.len() {
+                out.push(FaultOption {
+                    fault: Fault::SkipSecond { server: s },
+                    probability: p,
+                });
+            }
+        }
+        out
+    }
+
+    fn diverged(&self, detail: String) -> Stop {
+        Verdict::Diverged {
+            step: self.step,
+            detail,
+        }
+    }
+
+    fn apply(
+        &mut self,
+        choice: Choice,
+        calls: &[CallOption],
+        faults: &[FaultOption],
+    ) -> Result<(), Stop> {
+        match &choice {
+            Choice::Run { client, delay } => {
+                let Some(option) = calls.iter().find(|c| c.client == *client) else {
+                    return Err(self.diverged(format!("c{client} has no call that may run")));
+                };
+                let at = option.earliest + std::time::Duration::from_micros(*delay);
+                if at > option.latest {
+                    return Err(self.diverged(format!("c{client} cannot run {delay} µs late")));
+                }
+                self.choices.push(choice.clone());
+                self.step += 1;
+                self.execute_call(*client, at, None)?;
+            }
+            Choice::Fault(fault) => {
+                if !faults.iter().any(|f| &f.fault == fault) {
+                    return Err(self.diverged(format!("fault not possible here: {fault}")));
+                }
+                self.choices.push(choice.clone());
+                self.step += 1;
+                *self.fault_counts.entry(fault.kind()).or_insert(0) += 1;
+                self.faults_fired.push((self.step, fault.clone()));
+                self.inject(fault, calls)?;
+            }
+        }
+        self.check_always()
+    }
+
+    fn inject(&mut self, fault: &Fault, calls: &[CallOption]) -> Result<(), Stop> {
+        match fault {
+            Fault::ReplyLost { client } | Fault::RequestLost { client } => {
+                let at = calls
+                    .iter()
+                    .find(|c| c.client == *client)
+                    .map(|c| c.earliest);
+                let at = at.unwrap_or_else(|| self.now());
+                self.execute_call(*client, at, Some(fault))?;
+            }
+            Fault::Evict { server, key } => {
+                if let Ok(k) = Key::new(key.as_bytes()) {
+                    self.cluster.servers[*server].evict(&k);
+                }
+                self.log(Actor::World, || format!("FAULT {fault}"));
+            }
+            Fault::Crash { server } => {
+                self.cluster.servers[*server].crash();
+                let at = self.now() + self.config.faults.restart_after;
+                self.restarts.push((at, *server));
+                self.log(Actor::World, || format!("FAULT {fault}; restarts at {at}"));
+            }
+            Fault::SkipSecond { server } => {
+                self.cluster.servers[*server].skip_second();
+                self.log(Actor::World, || format!("FAULT {fault}"));
+            }
+        }
+        Ok(())
+    }
+
+    /// The server executes a client's pending call at `at` (unless the fault says the
+    /// request is lost); the reply goes back to the client (unless it is lost).
+    fn execute_call(
+        &mut self,
+        client: usize,
+        at: VirtualTime,
+        fault: Option<&Fault>,
+    ) -> Result<(), Stop> {
+        let request = {
+            let mut core = self.core.borrow_mut();
+            core.now = at;
+            core.step = self.step;
+            match std::mem::replace(&mut core.mailboxes[client].wait, Wait::Running) {
+                Wait::Call { request, .. } => request,
+                other => {
+                    core.mailboxes[client].wait = other;
+                    drop(core);
+                    return Err(self.diverged(format!("c{client} is not waiting on a call")));
+                }
+            }
+        };
+        let server = self.cluster.route(&request);
+        let lost_request = matches!(fault, Some(Fault::RequestLost { .. }));
+        let outcome = if lost_request {
+            Err(Transport::TimedOut)
+        } else if !self.cluster.servers[server].is_up() {
+            Err(Transport::ServerDown)
+        } else {
+            self.calls += 1;
+            Ok(self.cluster.servers[server].apply(&request, at))
+        };
+        let server_note = if self.cluster.servers.len() > 1 {
+            format!(" @s{server}")
+        } else {
+            String::new()
+        };
+        self.log(Actor::Client(client), || {
+            let what = describe_request(&request);
+            match (&outcome, fault) {
+                (_, Some(Fault::RequestLost { .. })) => {
+                    format!("{what}{server_note} -> (request lost: FAULT)")
+                }
+                (Ok(r), Some(_)) => format!(
+                    "{what}{server_note} -> {} (reply lost: FAULT)",
+                    describe_reply(r)
+                ),
+                (Ok(r), None) => format!("{what}{server_note} -> {}", describe_reply(r)),
+                (Err(t), _) => format!("{what}{server_note} -> {t}"),
+            }
+        });
+        if fault.is_some() {
+            let timeout = self.config.faults.timeout;
+            self.core.borrow_mut().sleep_until(client, timeout);
+            self.deferred[client] = Some(Transport::TimedOut);
+            return Ok(());
+        }
+        self.core.borrow_mut().mailboxes[client].reply = Some(outcome.map(|r: Reply| r));
+        self.poll(client)
+    }
+
+    /// Wakes sleepers and restarts servers whose deadline has come, earliest first.
+    fn fire_due_timers(&mut self) -> Result<(), Stop> {
+        loop {
+            let now = self.now();
+            let sleeper = {
+                let core = self.core.borrow();
+                core.mailboxes
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(c, m)| match m.wait {
+                        Wait::Sleep { until } if until <= now => Some((until, c)),
+                        _ => None,
+                    })
+                    .min()
+            };
+            let restart = self
+                .restarts
+                .iter()
+                .enumerate()
+                .filter(|(_, r)| r.0 <= now)
+                .min_by_key(|(_, r)| *r)
+                .map(|(i, r)| (i, *r));
+            match (sleeper, restart) {
+                (_, Some((i, (at, server)))) if sleeper.is_none_or(|s| at <= s.0) => {
+                    self.restarts.remove(i);
+                    let warm = self.config.faults.warm_restart;
+                    self.cluster.servers[server].restart(at, warm);
+                    self.log(Actor::World, || {
+                        format!(
+                            "server {server} restarts ({})",
+                            if warm { "warm" } else { "empty" }
+                        )
+                    });
+                }
+                (Some((_, c)), _) => {
+                    {
+                        let mut core = self.core.borrow_mut();
+                        let m = &mut core.mailboxes[c];
+                        m.wait = Wait::Running;
+                        match self.deferred[c].take() {
+                            Some(t) => m.reply = Some(Err(t)),
+                            None => m.woken = true,
+                        }
+                    }
+                    if self.config.trace && self.core.borrow().mailboxes[c].reply.is_some() {
+                        self.log(Actor::Client(c), || "times out".into());
+                    }
+                    self.poll(c)?;
+                    self.check_always()?;
+                }
+                _ => return Ok(()),
+            }
+        }
+    }
+
+    fn poll(&mut self, client: usize) -> Result<(), Stop> {
+        let Some(task) = self.tasks[client].as_mut() else {
+            return Ok(());
+        };
+        let mut cx = Context::from_waker(Waker::noop());
+        let result = catch_unwind(AssertUnwindSafe(|| task.as_mut().poll(&mut cx)));
+        self.drain_notes();
+        match result {
+            Err(payload) => {
+                let message = payload
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| payload.downcast_ref::<String>().cloned())
+                    .unwrap_or_else(|| "non-text panic".into());
+                self.tasks[client] = None;
+                self.log(Actor::Client(client), || format!("PANIC {message}"));
+                Err(Verdict::Panic {
+                    client,
+                    message,
+                    step: self.step,
+                })
+            }
+            Ok(Poll::Ready(result)) => {
+                self.tasks[client] = None;
+                self.core.borrow_mut().mailboxes[client].wait = Wait::Done;
+                if let Err(e) = result {
+                    self.log(Actor::Client(client), || format!("stops with error: {e}"));
+                } else {
+                    self.log(Actor::Client(client), || "done".into());
+                }
+                Ok(())
+            }
+            Ok(Poll::Pending) => {
+                if self.core.borrow().mailboxes[client].wait == Wait::Running {
+                    let message =
+                        "awaited something other than a memcached call or a sleep".to_string();
+                    return Err(Verdict::Panic {
+                        client,
+                        message,
+                        step: self.step,
+                    });
+                }
+                Ok(())
+            }
+        }
+    }
+
+    fn drain_notes(&mut self) {
+        let notes = std::mem::take(&mut self.core.borrow_mut().notes);
+        if self.config.trace {
+            for n in notes {
+                self.trace.push(
+                    self.step,
+                    n.time,
+                    Actor::Client(n.client),
+                    format!("· {}", n.text),
+                );
+            }
+        }
+    }
+
+    fn check_always(&mut self) -> Result<(), Stop> {
+        for (name, check) in &self.always {
+            if let Err(failure) = check() {
+                return Err(self.violation(name.clone(), failure));
+            }
+        }
+        Ok(())
+    }
+
+    fn violation(&self, invariant: String, failure: Failure) -> Verdict {
+        Verdict::Violation(Violation {
+            invariant,
+            step: self.step,
+            time: self.now(),
+            failure,
+            faults: self.faults_fired.clone(),
+        })
+    }
+
+    fn livelock(&self) -> Verdict {
+        let core = self.core.borrow();
+        let waiting = core
+            .mailboxes
+            .iter()
+            .enumerate()
+            .filter_map(|(c, m)| match &m.wait {
+                Wait::Call { request, .. } => {
+                    Some(format!("c{c} in {}", describe_request(request)))
+                }
+                Wait::Sleep { until } => Some(format!("c{c} sleeping until {until}")),
+                _ => None,
+            })
+            .collect();
+        Verdict::Livelock {
+            step: self.step,
+            time: core.now,
+            waiting,
+        }
+    }
+
+    fn finish(&mut self) -> Verdict {
+        let view = EndView {
+            cluster: &self.cluster,
+            now: self.now(),
+            metrics: Default::default(),
+        };
+        let mut verdict = Verdict::Pass;
+        for (name, check) in &self.at_end {
+            if let Err(failure) = check(&view) {
+                verdict = self.violation(name.clone(), failure);
+                break;
+            }
+        }
+        self.metrics = view.metrics.into_inner();
+        if let Verdict::Violation(v) = &verdict {
+            let text = format!("END CHECK {} fails: {}", v.invariant, v.failure.message);
+            self.log(Actor::World, || text);
+        }
+        verdict
+    }
+}

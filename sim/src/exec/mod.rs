@@ -1,0 +1,146 @@
+//! The deterministic executor of virtual clients.
+//!
+//! Each client is a future running recipe code against a [`Client`] handle. Every
+//! memcached call and every sleep is a point where the engine takes control: the
+//! [`crate::explore::Strategy`] picks which pending call the server executes next (and
+//! when, inside the call's latency window), or which fault fires. Virtual time only moves
+//! when a call executes or when nothing can run before the next sleeper's deadline, so an
+//! hour of simulated traffic costs no real time. One thread, no wall clock, no thread RNG:
+//! the same setup and the same choices give the same execution, byte for byte.
+//!
+//! A client that never reaches quiescence within the step or time budget ends the
+//! execution as a livelock; a panic in recipe code is caught and reported with the step.
+//! A client that loops forever without awaiting anything cannot be interrupted by a
+//! single-threaded engine; recipes must await a call or a sleep in every loop.
+
+mod client;
+mod core;
+mod engine;
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::rc::Rc;
+use std::time::Duration;
+
+pub use client::Client;
+pub use engine::execute;
+
+use crate::check::{EndCheck, EndView, Failure, StepCheck, Verdict};
+use crate::clock::{Skew, VirtualTime};
+use crate::cluster::Distribution;
+use crate::explore::Schedule;
+use crate::fault::FaultPlan;
+use crate::memcache::McError;
+use crate::server::ServerConfig;
+use crate::trace::Trace;
+
+/// The settings of executions: servers, latencies, budgets, faults.
+#[derive(Debug, Clone)]
+pub struct ExecConfig {
+    /// The servers.
+    pub servers: Vec<ServerConfig>,
+    /// How keys map to servers.
+    pub distribution: Distribution,
+    /// Shortest time between issuing a call and the server executing it.
+    pub latency_min: Duration,
+    /// Longest.
+    pub latency_max: Duration,
+    /// Steps (choices) after which an unfinished execution is a livelock.
+    pub max_steps: u64,
+    /// Virtual time after which an unfinished execution is a livelock.
+    pub max_time: Duration,
+    /// The faults executions may suffer.
+    pub faults: FaultPlan,
+    /// Record the timeline (off for speed; a failure is replayed with it on).
+    pub trace: bool,
+}
+
+impl Default for ExecConfig {
+    fn default() -> ExecConfig {
+        ExecConfig {
+            servers: vec![ServerConfig::default()],
+            distribution: Distribution::default(),
+            latency_min: Duration::from_micros(100),
+            latency_max: Duration::from_micros(500),
+            max_steps: 100_000,
+            max_time: Duration::from_secs(3600),
+            faults: FaultPlan::none(),
+            trace: true,
+        }
+    }
+}
+
+type Task = Pin<Box<dyn Future<Output = Result<(), McError>>>>;
+
+/// What a setup function registers for one execution: clients and invariants.
+pub struct Sim {
+    core: Rc<RefCell<core::Core>>,
+    tasks: Vec<Task>,
+    always: Vec<(String, StepCheck)>,
+    at_end: Vec<(String, EndCheck)>,
+}
+
+impl Sim {
+    fn new() -> Sim {
+        Sim {
+            core: Rc::new(RefCell::new(core::Core::new())),
+            tasks: Vec::new(),
+            always: Vec::new(),
+            at_end: Vec::new(),
+        }
+    }
+
+    /// Adds a client whose clock is off by `skew`, running the future `body` builds.
+    pub fn client<F, Fut>(&mut self, skew: Skew, body: F) -> usize
+    where
+        F: FnOnce(Client) -> Fut,
+        Fut: Future<Output = Result<(), McError>> + 'static,
+    {
+        let id = self.core.borrow_mut().add_client(skew);
+        let handle = Client::new(id, self.core.clone());
+        self.tasks.push(Box::pin(body(handle)));
+        id
+    }
+
+    /// Number of clients so far.
+    pub fn clients(&self) -> usize {
+        self.tasks.len()
+    }
+
+    /// An invariant checked after every step.
+    pub fn always(&mut self, name: &str, check: impl Fn() -> Result<(), Failure> + 'static) {
+        self.always.push((name.to_string(), Box::new(check)));
+    }
+
+    /// An invariant checked at quiescence.
+    pub fn at_end(
+        &mut self,
+        name: &str,
+        check: impl Fn(&EndView<'_>) -> Result<(), Failure> + 'static,
+    ) {
+        self.at_end.push((name.to_string(), Box::new(check)));
+    }
+}
+
+/// The result of one execution.
+#[derive(Debug, Clone)]
+pub struct Execution {
+    /// Which execution of the strategy this was.
+    pub index: u64,
+    /// The outcome.
+    pub verdict: Verdict,
+    /// The choices made: replays this execution.
+    pub schedule: Schedule,
+    /// The timeline (empty unless tracing was on).
+    pub trace: Trace,
+    /// Metrics recorded by end checks.
+    pub metrics: BTreeMap<String, f64>,
+    /// Steps taken.
+    pub steps: u64,
+    /// Calls the servers executed.
+    pub calls: u64,
+    /// Virtual time at the end.
+    pub end_time: VirtualTime,
+}

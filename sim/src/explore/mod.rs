@@ -1,0 +1,93 @@
+//! Strategies: who picks the next step of an execution.
+//!
+//! At every step the engine offers the calls that may execute next (each with the window of
+//! virtual time in which it may execute) and the faults the plan still allows. A
+//! [`Strategy`] picks one [`Choice`]; the sequence of choices is the [`Schedule`], which
+//! replays the execution exactly without the strategy that produced it.
+//!
+//! One file per strategy: [`random`], [`pct`], [`replay`].
+
+pub mod pct;
+pub mod random;
+pub mod replay;
+mod schedule;
+
+use crate::clock::VirtualTime;
+use crate::fault::{Fault, FaultKind};
+
+pub use pct::Pct;
+pub use random::Random;
+pub use replay::Replay;
+pub use schedule::{Choice, Schedule, ScheduleError};
+
+/// A pending call that may execute at this step.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CallOption {
+    /// Whose call.
+    pub client: usize,
+    /// The earliest virtual time it may execute.
+    pub earliest: VirtualTime,
+    /// The latest.
+    pub latest: VirtualTime,
+}
+
+/// A fault that may fire at this step, with the plan's chance for its kind.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FaultOption {
+    /// The fault.
+    pub fault: Fault,
+    /// The plan's per-step probability for this kind.
+    pub probability: f64,
+}
+
+/// Everything a strategy may pick from at one step.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Options<'a> {
+    /// Steps taken so far in this execution.
+    pub step: u64,
+    /// Number of clients in the execution.
+    pub clients: usize,
+    /// Calls that may execute now, in client order. Never empty.
+    pub calls: &'a [CallOption],
+    /// Faults that may fire now.
+    pub faults: &'a [FaultOption],
+}
+
+impl Options<'_> {
+    /// Fault options grouped by kind, in the fixed kind order.
+    pub fn faults_by_kind(&self) -> Vec<(FaultKind, f64, Vec<&Fault>)> {
+        let mut out: Vec<(FaultKind, f64, Vec<&Fault>)> = Vec::new();
+        for kind in FaultKind::ALL {
+            let of_kind: Vec<&FaultOption> = self
+                .faults
+                .iter()
+                .filter(|f| f.fault.kind() == kind)
+                .collect();
+            if let Some(first) = of_kind.first() {
+                out.push((
+                    kind,
+                    first.probability,
+                    of_kind.iter().map(|f| &f.fault).collect(),
+                ));
+            }
+        }
+        out
+    }
+
+    /// The call option of a client, if it may execute now.
+    pub fn call_of(&self, client: usize) -> Option<&CallOption> {
+        self.calls.iter().find(|c| c.client == client)
+    }
+}
+
+/// Picks the steps of executions.
+pub trait Strategy {
+    /// A short name (`random`, `pct`, `replay`).
+    fn name(&self) -> &'static str;
+
+    /// Called before each execution.
+    fn begin(&mut self, execution: u64);
+
+    /// Picks the next step.
+    fn choose(&mut self, options: &Options<'_>) -> Choice;
+}

@@ -1,0 +1,87 @@
+//! Probabilistic concurrency testing (Burckhardt et al., ASPLOS 2010) with depth `d`.
+//!
+//! Each client gets a random distinct priority; the enabled client with the highest
+//! priority runs; at `d - 1` random change points the running client's priority drops
+//! below every initial one. A bug of depth `d` is found with probability at least
+//! `1 / (n * k^(d-1))` per execution (n clients, k steps). `k` is estimated from the
+//! longest execution seen so far. Faults fire with the plan's probabilities, as in
+//! [`crate::explore::random`].
+
+use rand::{RngExt, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+use crate::explore::random::{delay_in_window, maybe_fault};
+use crate::explore::{Choice, Options, Strategy};
+
+/// PCT with a bug depth.
+#[derive(Debug, Clone)]
+pub struct Pct {
+    seed: u64,
+    depth: usize,
+    rng: ChaCha8Rng,
+    priorities: Vec<u64>,
+    change_points: Vec<u64>,
+    max_steps_seen: u64,
+    steps: u64,
+}
+
+impl Pct {
+    /// PCT of depth `depth` (≥ 1) seeded like [`crate::explore::Random`].
+    pub fn new(seed: u64, depth: usize) -> Pct {
+        Pct {
+            seed,
+            depth: depth.max(1),
+            rng: ChaCha8Rng::seed_from_u64(seed),
+            priorities: Vec::new(),
+            change_points: Vec::new(),
+            max_steps_seen: 50,
+            steps: 0,
+        }
+    }
+
+    fn ensure_priorities(&mut self, clients: usize) {
+        while self.priorities.len() < clients {
+            // Initial priorities sit above every change-point priority (< depth).
+            let p = self.depth as u64 + self.rng.random_range(0..1u64 << 40);
+            self.priorities.push(p);
+        }
+    }
+}
+
+impl Strategy for Pct {
+    fn name(&self) -> &'static str {
+        "pct"
+    }
+
+    fn begin(&mut self, execution: u64) {
+        self.max_steps_seen = self.max_steps_seen.max(self.steps);
+        self.rng = ChaCha8Rng::seed_from_u64(self.seed.wrapping_add(execution));
+        self.priorities.clear();
+        self.steps = 0;
+        let k = self.max_steps_seen.max(1);
+        self.change_points = (1..self.depth)
+            .map(|_| self.rng.random_range(0..k))
+            .collect();
+    }
+
+    fn choose(&mut self, options: &Options<'_>) -> Choice {
+        self.ensure_priorities(options.clients);
+        self.steps = options.step + 1;
+        if let Some(fault) = maybe_fault(&mut self.rng, options) {
+            return fault;
+        }
+        let client = options
+            .calls
+            .iter()
+            .map(|c| c.client)
+            .max_by_key(|&c| self.priorities[c])
+            .expect("at least one call may run");
+        for (i, &point) in self.change_points.iter().enumerate() {
+            if point == options.step {
+                self.priorities[client] = (self.depth - 1 - i) as u64;
+            }
+        }
+        let delay = delay_in_window(&mut self.rng, options, client);
+        Choice::Run { client, delay }
+    }
+}

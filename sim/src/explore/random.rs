@@ -1,0 +1,67 @@
+//! The random strategy: uniform over the calls that may run, a uniform time inside the
+//! call's window, and each kind of fault with the plan's probability. Seeded ChaCha8: the
+//! seed alone determines the execution.
+
+use rand::{RngExt, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+use crate::explore::{Choice, Options, Strategy};
+
+/// Uniform random choices from a seed.
+#[derive(Debug, Clone)]
+pub struct Random {
+    seed: u64,
+    rng: ChaCha8Rng,
+}
+
+impl Random {
+    /// A strategy whose first execution uses `seed`, the next `seed + 1`, and so on.
+    pub fn new(seed: u64) -> Random {
+        Random {
+            seed,
+            rng: ChaCha8Rng::seed_from_u64(seed),
+        }
+    }
+}
+
+/// Picks a fault with the plan's probabilities, or none.
+pub(crate) fn maybe_fault(rng: &mut ChaCha8Rng, options: &Options<'_>) -> Option<Choice> {
+    for (_, probability, faults) in options.faults_by_kind() {
+        if probability > 0.0 && rng.random_bool(probability.min(1.0)) {
+            let i = rng.random_range(0..faults.len());
+            return Some(Choice::Fault(faults[i].clone()));
+        }
+    }
+    None
+}
+
+/// A uniform delay inside the window of the chosen call.
+pub(crate) fn delay_in_window(rng: &mut ChaCha8Rng, options: &Options<'_>, client: usize) -> u64 {
+    let call = options.call_of(client).expect("chosen client may run");
+    let width = call.latest.micros() - call.earliest.micros();
+    if width == 0 {
+        0
+    } else {
+        rng.random_range(0..=width)
+    }
+}
+
+impl Strategy for Random {
+    fn name(&self) -> &'static str {
+        "random"
+    }
+
+    fn begin(&mut self, execution: u64) {
+        self.rng = ChaCha8Rng::seed_from_u64(self.seed.wrapping_add(execution));
+    }
+
+    fn choose(&mut self, options: &Options<'_>) -> Choice {
+        if let Some(fault) = maybe_fault(&mut self.rng, options) {
+            return fault;
+        }
+        let i = self.rng.random_range(0..options.calls.len());
+        let client = options.calls[i].client;
+        let delay = delay_in_window(&mut self.rng, options, client);
+        Choice::Run { client, delay }
+    }
+}

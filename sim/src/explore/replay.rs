@@ -1,0 +1,47 @@
+//! The replay strategy: follows a recorded [`Schedule`] choice by choice.
+//!
+//! The engine checks each replayed choice against what is possible at that step; a choice
+//! that is not possible means the code under test changed, and the execution ends with a
+//! divergence verdict naming the step.
+
+use crate::explore::{Choice, Options, Schedule, Strategy};
+
+/// Replays a schedule.
+#[derive(Debug, Clone)]
+pub struct Replay {
+    schedule: Schedule,
+    next: usize,
+}
+
+impl Replay {
+    /// Replays `schedule`.
+    pub fn new(schedule: Schedule) -> Replay {
+        Replay { schedule, next: 0 }
+    }
+
+    /// True once every recorded choice has been used.
+    pub fn exhausted(&self) -> bool {
+        self.next >= self.schedule.choices.len()
+    }
+}
+
+impl Strategy for Replay {
+    fn name(&self) -> &'static str {
+        "replay"
+    }
+
+    fn begin(&mut self, _execution: u64) {
+        self.next = 0;
+    }
+
+    fn choose(&mut self, options: &Options<'_>) -> Choice {
+        let choice = self.schedule.choices.get(self.next).cloned();
+        self.next += 1;
+        // Past the end of the schedule the execution continues deterministically: the
+        // lowest client runs at the earliest time. A shrunk schedule relies on this.
+        choice.unwrap_or(Choice::Run {
+            client: options.calls[0].client,
+            delay: 0,
+        })
+    }
+}

@@ -1,0 +1,271 @@
+//! The schedule: the recorded choices of one execution, and its compact text form.
+//!
+//! `mc1:` then one token per choice, separated by `.`:
+//! `3` runs client 3 at the earliest time of its window, `3+1k` runs it that many
+//! microseconds later; `E0:lock_x` evicts a key
+//! from server 0 (`%`-escaped), `R3` loses the reply to client 3, `Q3` loses its request,
+//! `C0` crashes server 0, `S0` skips a second on server 0's clock. A token followed by
+//! `*n` repeats n times. Numbers are base 36.
+
+use std::fmt;
+
+use crate::fault::Fault;
+
+/// One step of an execution.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Choice {
+    /// The client's pending call executes `delay` µs after the earliest time it could.
+    Run {
+        /// Whose call.
+        client: usize,
+        /// Microseconds after the earliest time of its window.
+        delay: u64,
+    },
+    /// A fault fires.
+    Fault(Fault),
+}
+
+/// The choices of one execution.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+pub struct Schedule {
+    /// In order.
+    pub choices: Vec<Choice>,
+}
+
+/// A schedule string that cannot be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ScheduleError {
+    /// Not starting with a known version tag.
+    #[error("schedule must start with `mc1:` (got {0:?})")]
+    Version(String),
+    /// A token that is not a choice.
+    #[error("bad schedule token {token:?} at position {position}")]
+    Token {
+        /// The token.
+        token: String,
+        /// Its index.
+        position: usize,
+    },
+}
+
+const VERSION: &str = "mc1:";
+
+fn b36(mut n: u64) -> String {
+    const DIGITS: &[u8] = b"0123456789abcdefghijklmnopqrstuvwxyz";
+    if n == 0 {
+        return "0".into();
+    }
+    let mut out = Vec::new();
+    while n > 0 {
+        out.push(DIGITS[(n % 36) as usize]);
+        n /= 36;
+    }
+    out.reverse();
+    String::from_utf8(out).unwrap_or_default()
+}
+
+fn parse_b36(s: &str) -> Option<u64> {
+    if s.is_empty() {
+        return None;
+    }
+    u64::from_str_radix(s, 36).ok()
+}
+
+fn escape(key: &str) -> String {
+    let mut out = String::new();
+    for c in key.chars() {
+        match c {
+            '%' | '.' | '*' | ':' => out.push_str(&format!("%{:02x}", c as u32)),
+            c if c.is_ascii_graphic() => out.push(c),
+            c => {
+                let mut buf = [0u8; 4];
+                for b in c.encode_utf8(&mut buf).bytes() {
+                    out.push_str(&format!("%{b:02x}"));
+                }
+            }
+        }
+    }
+    out
+}
+
+fn unescape(s: &str) -> Option<String> {
+    let bytes = s.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = s.get(i + 1..i + 3)?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
+fn token(choice: &Choice) -> String {
+    match choice {
+        Choice::Run { client, delay: 0 } => b36(*client as u64),
+        Choice::Run { client, delay } => format!("{}+{}", b36(*client as u64), b36(*delay)),
+        Choice::Fault(Fault::Evict { server, key }) => {
+            format!("E{}:{}", b36(*server as u64), escape(key))
+        }
+        Choice::Fault(Fault::ReplyLost { client }) => format!("R{}", b36(*client as u64)),
+        Choice::Fault(Fault::RequestLost { client }) => format!("Q{}", b36(*client as u64)),
+        Choice::Fault(Fault::Crash { server }) => format!("C{}", b36(*server as u64)),
+        Choice::Fault(Fault::SkipSecond { server }) => format!("S{}", b36(*server as u64)),
+    }
+}
+
+fn parse_token(t: &str) -> Option<Choice> {
+    let (head, rest) = t.split_at(1);
+    let n = |s: &str| parse_b36(s).map(|v| v as usize);
+    Some(match head {
+        "E" => {
+            let (server, key) = rest.split_once(':')?;
+            Choice::Fault(Fault::Evict {
+                server: n(server)?,
+                key: unescape(key)?,
+            })
+        }
+        "R" => Choice::Fault(Fault::ReplyLost { client: n(rest)? }),
+        "Q" => Choice::Fault(Fault::RequestLost { client: n(rest)? }),
+        "C" => Choice::Fault(Fault::Crash { server: n(rest)? }),
+        "S" => Choice::Fault(Fault::SkipSecond { server: n(rest)? }),
+        _ => match t.split_once('+') {
+            Some((c, d)) => Choice::Run {
+                client: n(c)?,
+                delay: parse_b36(d)?,
+            },
+            None => Choice::Run {
+                client: n(t)?,
+                delay: 0,
+            },
+        },
+    })
+}
+
+impl Schedule {
+    /// Parses the text form.
+    pub fn parse(s: &str) -> Result<Schedule, ScheduleError> {
+        let s = s.trim();
+        let Some(body) = s.strip_prefix(VERSION) else {
+            return Err(ScheduleError::Version(s.chars().take(8).collect()));
+        };
+        let mut choices = Vec::new();
+        if body.is_empty() {
+            return Ok(Schedule { choices });
+        }
+        for (position, raw) in body.split('.').enumerate() {
+            let bad = || ScheduleError::Token {
+                token: raw.to_string(),
+                position,
+            };
+            let (t, count) = match raw.split_once('*') {
+                Some((t, c)) => (t, parse_b36(c).ok_or_else(bad)?),
+                None => (raw, 1),
+            };
+            if t.is_empty() || count == 0 {
+                return Err(bad());
+            }
+            let choice = parse_token(t).ok_or_else(bad)?;
+            for _ in 0..count {
+                choices.push(choice.clone());
+            }
+        }
+        Ok(Schedule { choices })
+    }
+
+    /// Number of choices.
+    pub fn len(&self) -> usize {
+        self.choices.len()
+    }
+
+    /// True if there are no choices.
+    pub fn is_empty(&self) -> bool {
+        self.choices.is_empty()
+    }
+
+    /// Number of faults among the choices.
+    pub fn faults(&self) -> usize {
+        self.choices
+            .iter()
+            .filter(|c| matches!(c, Choice::Fault(_)))
+            .count()
+    }
+}
+
+impl fmt::Display for Schedule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(VERSION)?;
+        let mut i = 0;
+        let mut first = true;
+        while i < self.choices.len() {
+            let mut j = i + 1;
+            while j < self.choices.len() && self.choices[j] == self.choices[i] {
+                j += 1;
+            }
+            if !first {
+                f.write_str(".")?;
+            }
+            first = false;
+            f.write_str(&token(&self.choices[i]))?;
+            if j - i > 1 {
+                write!(f, "*{}", b36((j - i) as u64))?;
+            }
+            i = j;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trip() {
+        let s = Schedule {
+            choices: vec![
+                Choice::Run {
+                    client: 0,
+                    delay: 0,
+                },
+                Choice::Run {
+                    client: 0,
+                    delay: 0,
+                },
+                Choice::Run {
+                    client: 37,
+                    delay: 1234,
+                },
+                Choice::Fault(Fault::Evict {
+                    server: 0,
+                    key: "lock.x:1%".into(),
+                }),
+                Choice::Fault(Fault::ReplyLost { client: 2 }),
+                Choice::Fault(Fault::Crash { server: 1 }),
+                Choice::Fault(Fault::SkipSecond { server: 0 }),
+                Choice::Fault(Fault::RequestLost { client: 5 }),
+            ],
+        };
+        let text = s.to_string();
+        assert_eq!(text, "mc1:0*2.11+ya.E0:lock%2ex%3a1%25.R2.C1.S0.Q5");
+        assert_eq!(Schedule::parse(&text), Ok(s));
+    }
+
+    #[test]
+    fn errors() {
+        assert!(matches!(
+            Schedule::parse("xx:1"),
+            Err(ScheduleError::Version(_))
+        ));
+        assert!(matches!(
+            Schedule::parse("mc1:1.?"),
+            Err(ScheduleError::Token { position: 1, .. })
+        ));
+        assert_eq!(Schedule::parse("mc1:"), Ok(Schedule::default()));
+    }
+}

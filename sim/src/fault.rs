@@ -1,0 +1,173 @@
+//! Faults: what a real deployment does to recipes, as choices the strategy can make.
+//!
+//! A [`FaultPlan`] says which faults a run may suffer, how often (for the random
+//! strategies) and at most how many times. The engine offers only the faults the plan
+//! still allows; the strategy decides whether and when one fires; every fault that fires
+//! is recorded in the schedule like any other choice.
+
+use std::fmt;
+use std::time::Duration;
+
+/// One fault the strategy picked.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Fault {
+    /// The server evicts this key now (memory pressure, or the `evict(key)` hook).
+    Evict {
+        /// Which server.
+        server: usize,
+        /// The key, as text.
+        key: String,
+    },
+    /// The server applies the client's pending call but the reply is lost: the client
+    /// sees a timeout with unknown outcome.
+    ReplyLost {
+        /// Whose call.
+        client: usize,
+    },
+    /// The client's pending call never reaches the server: the client sees a timeout.
+    RequestLost {
+        /// Whose call.
+        client: usize,
+    },
+    /// The server crashes, losing everything; it restarts after the plan's delay.
+    Crash {
+        /// Which server.
+        server: usize,
+    },
+    /// The server's whole-second clock jumps one second ahead.
+    SkipSecond {
+        /// Which server.
+        server: usize,
+    },
+}
+
+impl Fault {
+    /// The kind of fault.
+    pub fn kind(&self) -> FaultKind {
+        match self {
+            Fault::Evict { .. } => FaultKind::Evict,
+            Fault::ReplyLost { .. } => FaultKind::ReplyLost,
+            Fault::RequestLost { .. } => FaultKind::RequestLost,
+            Fault::Crash { .. } => FaultKind::Crash,
+            Fault::SkipSecond { .. } => FaultKind::SkipSecond,
+        }
+    }
+}
+
+impl fmt::Display for Fault {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Fault::Evict { server, key } => write!(f, "evict {key} from server {server}"),
+            Fault::ReplyLost { client } => write!(f, "reply to c{client} lost"),
+            Fault::RequestLost { client } => write!(f, "request of c{client} lost"),
+            Fault::Crash { server } => write!(f, "server {server} crashes"),
+            Fault::SkipSecond { server } => write!(f, "server {server} clock skips a second"),
+        }
+    }
+}
+
+/// The kinds of faults a plan can allow.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum FaultKind {
+    /// [`Fault::Evict`]
+    Evict,
+    /// [`Fault::ReplyLost`]
+    ReplyLost,
+    /// [`Fault::RequestLost`]
+    RequestLost,
+    /// [`Fault::Crash`]
+    Crash,
+    /// [`Fault::SkipSecond`]
+    SkipSecond,
+}
+
+impl FaultKind {
+    /// Every kind, in a fixed order.
+    pub const ALL: [FaultKind; 5] = [
+        FaultKind::Evict,
+        FaultKind::ReplyLost,
+        FaultKind::RequestLost,
+        FaultKind::Crash,
+        FaultKind::SkipSecond,
+    ];
+
+    /// The name used in scenario files.
+    pub fn name(self) -> &'static str {
+        match self {
+            FaultKind::Evict => "evict",
+            FaultKind::ReplyLost => "reply_lost",
+            FaultKind::RequestLost => "request_lost",
+            FaultKind::Crash => "crash",
+            FaultKind::SkipSecond => "skip_second",
+        }
+    }
+}
+
+/// How one kind of fault may occur in a run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FaultRule {
+    /// At most this many per run.
+    pub max: u32,
+    /// Chance, at each step where it is possible, that the random strategies fire it.
+    pub probability: f64,
+}
+
+/// Which keys an eviction may hit.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum EvictTarget {
+    /// Only these keys (when present).
+    Keys(Vec<String>),
+    /// Any key present on the server (LRU pressure on an unknown key).
+    #[default]
+    Any,
+}
+
+/// The faults a run may suffer.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct FaultPlan {
+    /// Rules by kind; a kind without a rule never fires.
+    pub rules: Vec<(FaultKind, FaultRule)>,
+    /// Which keys evictions may hit.
+    pub evict: EvictTarget,
+    /// How long a client waits before a lost request or reply becomes a timeout.
+    pub timeout: Duration,
+    /// How long a crashed server stays down.
+    pub restart_after: Duration,
+    /// Whether the restart keeps items (`-e` warm restart).
+    pub warm_restart: bool,
+}
+
+impl FaultPlan {
+    /// No faults at all.
+    pub fn none() -> FaultPlan {
+        FaultPlan {
+            timeout: Duration::from_millis(100),
+            restart_after: Duration::from_secs(1),
+            ..FaultPlan::default()
+        }
+    }
+
+    /// The same plan allowing one more kind.
+    pub fn allow(mut self, kind: FaultKind, max: u32, probability: f64) -> FaultPlan {
+        self.rules.retain(|(k, _)| *k != kind);
+        self.rules.push((kind, FaultRule { max, probability }));
+        self.rules.sort_by_key(|(k, _)| *k);
+        self
+    }
+
+    /// Evictions hit only these keys.
+    pub fn evict_keys(mut self, keys: &[&str]) -> FaultPlan {
+        self.evict = EvictTarget::Keys(keys.iter().map(|k| k.to_string()).collect());
+        self
+    }
+
+    /// The rule for a kind, if the plan allows it.
+    pub fn rule(&self, kind: FaultKind) -> Option<&FaultRule> {
+        self.rules.iter().find(|(k, _)| *k == kind).map(|(_, r)| r)
+    }
+
+    /// True if no fault can fire.
+    pub fn is_empty(&self) -> bool {
+        self.rules.iter().all(|(_, r)| r.max == 0)
+    }
+}

@@ -1,0 +1,313 @@
+//! Linearizability checking (Wing & Gong's search with the memoization of Lowe and of
+//! porcupine), partitioned per object.
+//!
+//! A history is linearizable if its operations can be ordered so that each takes effect
+//! at one instant between its call and its return, and the order is a legal run of the
+//! sequential specification. Operations whose outcome is unknown (a timeout) may take
+//! effect at any time after their call, or never.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Debug;
+use std::hash::Hash;
+
+use crate::history::Entry;
+
+/// A sequential specification: a state machine over operations.
+pub trait SequentialSpec {
+    /// The state.
+    type State: Clone + Eq + Hash + Ord + Debug;
+    /// An operation.
+    type Op: Clone + Debug;
+    /// Its result.
+    type Ret: Clone + Eq + Debug;
+
+    /// The state before any operation.
+    fn init(&self) -> Self::State;
+
+    /// Applies `op` to `state`: the next state and what the operation returns.
+    fn step(&self, state: &Self::State, op: &Self::Op) -> (Self::State, Self::Ret);
+}
+
+/// Why a history is not linearizable.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NotLinearizable {
+    /// The object whose history fails.
+    pub object: String,
+    /// The longest prefix of operations that could be linearized, as text.
+    pub longest_prefix: Vec<String>,
+    /// The operations that could not be placed after it.
+    pub stuck: Vec<String>,
+}
+
+/// Checks every object's history separately.
+pub fn check<S: SequentialSpec>(
+    spec: &S,
+    history: &[Entry<S::Op, S::Ret>],
+) -> Result<(), NotLinearizable> {
+    let mut objects: BTreeMap<&str, Vec<&Entry<S::Op, S::Ret>>> = BTreeMap::new();
+    for e in history {
+        objects.entry(e.object.as_str()).or_default().push(e);
+    }
+    for (object, entries) in objects {
+        check_object(spec, object, &entries)?;
+    }
+    Ok(())
+}
+
+fn describe<Op: Debug, Ret: Debug>(e: &Entry<Op, Ret>) -> String {
+    match &e.ret {
+        Some(r) => format!("c{} {:?} -> {:?}", e.client, e.op, r),
+        None => format!("c{} {:?} -> (unknown)", e.client, e.op),
+    }
+}
+
+fn check_object<S: SequentialSpec>(
+    spec: &S,
+    object: &str,
+    entries: &[&Entry<S::Op, S::Ret>],
+) -> Result<(), NotLinearizable> {
+    let n = entries.len();
+    // Operations that must take effect: those that returned.
+    let required: Vec<usize> = (0..n).filter(|&i| entries[i].ret.is_some()).collect();
+    let mut seen: BTreeSet<(Vec<u64>, S::State)> = BTreeSet::new();
+    let mut best: Vec<usize> = Vec::new();
+    // Depth-first search over (set of linearized ops, state).
+    let mut stack: Vec<(Vec<usize>, S::State)> = vec![(Vec::new(), spec.init())];
+    while let Some((done, state)) = stack.pop() {
+        let mut mask = vec![0u64; n.div_ceil(64)];
+        for &i in &done {
+            mask[i / 64] |= 1 << (i % 64);
+        }
+        let is_done = |i: usize| mask[i / 64] & (1 << (i % 64)) != 0;
+        if required.iter().all(|&i| is_done(i)) {
+            return Ok(());
+        }
+        if !seen.insert((mask.clone(), state.clone())) {
+            continue;
+        }
+        if done.len() > best.len() {
+            best = done.clone();
+        }
+        // The earliest return among operations not yet placed bounds which may go next.
+        let horizon = (0..n)
+            .filter(|&i| !is_done(i))
+            .map(|i| entries[i].returned)
+            .min();
+        let Some(horizon) = horizon else { continue };
+        for i in (0..n).rev() {
+            if is_done(i) || entries[i].call > horizon {
+                continue;
+            }
+            let (next, ret) = spec.step(&state, &entries[i].op);
+            if let Some(want) = &entries[i].ret
+                && *want != ret
+            {
+                continue;
+            }
+            let mut d = done.clone();
+            d.push(i);
+            stack.push((d, next));
+        }
+    }
+    let placed: BTreeSet<usize> = best.iter().copied().collect();
+    Err(NotLinearizable {
+        object: object.to_string(),
+        longest_prefix: best.iter().map(|&i| describe(entries[i])).collect(),
+        stuck: (0..n)
+            .filter(|i| !placed.contains(i))
+            .map(|i| describe(entries[i]))
+            .collect(),
+    })
+}
+
+/// A counter: `Add(d)` returns nothing, `Read` returns the value.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CounterSpec;
+
+/// Operations of [`CounterSpec`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CounterOp {
+    /// Add to the counter.
+    Add(u64),
+    /// Read it.
+    Read,
+}
+
+impl SequentialSpec for CounterSpec {
+    type State = u64;
+    type Op = CounterOp;
+    type Ret = Option<u64>;
+
+    fn init(&self) -> u64 {
+        0
+    }
+
+    fn step(&self, state: &u64, op: &CounterOp) -> (u64, Option<u64>) {
+        match op {
+            CounterOp::Add(d) => (state + d, None),
+            CounterOp::Read => (*state, Some(*state)),
+        }
+    }
+}
+
+/// A register: `Write(v)`, `Read` returns the last value written (or `None`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RegisterSpec;
+
+/// Operations of [`RegisterSpec`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RegisterOp {
+    /// Write a value.
+    Write(String),
+    /// Read.
+    Read,
+}
+
+impl SequentialSpec for RegisterSpec {
+    type State = Option<String>;
+    type Op = RegisterOp;
+    type Ret = Option<String>;
+
+    fn init(&self) -> Option<String> {
+        None
+    }
+
+    fn step(&self, state: &Option<String>, op: &RegisterOp) -> (Option<String>, Option<String>) {
+        match op {
+            RegisterOp::Write(v) => (Some(v.clone()), None),
+            RegisterOp::Read => (state.clone(), state.clone()),
+        }
+    }
+}
+
+/// A lock: `Acquire` returns whether it got the lock, `Release` always succeeds.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct LockSpec;
+
+/// Operations of [`LockSpec`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LockOp {
+    /// Try to take the lock.
+    TryAcquire,
+    /// Release it.
+    Release,
+}
+
+impl SequentialSpec for LockSpec {
+    type State = bool;
+    type Op = LockOp;
+    type Ret = bool;
+
+    fn init(&self) -> bool {
+        false
+    }
+
+    fn step(&self, held: &bool, op: &LockOp) -> (bool, bool) {
+        match op {
+            LockOp::TryAcquire if *held => (true, false),
+            LockOp::TryAcquire => (true, true),
+            LockOp::Release => (false, true),
+        }
+    }
+}
+
+/// A set of strings: `Add`, `Remove`, `Items` (returns the sorted members).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SetSpec;
+
+/// Operations of [`SetSpec`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SetOp {
+    /// Add a member.
+    Add(String),
+    /// Remove a member.
+    Remove(String),
+    /// List the members.
+    Items,
+}
+
+impl SequentialSpec for SetSpec {
+    type State = BTreeSet<String>;
+    type Op = SetOp;
+    type Ret = Option<Vec<String>>;
+
+    fn init(&self) -> BTreeSet<String> {
+        BTreeSet::new()
+    }
+
+    fn step(&self, s: &BTreeSet<String>, op: &SetOp) -> (BTreeSet<String>, Option<Vec<String>>) {
+        let mut s = s.clone();
+        match op {
+            SetOp::Add(m) => {
+                s.insert(m.clone());
+                (s, None)
+            }
+            SetOp::Remove(m) => {
+                s.remove(m);
+                (s, None)
+            }
+            SetOp::Items => {
+                let items = s.iter().cloned().collect();
+                (s, Some(items))
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn e(
+        client: usize,
+        op: CounterOp,
+        ret: Option<Option<u64>>,
+        call: u64,
+        returned: u64,
+    ) -> Entry<CounterOp, Option<u64>> {
+        Entry {
+            client,
+            object: "c".into(),
+            op,
+            ret,
+            call,
+            returned,
+        }
+    }
+
+    #[test]
+    fn concurrent_reads_may_see_either_order() {
+        let h = vec![
+            e(0, CounterOp::Add(1), Some(None), 1, 4),
+            e(1, CounterOp::Read, Some(Some(1)), 2, 3),
+            e(2, CounterOp::Read, Some(Some(0)), 2, 5),
+        ];
+        assert!(check(&CounterSpec, &h).is_ok());
+    }
+
+    #[test]
+    fn a_read_after_a_completed_add_must_see_it() {
+        let h = vec![
+            e(0, CounterOp::Add(1), Some(None), 1, 2),
+            e(1, CounterOp::Read, Some(Some(0)), 3, 4),
+        ];
+        let err = check(&CounterSpec, &h).unwrap_err();
+        assert_eq!(err.object, "c");
+        assert_eq!(err.stuck.len(), 1);
+    }
+
+    #[test]
+    fn an_unknown_outcome_may_or_may_not_apply() {
+        let h = vec![
+            e(0, CounterOp::Add(1), None, 1, u64::MAX),
+            e(1, CounterOp::Read, Some(Some(1)), 2, 3),
+            e(1, CounterOp::Read, Some(Some(1)), 4, 5),
+        ];
+        assert!(check(&CounterSpec, &h).is_ok());
+        let h2 = vec![
+            e(0, CounterOp::Add(1), None, 1, u64::MAX),
+            e(1, CounterOp::Read, Some(Some(0)), 2, 3),
+        ];
+        assert!(check(&CounterSpec, &h2).is_ok());
+    }
+}
