@@ -1,2 +1,384 @@
-//! The `mcsim` command line.
-fn main() {}
+//! The `mcsim` command line: parse, call the library, print.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use anyhow::{Context, Result, bail};
+use clap::{Parser, Subcommand, ValueEnum};
+use mcsim::explore::Schedule;
+use mcsim::report::{self, Row};
+use mcsim::run::{self, Determinism, RunOptions};
+use mcsim::scenario::{Scenario, StrategyKind};
+use mcsim_models::Recipes;
+
+/// Deterministic simulation and model checking of memcached recipes.
+#[derive(Parser)]
+#[command(name = "mcsim", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum StrategyArg {
+    Random,
+    Pct,
+}
+
+#[derive(clap::Args)]
+struct StrategyOpts {
+    /// Strategy (default: the scenario's).
+    #[arg(long, value_enum)]
+    strategy: Option<StrategyArg>,
+    /// PCT depth.
+    #[arg(long, default_value_t = 3)]
+    depth: usize,
+}
+
+impl StrategyOpts {
+    fn resolve(&self, scenario: &Scenario) -> StrategyKind {
+        let steps = match scenario.strategy {
+            StrategyKind::Pct { steps, .. } => steps,
+            StrategyKind::Random => 100,
+        };
+        match self.strategy {
+            None => scenario.strategy,
+            Some(StrategyArg::Random) => StrategyKind::Random,
+            Some(StrategyArg::Pct) => StrategyKind::Pct {
+                depth: self.depth,
+                steps,
+            },
+        }
+    }
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run a scenario's executions; on a failure print the timeline and the replay command.
+    Run {
+        /// The scenario file.
+        scenario: PathBuf,
+        /// First seed (default: the scenario's).
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Number of executions (default: the scenario's budget).
+        #[arg(long)]
+        seeds: Option<u64>,
+        #[command(flatten)]
+        strategy: StrategyOpts,
+        /// Keep going after a failure and count verdicts.
+        #[arg(long)]
+        all: bool,
+        /// Run each of the first seeds twice and compare trace hashes instead.
+        #[arg(long)]
+        check_determinism: bool,
+    },
+    /// Replay one execution from its seed or its schedule and print its timeline.
+    Replay {
+        /// The scenario file.
+        scenario: PathBuf,
+        /// The seed that produced the execution.
+        #[arg(
+            long,
+            conflicts_with = "schedule",
+            required_unless_present = "schedule"
+        )]
+        seed: Option<u64>,
+        /// A schedule string (`mc1:…`).
+        #[arg(long)]
+        schedule: Option<String>,
+        #[command(flatten)]
+        strategy: StrategyOpts,
+    },
+    /// Run the whole scenario suite as a gate: exit non-zero if any verdict differs from
+    /// the one its scenario expects.
+    Check {
+        /// Directory of scenario files.
+        #[arg(default_value = "scenarios")]
+        dir: PathBuf,
+        /// Parallel jobs (default: the number of cores).
+        #[arg(long)]
+        jobs: Option<usize>,
+        /// Multiplier of every scenario's execution budget.
+        #[arg(long, default_value_t = 1.0)]
+        budget: f64,
+        /// Where to write the JSON results.
+        #[arg(long, default_value = "reports/check.json")]
+        json: PathBuf,
+        /// Also write a JUnit XML report.
+        #[arg(long)]
+        junit: Option<PathBuf>,
+        /// Also check that each scenario's first seed replays to the same trace hash.
+        #[arg(long)]
+        check_determinism: bool,
+    },
+}
+
+fn load(path: &Path) -> Result<Scenario> {
+    Scenario::load(path, &Recipes).map_err(|e| anyhow::anyhow!("{e}"))
+}
+
+fn main() -> ExitCode {
+    match real_main() {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn real_main() -> Result<ExitCode> {
+    match Cli::parse().command {
+        Command::Run {
+            scenario,
+            seed,
+            seeds,
+            strategy,
+            all,
+            check_determinism,
+        } => {
+            let s = load(&scenario)?;
+            let kind = strategy.resolve(&s);
+            let mut options = RunOptions::from_scenario(&s);
+            options.strategy = kind;
+            options.seed = seed.unwrap_or(s.seed);
+            options.executions = seeds.unwrap_or(if seed.is_some() { 1 } else { s.executions });
+            options.keep_going = all;
+            if check_determinism {
+                return determinism(&s, kind, options.seed, options.executions.min(100));
+            }
+            let started = Instant::now();
+            let report = run::run(&s, &options);
+            print!("{}", report::render_run(&s, &report));
+            println!("  wall time {:.2?}", started.elapsed());
+            if let Some(f) = &report.first_failure {
+                println!();
+                print!("{}", report::render_failure(&s, kind, f));
+            }
+            let ok = run::matches_expectation(
+                &s.expect,
+                &report
+                    .first_failure
+                    .as_ref()
+                    .map(|f| f.execution.verdict.clone())
+                    .unwrap_or(mcsim::Verdict::Pass),
+            );
+            println!(
+                "\nexpected {}, got {}: {}",
+                s.expect,
+                report.label(),
+                if ok { "as expected" } else { "MISMATCH" }
+            );
+            Ok(if ok {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            })
+        }
+        Command::Replay {
+            scenario,
+            seed,
+            schedule,
+            strategy,
+        } => {
+            let s = load(&scenario)?;
+            let execution = match (seed, schedule) {
+                (Some(seed), _) => run::run_seed(&s, strategy.resolve(&s), seed),
+                (None, Some(text)) => {
+                    let schedule = Schedule::parse(&text).context("reading --schedule")?;
+                    run::replay(&s, &schedule)
+                }
+                (None, None) => bail!("give --seed or --schedule"),
+            };
+            print!("{}", execution.trace.render());
+            println!("\nverdict: {}", execution.verdict);
+            println!("schedule: {}", execution.schedule);
+            println!("trace hash: {:016x}", execution.trace.hash());
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Check {
+            dir,
+            jobs,
+            budget,
+            json,
+            junit,
+            check_determinism,
+        } => check(
+            &dir,
+            jobs,
+            budget,
+            &json,
+            junit.as_deref(),
+            check_determinism,
+        ),
+    }
+}
+
+fn determinism(s: &Scenario, kind: StrategyKind, seed: u64, n: u64) -> Result<ExitCode> {
+    for i in 0..n.max(1) {
+        match run::check_determinism(s, kind, seed + i) {
+            Determinism::Same(_) => {}
+            Determinism::Differs {
+                line,
+                first,
+                second,
+            } => {
+                println!(
+                    "NONDETERMINISTIC: seed {} differs at timeline line {line}",
+                    seed + i
+                );
+                println!("  first run:  {first}\n  second run: {second}");
+                return Ok(ExitCode::FAILURE);
+            }
+        }
+    }
+    println!(
+        "deterministic: {} seeds from {seed} replay to identical traces",
+        n.max(1)
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+fn run_one(path: &Path, budget: f64, check_determinism: bool) -> Row {
+    let started = Instant::now();
+    let file = path.display().to_string();
+    let mut row = Row {
+        scenario: path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+        file,
+        expected: String::new(),
+        got: String::new(),
+        executions: 0,
+        calls: 0,
+        numbers: String::new(),
+        millis: 0,
+        replay: None,
+        detail: None,
+        error: None,
+    };
+    let s = match load(path) {
+        Ok(s) => s,
+        Err(e) => {
+            row.error = Some(format!("{e:#}"));
+            return row;
+        }
+    };
+    row.scenario = s.name.clone();
+    row.expected = s.expect.clone();
+    let mut options = RunOptions::from_scenario(&s);
+    options.executions = ((s.executions as f64) * budget).ceil().max(1.0) as u64;
+    let report = run::run(&s, &options);
+    row.got = report.label();
+    row.executions = report.executions;
+    row.calls = report.calls;
+    row.numbers = report::key_numbers(&report);
+    if let Some(f) = &report.first_failure {
+        row.replay = Some(report::replay_seed_command(&s, s.strategy, f.seed));
+        row.detail = Some(report::render_failure(&s, s.strategy, f));
+    }
+    if check_determinism
+        && let Determinism::Differs { line, .. } = run::check_determinism(&s, s.strategy, s.seed)
+    {
+        row.error = Some(format!(
+            "nondeterministic: seed {} differs at timeline line {line}",
+            s.seed
+        ));
+    }
+    row.millis = started.elapsed().as_millis() as u64;
+    row
+}
+
+fn check(
+    dir: &Path,
+    jobs: Option<usize>,
+    budget: f64,
+    json: &Path,
+    junit: Option<&Path>,
+    det: bool,
+) -> Result<ExitCode> {
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
+        .with_context(|| format!("reading {}", dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    paths.sort();
+    if paths.is_empty() {
+        bail!("no scenario files (*.toml) in {}", dir.display());
+    }
+    let started = Instant::now();
+    let jobs = jobs
+        .unwrap_or_else(|| {
+            std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1)
+        })
+        .max(1);
+    let queue = Arc::new(Mutex::new(paths.clone()));
+    let rows = Arc::new(Mutex::new(Vec::new()));
+    std::thread::scope(|scope| {
+        for _ in 0..jobs.min(paths.len()) {
+            let (queue, rows) = (queue.clone(), rows.clone());
+            scope.spawn(move || {
+                loop {
+                    let next = queue.lock().map(|mut q| q.pop()).unwrap_or(None);
+                    let Some(path) = next else { break };
+                    let row = run_one(&path, budget, det);
+                    let mark = if row.ok() { "ok  " } else { "FAIL" };
+                    eprintln!("{mark} {} ({} ms)", row.scenario, row.millis);
+                    if let Ok(mut r) = rows.lock() {
+                        r.push(row);
+                    }
+                }
+            });
+        }
+    });
+    let mut rows = Arc::try_unwrap(rows)
+        .map_err(|_| anyhow::anyhow!("worker still running"))?
+        .into_inner()
+        .map_err(|_| anyhow::anyhow!("a worker panicked"))?;
+    rows.sort_by(|a, b| a.file.cmp(&b.file));
+    println!("{}", report::render_table(&rows));
+    let failed: Vec<&Row> = rows.iter().filter(|r| !r.ok()).collect();
+    for r in &failed {
+        println!(
+            "MISMATCH {}: expected {}, got {}",
+            r.scenario,
+            r.expected,
+            if r.error.is_some() { "error" } else { &r.got }
+        );
+        if let Some(e) = &r.error {
+            println!("  {e}");
+        }
+        if let Some(d) = &r.detail {
+            println!("{d}");
+        }
+    }
+    if let Some(parent) = json.parent() {
+        std::fs::create_dir_all(parent).ok();
+    }
+    std::fs::write(json, serde_json::to_string_pretty(&rows)?)
+        .with_context(|| format!("writing {}", json.display()))?;
+    if let Some(junit) = junit {
+        std::fs::write(junit, report::render_junit(&rows))
+            .with_context(|| format!("writing {}", junit.display()))?;
+    }
+    println!(
+        "{} scenarios, {} as expected, {} mismatched; {} executions in {:.1?} on {jobs} jobs; JSON in {}",
+        rows.len(),
+        rows.len() - failed.len(),
+        failed.len(),
+        rows.iter().map(|r| r.executions).sum::<u64>(),
+        started.elapsed(),
+        json.display()
+    );
+    Ok(if failed.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}

@@ -1,6 +1,9 @@
 //! Memcached recipes modelled for mcsim: one module per recipe family, each holding the
 //! recipe as written and its fixed variants, the workload that exercises it, and its named
-//! invariants.
+//! invariants. [`Recipes`] is the catalog scenario files name recipes from.
 
+mod catalog;
 pub mod counter;
 pub mod lock;
+
+pub use catalog::Recipes;

@@ -95,6 +95,17 @@ pub enum Verdict {
         /// At which step.
         step: u64,
     },
+    /// Recipe code gave up with an error it did not handle (e.g. `CLIENT_ERROR`,
+    /// `SERVER_ERROR`, an unknown command): a client of a real deployment would have
+    /// failed the request.
+    ClientError {
+        /// Which client.
+        client: usize,
+        /// The error.
+        error: String,
+        /// At which step.
+        step: u64,
+    },
     /// A replayed schedule asked for a step that is not possible: the code changed.
     Diverged {
         /// At which step.
@@ -113,6 +124,7 @@ impl Verdict {
             Verdict::Violation(v) => v.invariant.clone(),
             Verdict::Livelock { .. } => "livelock".into(),
             Verdict::Panic { .. } => "panic".into(),
+            Verdict::ClientError { .. } => "client_error".into(),
             Verdict::Diverged { .. } => "diverged".into(),
         }
     }
@@ -153,6 +165,16 @@ impl fmt::Display for Verdict {
                 step,
             } => {
                 write!(f, "recipe panic in c{client} at step {step}: {message}")
+            }
+            Verdict::ClientError {
+                client,
+                error,
+                step,
+            } => {
+                write!(
+                    f,
+                    "c{client} gave up at step {step} with an unhandled error: {error}"
+                )
             }
             Verdict::Diverged { step, detail } => {
                 write!(f, "replay diverged at step {step}: {detail}")

@@ -20,6 +20,9 @@ pub mod history;
 pub mod lin;
 pub mod memcache;
 pub mod protocol;
+pub mod report;
+pub mod run;
+pub mod scenario;
 
 pub mod server;
 pub mod trace;

@@ -23,3 +23,10 @@ pub const FAMILY: &str = "counter";
 
 /// Its variants.
 pub const VARIANTS: &[&str] = &["incr-add", "get-set", "incr-set", "incr-add-db"];
+
+/// Its invariants.
+pub const INVARIANTS: &[&str] = &[
+    "counter.no_lost_increments",
+    "counter.no_extra_increments",
+    "counter.linearizable",
+];

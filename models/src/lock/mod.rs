@@ -21,3 +21,6 @@ pub const FAMILY: &str = "lock";
 
 /// Its variants.
 pub const VARIANTS: &[&str] = &["add", "get-set", "token"];
+
+/// Its invariants.
+pub const INVARIANTS: &[&str] = &["lock.exclusion"];

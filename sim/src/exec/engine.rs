@@ -481,10 +481,14 @@ impl<'c> Engine<'c> {
                 self.tasks[client] = None;
                 self.core.borrow_mut().mailboxes[client].wait = Wait::Done;
                 if let Err(e) = result {
-                    self.log(Actor::Client(client), || format!("stops with error: {e}"));
-                } else {
-                    self.log(Actor::Client(client), || "done".into());
+                    self.log(Actor::Client(client), || format!("gives up: {e}"));
+                    return Err(Verdict::ClientError {
+                        client,
+                        error: e.to_string(),
+                        step: self.step,
+                    });
                 }
+                self.log(Actor::Client(client), || "done".into());
                 Ok(())
             }
             Ok(Poll::Pending) => {

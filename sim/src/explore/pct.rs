@@ -3,8 +3,9 @@
 //! Each client gets a random distinct priority; the enabled client with the highest
 //! priority runs; at `d - 1` random change points the running client's priority drops
 //! below every initial one. A bug of depth `d` is found with probability at least
-//! `1 / (n * k^(d-1))` per execution (n clients, k steps). `k` is estimated from the
-//! longest execution seen so far. Faults fire with the plan's probabilities, as in
+//! `1 / (n * k^(d-1))` per execution (n clients, k steps). `k` is a fixed estimate given
+//! by the scenario, not learned from earlier executions, so that one seed alone replays
+//! one execution. Faults fire with the plan's probabilities, as in
 //! [`crate::explore::random`].
 
 use rand::{RngExt, SeedableRng};
@@ -21,21 +22,20 @@ pub struct Pct {
     rng: ChaCha8Rng,
     priorities: Vec<u64>,
     change_points: Vec<u64>,
-    max_steps_seen: u64,
     steps: u64,
 }
 
 impl Pct {
-    /// PCT of depth `depth` (≥ 1) seeded like [`crate::explore::Random`].
-    pub fn new(seed: u64, depth: usize) -> Pct {
+    /// PCT of depth `depth` (≥ 1) over executions of about `steps` steps, seeded like
+    /// [`crate::explore::Random`].
+    pub fn new(seed: u64, depth: usize, steps: u64) -> Pct {
         Pct {
             seed,
             depth: depth.max(1),
             rng: ChaCha8Rng::seed_from_u64(seed),
             priorities: Vec::new(),
             change_points: Vec::new(),
-            max_steps_seen: 50,
-            steps: 0,
+            steps: steps.max(1),
         }
     }
 
@@ -54,11 +54,9 @@ impl Strategy for Pct {
     }
 
     fn begin(&mut self, execution: u64) {
-        self.max_steps_seen = self.max_steps_seen.max(self.steps);
         self.rng = ChaCha8Rng::seed_from_u64(self.seed.wrapping_add(execution));
         self.priorities.clear();
-        self.steps = 0;
-        let k = self.max_steps_seen.max(1);
+        let k = self.steps;
         self.change_points = (1..self.depth)
             .map(|_| self.rng.random_range(0..k))
             .collect();
@@ -66,7 +64,6 @@ impl Strategy for Pct {
 
     fn choose(&mut self, options: &Options<'_>) -> Choice {
         self.ensure_priorities(options.clients);
-        self.steps = options.step + 1;
         if let Some(fault) = maybe_fault(&mut self.rng, options) {
             return fault;
         }

@@ -1,0 +1,239 @@
+//! What runs print and write: a failure report a person can act on, the suite summary
+//! table, and their JSON and JUnit forms.
+
+use std::fmt::Write as _;
+
+use serde::Serialize;
+
+use crate::check::Verdict;
+use crate::run::{Failure, RunReport};
+use crate::scenario::{Scenario, StrategyKind};
+
+/// The command that replays a failure from its seed.
+pub fn replay_seed_command(scenario: &Scenario, strategy: StrategyKind, seed: u64) -> String {
+    let extra = match strategy {
+        StrategyKind::Random => String::new(),
+        StrategyKind::Pct { depth, .. } => format!(" --strategy pct --depth {depth}"),
+    };
+    format!(
+        "mcsim replay {} --seed {seed}{extra}",
+        scenario.path.display()
+    )
+}
+
+/// The command that replays a failure from its schedule alone.
+pub fn replay_schedule_command(scenario: &Scenario, failure: &Failure) -> String {
+    format!(
+        "mcsim replay {} --schedule {}",
+        scenario.path.display(),
+        failure.execution.schedule
+    )
+}
+
+/// A failure: the verdict, the numbers, the faults, the timeline, how to replay it.
+pub fn render_failure(scenario: &Scenario, strategy: StrategyKind, failure: &Failure) -> String {
+    let e = &failure.execution;
+    let mut out = String::new();
+    let _ = writeln!(out, "FAILED {}: {}", scenario.name, e.verdict.label());
+    let _ = writeln!(out, "  {}", e.verdict);
+    if let Verdict::Violation(v) = &e.verdict {
+        for (k, n) in &v.failure.numbers {
+            let _ = writeln!(out, "  {k:<12} {n}");
+        }
+        let _ = writeln!(out, "  cause        {}", v.cause());
+    }
+    let _ = writeln!(
+        out,
+        "  schedule     {} choices, {} faults",
+        e.schedule.len(),
+        e.schedule.faults()
+    );
+    let _ = writeln!(
+        out,
+        "\ntimeline (step, virtual time, client, call -> reply):"
+    );
+    out.push_str(&e.trace.render());
+    let _ = writeln!(
+        out,
+        "\nreplay:\n  {}",
+        replay_seed_command(scenario, strategy, failure.seed)
+    );
+    let _ = writeln!(out, "  {}", replay_schedule_command(scenario, failure));
+    out
+}
+
+/// A run's outcome in one paragraph.
+pub fn render_run(scenario: &Scenario, report: &RunReport) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{}: {} executions, {} calls; verdicts: {}",
+        scenario.name,
+        report.executions,
+        report.calls,
+        report
+            .verdicts
+            .iter()
+            .map(|(k, n)| format!("{k} ×{n}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    for (k, s) in &report.metrics {
+        let _ = writeln!(
+            out,
+            "  {k:<28} mean {:>10.3}  min {:>8}  max {:>8}",
+            s.mean(),
+            s.min,
+            s.max
+        );
+    }
+    out
+}
+
+/// One row of the suite summary.
+#[derive(Debug, Clone, Serialize)]
+pub struct Row {
+    /// Scenario name.
+    pub scenario: String,
+    /// Its file.
+    pub file: String,
+    /// Expected verdict.
+    pub expected: String,
+    /// Verdict found.
+    pub got: String,
+    /// Executions run.
+    pub executions: u64,
+    /// Calls executed.
+    pub calls: u64,
+    /// The key numbers: violation numbers, or metric means.
+    pub numbers: String,
+    /// Wall time in milliseconds.
+    pub millis: u64,
+    /// The replay command of the failure found, if any.
+    pub replay: Option<String>,
+    /// The failure report, if any.
+    pub detail: Option<String>,
+    /// An error that kept the scenario from running.
+    pub error: Option<String>,
+}
+
+impl Row {
+    /// True if the verdict is the expected one.
+    pub fn ok(&self) -> bool {
+        self.error.is_none() && self.expected == self.got
+    }
+}
+
+/// The key numbers of a run for the summary table.
+pub fn key_numbers(report: &RunReport) -> String {
+    if let Some(f) = &report.first_failure
+        && let Verdict::Violation(v) = &f.execution.verdict
+    {
+        let mut parts: Vec<String> = v
+            .failure
+            .numbers
+            .iter()
+            .map(|(k, n)| format!("{k}={n}"))
+            .collect();
+        parts.push(format!("(execution {})", f.execution.index + 1));
+        return parts.join(" ");
+    }
+    report
+        .metrics
+        .iter()
+        .take(4)
+        .map(|(k, s)| format!("{}={:.2}", k.rsplit('.').next().unwrap_or(k), s.mean()))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The summary table, aligned.
+pub fn render_table(rows: &[Row]) -> String {
+    let headers = ["", "scenario", "expected", "got", "execs", "ms", "numbers"];
+    let cells: Vec<[String; 7]> = rows
+        .iter()
+        .map(|r| {
+            [
+                if r.ok() { "ok".into() } else { "FAIL".into() },
+                r.scenario.clone(),
+                r.expected.clone(),
+                if r.error.is_some() {
+                    "error".into()
+                } else {
+                    r.got.clone()
+                },
+                r.executions.to_string(),
+                r.millis.to_string(),
+                r.error.clone().unwrap_or_else(|| r.numbers.clone()),
+            ]
+        })
+        .collect();
+    let mut widths = headers.map(str::len);
+    for c in &cells {
+        for (w, s) in widths.iter_mut().zip(c.iter()) {
+            *w = (*w).max(s.chars().count());
+        }
+    }
+    let mut out = String::new();
+    let line = |out: &mut String, c: &[&str]| {
+        let mut s = String::new();
+        for (i, cell) in c.iter().enumerate() {
+            if i + 1 == c.len() {
+                s.push_str(cell);
+            } else {
+                let _ = write!(s, "{:<w$}  ", cell, w = widths[i]);
+            }
+        }
+        out.push_str(s.trim_end());
+        out.push('\n');
+    };
+    line(&mut out, &headers);
+    for c in &cells {
+        line(&mut out, &c.iter().map(String::as_str).collect::<Vec<_>>());
+    }
+    out
+}
+
+fn xml_escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// The rows as a JUnit XML report, one test case per scenario.
+pub fn render_junit(rows: &[Row]) -> String {
+    let failures = rows.iter().filter(|r| !r.ok()).count();
+    let mut out = String::new();
+    let _ = writeln!(out, r#"<?xml version="1.0" encoding="UTF-8"?>"#);
+    let _ = writeln!(
+        out,
+        r#"<testsuite name="mcsim" tests="{}" failures="{failures}">"#,
+        rows.len()
+    );
+    for r in rows {
+        let _ = write!(
+            out,
+            r#"  <testcase classname="mcsim.{}" name="{}" time="{:.3}""#,
+            xml_escape(&r.file),
+            xml_escape(&r.scenario),
+            r.millis as f64 / 1000.0
+        );
+        if r.ok() {
+            out.push_str("/>\n");
+        } else {
+            let message = match &r.error {
+                Some(e) => e.clone(),
+                None => format!("expected {} but got {}", r.expected, r.got),
+            };
+            let _ = writeln!(
+                out,
+                ">\n    <failure message=\"{}\">{}</failure>\n  </testcase>",
+                xml_escape(&message),
+                xml_escape(r.detail.as_deref().unwrap_or(""))
+            );
+        }
+    }
+    out.push_str("</testsuite>\n");
+    out
+}

@@ -1,0 +1,213 @@
+//! Running a scenario: many executions, stop (or not) at the first failure, replay the
+//! failure with its timeline, summarize metrics.
+
+use std::collections::BTreeMap;
+
+use crate::check::Verdict;
+use crate::exec::{Execution, execute};
+use crate::explore::{Replay, Schedule};
+use crate::scenario::{Scenario, StrategyKind};
+
+/// How to run a scenario.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    /// The strategy.
+    pub strategy: StrategyKind,
+    /// First seed: execution `i` uses seed `seed + i`.
+    pub seed: u64,
+    /// Executions.
+    pub executions: u64,
+    /// Keep going after a failure (to measure how often a recipe breaks).
+    pub keep_going: bool,
+}
+
+impl RunOptions {
+    /// The scenario's own strategy and budget.
+    pub fn from_scenario(s: &Scenario) -> RunOptions {
+        RunOptions {
+            strategy: s.strategy,
+            seed: s.seed,
+            executions: s.executions,
+            keep_going: false,
+        }
+    }
+}
+
+/// A metric over executions.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Summary {
+    /// Executions that recorded it.
+    pub count: u64,
+    /// Smallest value.
+    pub min: f64,
+    /// Largest value.
+    pub max: f64,
+    /// Sum (for the mean).
+    pub sum: f64,
+}
+
+impl Summary {
+    /// The mean.
+    pub fn mean(&self) -> f64 {
+        if self.count == 0 {
+            0.0
+        } else {
+            self.sum / self.count as f64
+        }
+    }
+
+    fn add(&mut self, v: f64) {
+        if self.count == 0 {
+            self.min = v;
+            self.max = v;
+        } else {
+            self.min = self.min.min(v);
+            self.max = self.max.max(v);
+        }
+        self.count += 1;
+        self.sum += v;
+    }
+}
+
+/// A failing execution, with what it takes to replay it.
+#[derive(Debug, Clone)]
+pub struct Failure {
+    /// The seed that produced it.
+    pub seed: u64,
+    /// The execution, replayed with its timeline.
+    pub execution: Execution,
+}
+
+/// The outcome of running a scenario.
+#[derive(Debug, Clone)]
+pub struct RunReport {
+    /// Executions run.
+    pub executions: u64,
+    /// Executions per verdict label.
+    pub verdicts: BTreeMap<String, u64>,
+    /// The first failure, if any.
+    pub first_failure: Option<Failure>,
+    /// Metrics over all executions.
+    pub metrics: BTreeMap<String, Summary>,
+    /// Calls the servers executed, over all executions.
+    pub calls: u64,
+    /// Steps over all executions.
+    pub steps: u64,
+}
+
+impl RunReport {
+    /// The verdict label of the run: the first failure's, or `pass`.
+    pub fn label(&self) -> String {
+        self.first_failure
+            .as_ref()
+            .map(|f| f.execution.verdict.label())
+            .unwrap_or_else(|| "pass".into())
+    }
+}
+
+/// Runs executions of a scenario.
+pub fn run(scenario: &Scenario, options: &RunOptions) -> RunReport {
+    let mut report = RunReport {
+        executions: 0,
+        verdicts: BTreeMap::new(),
+        first_failure: None,
+        metrics: BTreeMap::new(),
+        calls: 0,
+        steps: 0,
+    };
+    let mut strategy = options.strategy.make(options.seed);
+    let setup = scenario.setup.clone();
+    for i in 0..options.executions {
+        let e = execute(&scenario.config, &*setup, strategy.as_mut(), i);
+        report.executions += 1;
+        report.calls += e.calls;
+        report.steps += e.steps;
+        *report.verdicts.entry(e.verdict.label()).or_insert(0) += 1;
+        for (k, v) in &e.metrics {
+            report
+                .metrics
+                .entry(k.clone())
+                .or_insert(Summary {
+                    count: 0,
+                    min: 0.0,
+                    max: 0.0,
+                    sum: 0.0,
+                })
+                .add(*v);
+        }
+        if !e.verdict.is_pass() && report.first_failure.is_none() {
+            let seed = options.seed.wrapping_add(i);
+            let execution = replay(scenario, &e.schedule);
+            report.first_failure = Some(Failure { seed, execution });
+            if !options.keep_going {
+                break;
+            }
+        }
+    }
+    report
+}
+
+/// Replays a schedule with the timeline on.
+pub fn replay(scenario: &Scenario, schedule: &Schedule) -> Execution {
+    let mut config = scenario.config.clone();
+    config.trace = true;
+    let mut strategy = Replay::new(schedule.clone());
+    execute(&config, &*scenario.setup, &mut strategy, 0)
+}
+
+/// Runs the single execution a seed identifies, with the timeline on.
+pub fn run_seed(scenario: &Scenario, strategy: StrategyKind, seed: u64) -> Execution {
+    let mut config = scenario.config.clone();
+    config.trace = true;
+    let mut s = strategy.make(seed);
+    execute(&config, &*scenario.setup, s.as_mut(), 0)
+}
+
+/// The outcome of a determinism check on one seed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Determinism {
+    /// Both runs gave the same trace hash.
+    Same(u64),
+    /// They differ from this line on.
+    Differs {
+        /// Index of the first differing timeline line.
+        line: usize,
+        /// That line in the first run.
+        first: String,
+        /// And in the second.
+        second: String,
+    },
+}
+
+/// Runs the execution of `seed` twice and compares the timelines.
+pub fn check_determinism(scenario: &Scenario, strategy: StrategyKind, seed: u64) -> Determinism {
+    let a = run_seed(scenario, strategy, seed);
+    let b = run_seed(scenario, strategy, seed);
+    match a.trace.first_divergence(&b.trace) {
+        None if a.verdict == b.verdict => Determinism::Same(a.trace.hash()),
+        None => Determinism::Differs {
+            line: a.trace.lines.len(),
+            first: a.verdict.to_string(),
+            second: b.verdict.to_string(),
+        },
+        Some(line) => {
+            let show = |e: &Execution| {
+                e.trace
+                    .lines
+                    .get(line)
+                    .map(|l| format!("{l:?}"))
+                    .unwrap_or_else(|| "(end)".into())
+            };
+            Determinism::Differs {
+                line,
+                first: show(&a),
+                second: show(&b),
+            }
+        }
+    }
+}
+
+/// True if a run's outcome matches the scenario's expectation.
+pub fn matches_expectation(expect: &str, verdict: &Verdict) -> bool {
+    verdict.label() == expect
+}

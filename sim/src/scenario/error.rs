@@ -1,0 +1,95 @@
+//! Errors in scenario files: always with the file, the line and the field.
+
+use std::fmt;
+use std::ops::Range;
+use std::path::PathBuf;
+
+/// A problem with one field of a scenario file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScenarioError {
+    /// The file.
+    pub file: PathBuf,
+    /// 1-based line (0 if unknown).
+    pub line: usize,
+    /// 1-based column (0 if unknown).
+    pub column: usize,
+    /// The field, as a dotted path when known (e.g. `params.hold_ms`).
+    pub field: Option<String>,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl std::error::Error for ScenarioError {}
+
+impl fmt::Display for ScenarioError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.file.display())?;
+        if self.line > 0 {
+            write!(f, ":{}:{}", self.line, self.column)?;
+        }
+        if let Some(field) = &self.field {
+            write!(f, ": field `{field}`")?;
+        }
+        write!(f, ": {}", self.message)
+    }
+}
+
+/// A problem found while reading a value, before the file is known.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FieldError {
+    /// The field's dotted path.
+    pub field: String,
+    /// Where its value is in the file, if known.
+    pub span: Option<Range<usize>>,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl FieldError {
+    /// An error about `field` at `span`.
+    pub fn new(
+        field: impl Into<String>,
+        span: Option<Range<usize>>,
+        message: impl Into<String>,
+    ) -> FieldError {
+        FieldError {
+            field: field.into(),
+            span,
+            message: message.into(),
+        }
+    }
+}
+
+/// Line and column (1-based) of a byte offset.
+pub fn line_col(source: &str, offset: usize) -> (usize, usize) {
+    let offset = offset.min(source.len());
+    let before = &source[..offset];
+    let line = before.matches('\n').count() + 1;
+    let column = before
+        .rsplit('\n')
+        .next()
+        .map(|l| l.chars().count())
+        .unwrap_or(0)
+        + 1;
+    (line, column)
+}
+
+/// The key written on the line holding `offset` (`key = value`), with its table header.
+pub fn key_at(source: &str, offset: usize) -> Option<String> {
+    let offset = offset.min(source.len());
+    let line_start = source[..offset].rfind('\n').map(|i| i + 1).unwrap_or(0);
+    let line = source[line_start..].lines().next()?;
+    let key = line.split_once('=')?.0.trim().trim_matches('"');
+    if key.is_empty() || key.starts_with('[') {
+        return None;
+    }
+    let table = source[..line_start]
+        .lines()
+        .rev()
+        .find_map(|l| l.trim().strip_prefix('[').and_then(|l| l.strip_suffix(']')))
+        .map(|t| t.trim().to_string());
+    Some(match table {
+        Some(t) => format!("{t}.{key}"),
+        None => key.to_string(),
+    })
+}

@@ -1,0 +1,139 @@
+//! The scenario file format, as serde reads it. `scenarios/README.md` documents it.
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+use toml::Spanned;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ScenarioFile {
+    pub name: Option<String>,
+    #[serde(default)]
+    pub description: String,
+    pub recipe: Spanned<String>,
+    pub variant: Spanned<String>,
+    pub clients: Spanned<usize>,
+    #[serde(default)]
+    pub params: BTreeMap<String, Spanned<toml::Value>>,
+    #[serde(default)]
+    pub timing: TimingFile,
+    #[serde(default)]
+    pub servers: ServersFile,
+    #[serde(default)]
+    pub faults: FaultsFile,
+    #[serde(default)]
+    pub explore: ExploreFile,
+    pub expect: ExpectFile,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub(crate) struct TimingFile {
+    pub latency_us: Spanned<[u64; 2]>,
+    pub skew_ms: Option<Spanned<[i64; 2]>>,
+    pub skews_ms: Option<Spanned<Vec<i64>>>,
+    pub max_steps: u64,
+    pub max_time_s: u64,
+}
+
+impl Default for TimingFile {
+    fn default() -> TimingFile {
+        TimingFile {
+            latency_us: Spanned::new(0..0, [100, 500]),
+            skew_ms: None,
+            skews_ms: None,
+            max_steps: 100_000,
+            max_time_s: 3600,
+        }
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub(crate) struct ServersFile {
+    pub count: Spanned<usize>,
+    pub memory_mb: u64,
+    pub item_size_max: u32,
+    pub no_evict: bool,
+    pub phase_ms: u64,
+    pub distribution: Spanned<String>,
+}
+
+impl Default for ServersFile {
+    fn default() -> ServersFile {
+        ServersFile {
+            count: Spanned::new(0..0, 1),
+            memory_mb: 64,
+            item_size_max: 1024 * 1024,
+            no_evict: false,
+            phase_ms: 0,
+            distribution: Spanned::new(0..0, "modulo".into()),
+        }
+    }
+}
+
+#[derive(Debug, Deserialize, Clone)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RuleFile {
+    pub max: u32,
+    pub probability: Spanned<f64>,
+    #[serde(default)]
+    pub keys: Option<Vec<String>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub(crate) struct FaultsFile {
+    pub timeout_ms: u64,
+    pub restart_after_ms: u64,
+    pub warm_restart: bool,
+    pub evict: Option<RuleFile>,
+    pub reply_lost: Option<RuleFile>,
+    pub request_lost: Option<RuleFile>,
+    pub crash: Option<RuleFile>,
+    pub skip_second: Option<RuleFile>,
+}
+
+impl Default for FaultsFile {
+    fn default() -> FaultsFile {
+        FaultsFile {
+            timeout_ms: 100,
+            restart_after_ms: 1000,
+            warm_restart: false,
+            evict: None,
+            reply_lost: None,
+            request_lost: None,
+            crash: None,
+            skip_second: None,
+        }
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub(crate) struct ExploreFile {
+    pub strategy: Spanned<String>,
+    pub depth: usize,
+    pub steps_estimate: u64,
+    pub executions: u64,
+    pub seed: u64,
+}
+
+impl Default for ExploreFile {
+    fn default() -> ExploreFile {
+        ExploreFile {
+            strategy: Spanned::new(0..0, "random".into()),
+            depth: 3,
+            steps_estimate: 100,
+            executions: 1000,
+            seed: 0,
+        }
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ExpectFile {
+    pub verdict: Spanned<String>,
+}
