@@ -1,69 +1,69 @@
 //! The catalog of every recipe family: turns a scenario's recipe, variant and parameters
 //! into the setup of its executions.
 
-use std::rc::Rc;
-
 use mcsim::scenario::{BuildContext, Catalog, FieldError, Setup};
 
 use crate::{counter, lock};
+
+/// One recipe family as the catalog knows it.
+pub struct Family {
+    /// Its name in scenario files (`lock`).
+    pub name: &'static str,
+    /// Its variants (`add`, `get-set`, …).
+    pub variants: &'static [&'static str],
+    /// The invariants it checks.
+    pub invariants: &'static [&'static str],
+    /// Builds the setup of a scenario's executions from its variant and parameters.
+    pub build: fn(&BuildContext<'_>) -> Result<Setup, FieldError>,
+}
+
+/// Every family, in the order `mcsim` lists them.
+pub const FAMILIES: &[Family] = &[
+    Family {
+        name: lock::FAMILY,
+        variants: lock::VARIANTS,
+        invariants: lock::INVARIANTS,
+        build: lock::build,
+    },
+    Family {
+        name: counter::FAMILY,
+        variants: counter::VARIANTS,
+        invariants: counter::INVARIANTS,
+        build: counter::build,
+    },
+];
 
 /// Every recipe family mcsim models.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Recipes;
 
-fn variant_error(cx: &BuildContext<'_>) -> FieldError {
-    FieldError::new("variant", None, format!("unknown variant {:?}", cx.variant))
-}
-
 impl Catalog for Recipes {
     fn build(&self, recipe: &str, cx: &BuildContext<'_>) -> Result<Setup, FieldError> {
-        let p = cx.params;
-        let clients = cx.clients;
-        match recipe {
-            lock::FAMILY => {
-                let params = lock::LockParams {
-                    variant: lock::LockVariant::parse(cx.variant)
-                        .ok_or_else(|| variant_error(cx))?,
-                    timeout_s: p.u32("timeout_s", 10)?,
-                    hold: p.millis("hold_ms", 50)?,
-                    backoff: p.millis("backoff_ms", 10)?,
-                    rounds: p.u32("rounds", 2)?,
-                    skews: cx.skews.to_vec(),
-                };
-                Ok(Rc::new(move |sim| lock::setup(&params, clients, sim)))
-            }
-            counter::FAMILY => {
-                let params = counter::CounterParams {
-                    variant: counter::CounterVariant::parse(cx.variant)
-                        .ok_or_else(|| variant_error(cx))?,
-                    increments: p.u32("increments", 1)?,
-                    reads: p.u32("reads", 0)?,
-                    think: p.millis("think_ms", 0)?,
-                    retries: p.u32("retries", 3)?,
-                    skews: cx.skews.to_vec(),
-                };
-                Ok(Rc::new(move |sim| counter::setup(&params, clients, sim)))
-            }
-            other => Err(FieldError::new(
+        match FAMILIES.iter().find(|f| f.name == recipe) {
+            Some(f) => (f.build)(cx),
+            None => Err(FieldError::new(
                 "recipe",
                 None,
-                format!("unknown recipe {other:?}"),
+                format!("unknown recipe {recipe:?}"),
             )),
         }
     }
 
     fn families(&self) -> Vec<(&'static str, &'static [&'static str])> {
-        vec![
-            (lock::FAMILY, lock::VARIANTS),
-            (counter::FAMILY, counter::VARIANTS),
-        ]
+        FAMILIES.iter().map(|f| (f.name, f.variants)).collect()
     }
 
     fn invariants(&self, recipe: &str) -> &'static [&'static str] {
-        match recipe {
-            lock::FAMILY => lock::INVARIANTS,
-            counter::FAMILY => counter::INVARIANTS,
-            _ => &[],
-        }
+        FAMILIES
+            .iter()
+            .find(|f| f.name == recipe)
+            .map(|f| f.invariants)
+            .unwrap_or(&[])
     }
+}
+
+/// The error for a variant a family does not have (the loader checks names first, so this
+/// only guards builders called directly).
+pub fn unknown_variant(cx: &BuildContext<'_>) -> FieldError {
+    FieldError::new("variant", None, format!("unknown variant {:?}", cx.variant))
 }

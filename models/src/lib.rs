@@ -2,7 +2,7 @@
 //! recipe as written and its fixed variants, the workload that exercises it, and its named
 //! invariants. [`Recipes`] is the catalog scenario files name recipes from.
 
-mod catalog;
+pub mod catalog;
 pub mod counter;
 pub mod lock;
 

@@ -30,3 +30,21 @@ pub const INVARIANTS: &[&str] = &[
     "counter.no_extra_increments",
     "counter.linearizable",
 ];
+
+/// Builds a counter scenario's setup from its parameters.
+pub fn build(
+    cx: &mcsim::scenario::BuildContext<'_>,
+) -> Result<mcsim::scenario::Setup, mcsim::scenario::FieldError> {
+    let p = cx.params;
+    let params = CounterParams {
+        variant: CounterVariant::parse(cx.variant)
+            .ok_or_else(|| crate::catalog::unknown_variant(cx))?,
+        increments: p.u32("increments", 1)?,
+        reads: p.u32("reads", 0)?,
+        think: p.millis("think_ms", 0)?,
+        retries: p.u32("retries", 3)?,
+        skews: cx.skews.to_vec(),
+    };
+    let clients = cx.clients;
+    Ok(std::rc::Rc::new(move |sim| setup(&params, clients, sim)))
+}

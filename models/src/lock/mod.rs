@@ -24,3 +24,21 @@ pub const VARIANTS: &[&str] = &["add", "get-set", "token"];
 
 /// Its invariants.
 pub const INVARIANTS: &[&str] = &["lock.exclusion"];
+
+/// Builds a lock scenario's setup from its parameters.
+pub fn build(
+    cx: &mcsim::scenario::BuildContext<'_>,
+) -> Result<mcsim::scenario::Setup, mcsim::scenario::FieldError> {
+    let p = cx.params;
+    let params = LockParams {
+        variant: LockVariant::parse(cx.variant)
+            .ok_or_else(|| crate::catalog::unknown_variant(cx))?,
+        timeout_s: p.u32("timeout_s", 10)?,
+        hold: p.millis("hold_ms", 50)?,
+        backoff: p.millis("backoff_ms", 10)?,
+        rounds: p.u32("rounds", 2)?,
+        skews: cx.skews.to_vec(),
+    };
+    let clients = cx.clients;
+    Ok(std::rc::Rc::new(move |sim| setup(&params, clients, sim)))
+}
