@@ -8,7 +8,7 @@ use std::time::Instant;
 use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand, ValueEnum};
 use mcsim::explore::Schedule;
-use mcsim::report::{self, Row};
+use mcsim::report::{self, PointRow, Row};
 use mcsim::run::{self, Determinism, RunOptions};
 use mcsim::scenario::{Scenario, StrategyKind};
 use mcsim_models::Recipes;
@@ -120,6 +120,10 @@ fn load(path: &Path) -> Result<Scenario> {
     Scenario::load(path, &Recipes).map_err(|e| anyhow::anyhow!("{e}"))
 }
 
+fn load_points(path: &Path) -> Result<Vec<Scenario>> {
+    mcsim::scenario::load_points(path, &Recipes).map_err(|e| anyhow::anyhow!("{e}"))
+}
+
 fn main() -> ExitCode {
     match real_main() {
         Ok(code) => code,
@@ -140,38 +144,46 @@ fn real_main() -> Result<ExitCode> {
             all,
             check_determinism,
         } => {
-            let s = load(&scenario)?;
-            let kind = strategy.resolve(&s);
-            let mut options = RunOptions::from_scenario(&s);
-            options.strategy = kind;
-            options.seed = seed.unwrap_or(s.seed);
-            options.executions = seeds.unwrap_or(if seed.is_some() { 1 } else { s.executions });
-            options.keep_going = all;
-            if check_determinism {
-                return determinism(&s, kind, options.seed, options.executions.min(100));
+            let points = load_points(&scenario)?;
+            let mut ok = true;
+            for s in &points {
+                let kind = strategy.resolve(s);
+                let mut options = RunOptions::from_scenario(s);
+                options.strategy = kind;
+                options.seed = seed.unwrap_or(s.seed);
+                options.executions = seeds.unwrap_or(if seed.is_some() { 1 } else { s.executions });
+                options.keep_going = all || points.len() > 1;
+                if check_determinism {
+                    if determinism(s, kind, options.seed, options.executions.min(100))?
+                        != ExitCode::SUCCESS
+                    {
+                        ok = false;
+                    }
+                    continue;
+                }
+                let started = Instant::now();
+                let report = run::run(s, &options);
+                print!("{}", report::render_run(s, &report));
+                println!("  wall time {:.2?}", started.elapsed());
+                if let Some(f) = &report.first_failure {
+                    println!();
+                    print!("{}", report::render_failure(s, kind, f));
+                }
+                if points.len() == 1 {
+                    let got = report.label();
+                    let matched = got == s.expect;
+                    println!(
+                        "\nexpected {}, got {got}: {}",
+                        s.expect,
+                        if matched { "as expected" } else { "MISMATCH" }
+                    );
+                    ok &= matched;
+                }
             }
-            let started = Instant::now();
-            let report = run::run(&s, &options);
-            print!("{}", report::render_run(&s, &report));
-            println!("  wall time {:.2?}", started.elapsed());
-            if let Some(f) = &report.first_failure {
-                println!();
-                print!("{}", report::render_failure(&s, kind, f));
+            if points.len() > 1 && !check_determinism {
+                let labels: Vec<String> = points.iter().map(|p| p.name.clone()).collect();
+                println!("\n{} sweep points: {}", points.len(), labels.join(" "));
             }
-            let ok = run::matches_expectation(
-                &s.expect,
-                &report
-                    .first_failure
-                    .as_ref()
-                    .map(|f| f.execution.verdict.clone())
-                    .unwrap_or(mcsim::Verdict::Pass),
-            );
-            println!(
-                "\nexpected {}, got {}: {}",
-                s.expect,
-                report.label(),
-                if ok { "as expected" } else { "MISMATCH" }
-            );
             Ok(if ok {
                 ExitCode::SUCCESS
             } else {
@@ -244,13 +256,12 @@ fn determinism(s: &Scenario, kind: StrategyKind, seed: u64, n: u64) -> Result<Ex
 
 fn run_one(path: &Path, budget: f64, check_determinism: bool) -> Row {
     let started = Instant::now();
-    let file = path.display().to_string();
     let mut row = Row {
         scenario: path
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_default(),
-        file,
+        file: path.display().to_string(),
         expected: String::new(),
         got: String::new(),
         executions: 0,
@@ -260,37 +271,80 @@ fn run_one(path: &Path, budget: f64, check_determinism: bool) -> Row {
         replay: None,
         detail: None,
         error: None,
+        points: Vec::new(),
     };
-    let s = match load(path) {
-        Ok(s) => s,
+    let points = match load_points(path) {
+        Ok(p) => p,
         Err(e) => {
             row.error = Some(format!("{e:#}"));
             return row;
         }
     };
-    row.scenario = s.name.clone();
-    row.expected = s.expect.clone();
-    let mut options = RunOptions::from_scenario(&s);
-    options.executions = ((s.executions as f64) * budget).ceil().max(1.0) as u64;
-    let report = run::run(&s, &options);
-    row.got = report.label();
-    row.executions = report.executions;
-    row.calls = report.calls;
-    row.numbers = report::key_numbers(&report);
-    if let Some(f) = &report.first_failure {
-        row.replay = Some(report::replay_seed_command(&s, s.strategy, f.seed));
-        row.detail = Some(report::render_failure(&s, s.strategy, f));
+    let sweep = points.len() > 1;
+    let mut labels = Vec::new();
+    for s in &points {
+        row.expected = s.expect.clone();
+        let mut options = RunOptions::from_scenario(s);
+        options.executions = ((s.executions as f64) * budget).ceil().max(1.0) as u64;
+        options.keep_going = sweep;
+        let report = run::run(s, &options);
+        let got = report.label();
+        row.executions += report.executions;
+        row.calls += report.calls;
+        if sweep {
+            row.points.push(PointRow {
+                point: s.point.join(","),
+                got: got.clone(),
+                executions: report.executions,
+                verdicts: report.verdicts.clone(),
+                metrics: report
+                    .metrics
+                    .iter()
+                    .map(|(k, m)| (k.clone(), m.mean()))
+                    .collect(),
+            });
+        } else {
+            row.numbers = report::key_numbers(&report);
+        }
+        if let Some(f) = &report.first_failure
+            && row.detail.is_none()
+        {
+            row.replay = Some(report::replay_seed_command(s, s.strategy, f.seed));
+            row.detail = Some(report::render_failure(s, s.strategy, f));
+        }
+        if check_determinism
+            && let Determinism::Differs { line, .. } = run::check_determinism(s, s.strategy, s.seed)
+        {
+            row.error = Some(format!(
+                "nondeterministic: {} seed {} differs at timeline line {line}",
+                s.name, s.seed
+            ));
+        }
+        labels.push(got);
     }
-    if check_determinism
-        && let Determinism::Differs { line, .. } = run::check_determinism(&s, s.strategy, s.seed)
-    {
-        row.error = Some(format!(
-            "nondeterministic: seed {} differs at timeline line {line}",
-            s.seed
-        ));
+    row.got = sweep_verdict(&row.expected, &labels);
+    if sweep {
+        let found = labels.iter().filter(|l| **l == row.expected).count();
+        row.numbers = format!("{} points, {found} with {}", labels.len(), row.expected);
     }
     row.millis = started.elapsed().as_millis() as u64;
     row
+}
+
+/// A sweep's verdict: `pass` if every point passes; otherwise the expected violation if any
+/// point shows it, else the first point's failure.
+fn sweep_verdict(expected: &str, labels: &[String]) -> String {
+    if labels.iter().all(|l| l == "pass") {
+        return "pass".into();
+    }
+    if expected != "pass" && labels.iter().any(|l| l == expected) {
+        return expected.to_string();
+    }
+    labels
+        .iter()
+        .find(|l| *l != "pass")
+        .cloned()
+        .unwrap_or_else(|| "pass".into())
 }
 
 fn check(
@@ -343,6 +397,9 @@ fn check(
         .map_err(|_| anyhow::anyhow!("a worker panicked"))?;
     rows.sort_by(|a, b| a.file.cmp(&b.file));
     println!("{}", report::render_table(&rows));
+    for r in rows.iter().filter(|r| !r.points.is_empty()) {
+        println!("{}", report::render_points(&r.scenario, &r.points));
+    }
     let failed: Vec<&Row> = rows.iter().filter(|r| !r.ok()).collect();
     for r in &failed {
         println!(

@@ -115,6 +115,59 @@ pub struct Row {
     pub detail: Option<String>,
     /// An error that kept the scenario from running.
     pub error: Option<String>,
+    /// For a sweep, one entry per point.
+    pub points: Vec<PointRow>,
+}
+
+/// One point of a sweep.
+#[derive(Debug, Clone, Serialize)]
+pub struct PointRow {
+    /// The swept values, e.g. `rate_per_s=5,phase_ms=250`.
+    pub point: String,
+    /// The point's verdict (its first failure, or `pass`).
+    pub got: String,
+    /// Executions run.
+    pub executions: u64,
+    /// Executions per verdict.
+    pub verdicts: std::collections::BTreeMap<String, u64>,
+    /// Mean of every metric over the point's executions.
+    pub metrics: std::collections::BTreeMap<String, f64>,
+}
+
+/// A sweep's points as a table: one line per point, one column per metric (means).
+pub fn render_points(scenario: &str, points: &[PointRow]) -> String {
+    let mut names: Vec<&String> = points.iter().flat_map(|p| p.metrics.keys()).collect();
+    names.sort();
+    names.dedup();
+    let mut out = format!(
+        "{scenario}:\n  {:<32} {:>6} {:>8}",
+        "point", "execs", "failing"
+    );
+    for n in &names {
+        let _ = write!(out, " {:>14}", n.rsplit('.').next().unwrap_or(n));
+    }
+    out.push('\n');
+    for p in points {
+        let failing: u64 = p
+            .verdicts
+            .iter()
+            .filter(|(k, _)| *k != "pass")
+            .map(|(_, n)| n)
+            .sum();
+        let _ = write!(out, "  {:<32} {:>6} {:>8}", p.point, p.executions, failing);
+        for n in &names {
+            match p.metrics.get(*n) {
+                Some(v) => {
+                    let _ = write!(out, " {v:>14.3}");
+                }
+                None => {
+                    let _ = write!(out, " {:>14}", "-");
+                }
+            }
+        }
+        out.push('\n');
+    }
+    out
 }
 
 impl Row {

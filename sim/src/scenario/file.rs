@@ -25,6 +25,10 @@ pub(crate) struct ScenarioFile {
     #[serde(default)]
     pub explore: ExploreFile,
     pub expect: ExpectFile,
+    /// Read by [`super::sweep`]; ignored here.
+    #[serde(default)]
+    #[allow(dead_code)]
+    pub sweep: Option<toml::Table>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -7,6 +7,7 @@
 mod error;
 mod file;
 mod params;
+mod sweep;
 
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
@@ -14,6 +15,7 @@ use std::time::Duration;
 
 pub use error::{FieldError, ScenarioError, key_at, line_col};
 pub use params::Params;
+pub use sweep::load_points;
 
 use crate::clock::Skew;
 use crate::cluster::Distribution;
@@ -120,6 +122,8 @@ pub struct Scenario {
     pub expect: String,
     /// Registers one execution.
     pub setup: Setup,
+    /// For a point of a sweep, the swept fields and their values (`rate_per_s=5`).
+    pub point: Vec<String>,
 }
 
 impl std::fmt::Debug for Scenario {
@@ -318,6 +322,7 @@ impl Scenario {
             seed: f.explore.seed,
             expect,
             setup,
+            point: Vec::new(),
         })
     }
 }
