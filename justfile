@@ -1,0 +1,30 @@
+# The commands people type. Each is a plain cargo command underneath.
+
+# the CI job: install memcached if missing, lint, test, run the gate
+ci:
+    .ci/run
+
+# all tests (the differential test needs a memcached binary)
+test:
+    cargo test --workspace
+
+# the scenario suite as a gate
+check *ARGS:
+    cargo run --release -- check {{ARGS}}
+
+# run one scenario
+run SCENARIO *ARGS:
+    cargo run --release -- run {{SCENARIO}} {{ARGS}}
+
+# replay one execution: just replay scenarios/x.toml --seed 3
+replay SCENARIO *ARGS:
+    cargo run --release -- replay {{SCENARIO}} {{ARGS}}
+
+# benchmarks
+bench:
+    cargo bench --workspace
+
+# format and lint
+lint:
+    cargo fmt --all -- --check
+    cargo clippy --workspace --all-targets -- -D warnings
