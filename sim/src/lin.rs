@@ -67,54 +67,91 @@ fn check_object<S: SequentialSpec>(
     entries: &[&Entry<S::Op, S::Ret>],
 ) -> Result<(), NotLinearizable> {
     let n = entries.len();
-    // Operations that must take effect: those that returned.
-    let required: Vec<usize> = (0..n).filter(|&i| entries[i].ret.is_some()).collect();
+    let mut done = vec![0u64; n.div_ceil(64).max(1)];
+    // Operations not yet placed, by call and by return: the earliest return among them
+    // bounds which operations may be linearized next.
+    let mut by_call: BTreeSet<(u64, usize)> = (0..n).map(|i| (entries[i].call, i)).collect();
+    let mut by_return: BTreeSet<(u64, usize)> = (0..n).map(|i| (entries[i].returned, i)).collect();
+    let mut required_left = entries.iter().filter(|e| e.ret.is_some()).count();
     let mut seen: BTreeSet<(Vec<u64>, S::State)> = BTreeSet::new();
+    let mut state = spec.init();
+    let mut placed: Vec<usize> = Vec::new();
     let mut best: Vec<usize> = Vec::new();
-    // Depth-first search over (set of linearized ops, state).
-    let mut stack: Vec<(Vec<usize>, S::State)> = vec![(Vec::new(), spec.init())];
-    while let Some((done, state)) = stack.pop() {
-        let mut mask = vec![0u64; n.div_ceil(64)];
-        for &i in &done {
-            mask[i / 64] |= 1 << (i % 64);
-        }
-        let is_done = |i: usize| mask[i / 64] & (1 << (i % 64)) != 0;
-        if required.iter().all(|&i| is_done(i)) {
+
+    struct Frame<St> {
+        candidates: Vec<usize>,
+        next: usize,
+        before: Option<(usize, St)>,
+    }
+    let candidates = |by_call: &BTreeSet<(u64, usize)>, by_return: &BTreeSet<(u64, usize)>| {
+        let horizon = by_return.first().map(|r| r.0).unwrap_or(u64::MAX);
+        by_call
+            .iter()
+            .take_while(|(call, _)| *call <= horizon)
+            .map(|c| c.1)
+            .collect::<Vec<_>>()
+    };
+    let mut stack = vec![Frame {
+        candidates: candidates(&by_call, &by_return),
+        next: 0,
+        before: None,
+    }];
+    while let Some(top) = stack.last_mut() {
+        if required_left == 0 {
             return Ok(());
         }
-        if !seen.insert((mask.clone(), state.clone())) {
-            continue;
-        }
-        if done.len() > best.len() {
-            best = done.clone();
-        }
-        // The earliest return among operations not yet placed bounds which may go next.
-        let horizon = (0..n)
-            .filter(|&i| !is_done(i))
-            .map(|i| entries[i].returned)
-            .min();
-        let Some(horizon) = horizon else { continue };
-        for i in (0..n).rev() {
-            if is_done(i) || entries[i].call > horizon {
-                continue;
-            }
+        if top.next < top.candidates.len() {
+            let i = top.candidates[top.next];
+            top.next += 1;
             let (next, ret) = spec.step(&state, &entries[i].op);
             if let Some(want) = &entries[i].ret
                 && *want != ret
             {
                 continue;
             }
-            let mut d = done.clone();
-            d.push(i);
-            stack.push((d, next));
+            done[i / 64] |= 1 << (i % 64);
+            if !seen.insert((done.clone(), next.clone())) {
+                done[i / 64] &= !(1 << (i % 64));
+                continue;
+            }
+            by_call.remove(&(entries[i].call, i));
+            by_return.remove(&(entries[i].returned, i));
+            if entries[i].ret.is_some() {
+                required_left -= 1;
+            }
+            placed.push(i);
+            if placed.len() > best.len() {
+                best = placed.clone();
+            }
+            let before = std::mem::replace(&mut state, next);
+            stack.push(Frame {
+                candidates: candidates(&by_call, &by_return),
+                next: 0,
+                before: Some((i, before)),
+            });
+        } else {
+            let frame = stack.pop().expect("non-empty");
+            if let Some((i, before)) = frame.before {
+                state = before;
+                done[i / 64] &= !(1 << (i % 64));
+                by_call.insert((entries[i].call, i));
+                by_return.insert((entries[i].returned, i));
+                if entries[i].ret.is_some() {
+                    required_left += 1;
+                }
+                placed.pop();
+            }
         }
     }
-    let placed: BTreeSet<usize> = best.iter().copied().collect();
+    if required_left == 0 {
+        return Ok(());
+    }
+    let in_best: BTreeSet<usize> = best.iter().copied().collect();
     Err(NotLinearizable {
         object: object.to_string(),
         longest_prefix: best.iter().map(|&i| describe(entries[i])).collect(),
         stuck: (0..n)
-            .filter(|i| !placed.contains(i))
+            .filter(|i| !in_best.contains(i))
             .map(|i| describe(entries[i]))
             .collect(),
     })

@@ -1,0 +1,94 @@
+//! The counter recipes: lost and extra increments are found and counted, attributed to
+//! the fault that caused them; the sound recipes are exact.
+
+mod support;
+
+use mcsim::Fault;
+use support::{run, violation};
+
+#[test]
+fn get_set_counter_loses_increments_and_says_how_many() {
+    let (_, report) = run("counter-get-set");
+    let v = violation(&report);
+    assert_eq!(v.invariant, "counter.no_lost_increments");
+    let lost = v.failure.numbers["lost"];
+    assert!(
+        (1..=2).contains(&lost),
+        "3 clients can lose 1 or 2 increments, lost {lost}"
+    );
+    assert_eq!(
+        v.failure.numbers["completed"] - v.failure.numbers["value"],
+        lost
+    );
+    assert!(v.faults.is_empty());
+}
+
+#[test]
+fn incr_add_counter_is_exact_and_linearizable_without_faults() {
+    let (_, report) = run("counter-incr-add");
+    assert!(
+        report.first_failure.is_none(),
+        "{:?}",
+        report.first_failure.map(|f| f.execution.verdict)
+    );
+    let lost = report.metrics["counter.lost"];
+    assert_eq!((lost.max, report.metrics["counter.extra"].max), (0.0, 0.0));
+    assert_eq!(report.metrics["counter.value"].min, 9.0);
+}
+
+#[test]
+fn incr_add_counter_counts_extra_increments_when_a_reply_is_lost() {
+    let (_, report) = run("counter-incr-add-reply-lost");
+    let v = violation(&report);
+    assert_eq!(v.invariant, "counter.no_extra_increments");
+    assert_eq!(v.failure.numbers["extra"], 1);
+    assert!(
+        matches!(v.faults.as_slice(), [(_, Fault::ReplyLost { .. })]),
+        "{}",
+        v.cause()
+    );
+}
+
+#[test]
+fn incr_add_counter_counts_lost_increments_after_an_eviction() {
+    let (_, report) = run("counter-incr-add-evict");
+    let v = violation(&report);
+    assert_eq!(v.invariant, "counter.no_lost_increments");
+    assert!(v.failure.numbers["lost"] >= 1);
+    assert!(
+        matches!(v.faults.as_slice(), [(_, Fault::Evict { .. })]),
+        "{}",
+        v.cause()
+    );
+}
+
+#[test]
+fn incr_add_counter_counts_lost_increments_after_a_crash() {
+    let (_, report) = run("counter-incr-add-crash");
+    let v = violation(&report);
+    assert_eq!(v.invariant, "counter.no_lost_increments");
+    assert!(v.failure.numbers["lost"] >= 1);
+    assert!(
+        matches!(v.faults.as_slice(), [(_, Fault::Crash { .. })]),
+        "{}",
+        v.cause()
+    );
+}
+
+#[test]
+fn view_counter_as_first_written_loses_a_view_on_a_concurrent_miss() {
+    let (_, report) = run("counter-incr-set");
+    let v = violation(&report);
+    assert_eq!(v.invariant, "counter.no_lost_increments");
+    assert!(v.faults.is_empty());
+}
+
+#[test]
+fn view_counter_fix_is_exact() {
+    let (_, report) = run("counter-incr-add-db");
+    assert!(
+        report.first_failure.is_none(),
+        "{:?}",
+        report.first_failure.map(|f| f.execution.verdict)
+    );
+}

@@ -1,0 +1,108 @@
+//! The lock recipes: the broken ones are caught, the sound one passes, and a failure
+//! replays to the same trace from its seed and from its schedule.
+
+mod support;
+
+use mcsim::Verdict;
+use mcsim::explore::Schedule;
+use mcsim::run;
+use support::{load, run, violation};
+
+#[test]
+fn get_set_lock_breaks_exclusion_and_replays_identically() {
+    let (s, report) = run("lock-get-set");
+    let v = violation(&report);
+    assert_eq!(v.invariant, "lock.exclusion");
+    assert_eq!(v.failure.numbers["inside"], 2);
+    assert!(v.faults.is_empty(), "no fault is needed: {}", v.cause());
+    let failure = report.first_failure.expect("a failure");
+
+    // The printed replay command: `mcsim replay <file> --seed <seed>`.
+    let line = mcsim::report::replay_seed_command(&s, s.strategy, failure.seed);
+    let seed: u64 = line.rsplit(' ').next().unwrap().parse().unwrap();
+    let again = run::run_seed(&s, s.strategy, seed);
+    assert_eq!(again.trace.render(), failure.execution.trace.render());
+    assert_eq!(again.trace.hash(), failure.execution.trace.hash());
+
+    // The schedule string alone replays it too.
+    let text = failure.execution.schedule.to_string();
+    let replayed = run::replay(&s, &Schedule::parse(&text).unwrap());
+    assert_eq!(replayed.trace.render(), failure.execution.trace.render());
+    assert_eq!(replayed.verdict, failure.execution.verdict);
+}
+
+#[test]
+fn add_lock_with_eight_clients_passes_ten_thousand_seeds() {
+    let (s, report) = run("lock-add");
+    assert_eq!(s.clients, 8);
+    assert_eq!(report.executions, 10_000);
+    assert!(
+        report.first_failure.is_none(),
+        "{:?}",
+        report.first_failure.map(|f| f.execution.verdict)
+    );
+}
+
+#[test]
+fn add_lock_holder_outlasting_the_timeout_breaks_exclusion() {
+    let (_, report) = run("lock-add-long-hold");
+    let v = violation(&report);
+    assert_eq!(v.invariant, "lock.exclusion");
+    assert!(v.faults.is_empty());
+    // The second holder got in after the key expired: at least the 1 s timeout later.
+    assert!(v.time.secs() >= 1, "violation at {}", v.time);
+}
+
+#[test]
+fn add_lock_key_eviction_breaks_exclusion_and_the_report_names_it() {
+    let (_, report) = run("lock-add-evict");
+    let v = violation(&report);
+    assert_eq!(v.invariant, "lock.exclusion");
+    assert_eq!(v.faults.len(), 1);
+    assert!(v.cause().contains("evict lock_x"), "cause: {}", v.cause());
+    let trace = report.first_failure.unwrap().execution.trace.render();
+    assert!(trace.contains("FAULT evict lock_x"), "{trace}");
+}
+
+#[test]
+fn token_lock_passes_without_faults() {
+    let (_, report) = run("lock-token");
+    assert!(
+        report.first_failure.is_none(),
+        "{:?}",
+        report.first_failure.map(|f| f.execution.verdict)
+    );
+}
+
+#[test]
+fn a_failure_report_has_the_timeline_and_both_replay_lines() {
+    let (s, report) = run("lock-get-set");
+    let failure = report.first_failure.expect("a failure");
+    let text = mcsim::report::render_failure(&s, s.strategy, &failure);
+    assert!(text.contains("FAILED lock-get-set: lock.exclusion"));
+    assert!(text.contains("enters critical section"));
+    assert!(
+        text.contains("mcsim replay")
+            && text.contains("--seed")
+            && text.contains("--schedule mc1:")
+    );
+}
+
+#[test]
+fn pct_finds_the_get_set_lock_bug_too() {
+    let s = load("lock-get-set");
+    let options = run::RunOptions {
+        strategy: mcsim::scenario::StrategyKind::Pct {
+            depth: 2,
+            steps: 20,
+        },
+        seed: 0,
+        executions: 200,
+        keep_going: false,
+    };
+    let report = run::run(&s, &options);
+    assert!(matches!(
+        report.first_failure.map(|f| f.execution.verdict),
+        Some(Verdict::Violation(_))
+    ));
+}
