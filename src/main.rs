@@ -92,6 +92,24 @@ enum Command {
         #[command(flatten)]
         strategy: StrategyOpts,
     },
+    /// Explore every schedule of a scenario within bounds (exhaustive, with partial-order
+    /// reduction); print the first counterexample or "no violation within bounds".
+    Explore {
+        /// The scenario file.
+        scenario: PathBuf,
+        /// At most this many preemptions per execution.
+        #[arg(long)]
+        max_preemptions: Option<u32>,
+        /// Stop after this many executions (then the result is not exhaustive).
+        #[arg(long)]
+        max_executions: Option<u64>,
+        /// Turn the partial-order reduction off (explore every interleaving).
+        #[arg(long)]
+        no_reduction: bool,
+        /// Keep exploring after a violation and count the failing executions.
+        #[arg(long)]
+        all: bool,
+    },
     /// Run the whole scenario suite as a gate: exit non-zero if any verdict differs from
     /// the one its scenario expects.
     Check {
@@ -211,6 +229,22 @@ fn real_main() -> Result<ExitCode> {
             println!("trace hash: {:016x}", execution.trace.hash());
             Ok(ExitCode::SUCCESS)
         }
+        Command::Explore {
+            scenario,
+            max_preemptions,
+            max_executions,
+            no_reduction,
+            all,
+        } => {
+            let s = load(&scenario)?;
+            let options = run::ExploreOptions {
+                max_preemptions,
+                reduce: !no_reduction,
+                max_executions,
+                keep_going: all,
+            };
+            explore(&s, &options)
+        }
         Command::Check {
             dir,
             jobs,
@@ -226,6 +260,81 @@ fn real_main() -> Result<ExitCode> {
             junit.as_deref(),
             check_determinism,
         ),
+    }
+}
+
+fn explore(s: &Scenario, options: &run::ExploreOptions) -> Result<ExitCode> {
+    let started = Instant::now();
+    let mut last = Instant::now();
+    let report = run::explore(s, options, &mut |stats| {
+        if last.elapsed().as_secs() >= 1 {
+            last = Instant::now();
+            eprintln!(
+                "  … {} executions, {} pruned, depth {} ({:.0?})",
+                stats.executions,
+                stats.pruned,
+                stats.max_depth,
+                started.elapsed()
+            );
+        }
+        true
+    });
+    let st = report.stats;
+    if options.keep_going {
+        println!("{} of the executions violate an invariant", report.failures);
+    }
+    println!(
+        "{}: {} executions explored ({} redundant interleavings cut short), {} distinct final states, {} calls, max depth {}, in {:.2?}",
+        s.name,
+        st.executions,
+        st.pruned,
+        report.distinct_states,
+        report.calls,
+        st.max_depth,
+        started.elapsed()
+    );
+    match &report.failure {
+        Some(f) => {
+            println!();
+            print!("{}", report::render_failure(s, s.strategy, f));
+            let ok = f.execution.verdict.label() == s.expect;
+            println!(
+                "\nexpected {}, got {}: {}",
+                s.expect,
+                f.execution.verdict.label(),
+                if ok { "as expected" } else { "MISMATCH" }
+            );
+            Ok(if ok {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            })
+        }
+        None if report.interrupted => {
+            println!("stopped before covering every schedule: no violation so far (not a proof)");
+            Ok(ExitCode::FAILURE)
+        }
+        None => {
+            let bound = match options.max_preemptions {
+                Some(p) => format!("at most {p} preemptions and the fault plan's budgets"),
+                None => "the fault plan's budgets, unbounded preemptions".into(),
+            };
+            println!(
+                "no violation within bounds ({} clients, {bound})",
+                s.clients
+            );
+            let ok = s.expect == "pass";
+            println!(
+                "expected {}, got pass: {}",
+                s.expect,
+                if ok { "as expected" } else { "MISMATCH" }
+            );
+            Ok(if ok {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            })
+        }
     }
 }
 

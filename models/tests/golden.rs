@@ -50,7 +50,7 @@ fn one_trace_per_scenario_is_pinned() {
             });
             format!(
                 "seed: {}\nverdict: {}\n{}",
-                f.seed,
+                f.seed.unwrap_or_default(),
                 f.execution.verdict,
                 f.execution.trace.render()
             )

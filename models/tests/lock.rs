@@ -20,6 +20,7 @@ fn get_set_lock_breaks_exclusion_and_replays_identically() {
     // The printed replay command: `mcsim replay <file> --seed <seed>`.
     let line = mcsim::report::replay_seed_command(&s, s.strategy, failure.seed);
     let seed: u64 = line.rsplit(' ').next().unwrap().parse().unwrap();
+    assert_eq!(Some(seed), failure.seed);
     let again = run::run_seed(&s, s.strategy, seed);
     assert_eq!(again.trace.render(), failure.execution.trace.render());
     assert_eq!(again.trace.hash(), failure.execution.trace.hash());

@@ -58,6 +58,25 @@ impl Cluster {
             .unwrap_or(0)
     }
 
+    /// A hash of every server's live items (key, value, flags) at `now`: equal for equal
+    /// final states.
+    pub fn state_hash(&self, now: VirtualTime) -> u64 {
+        let mut bytes = Vec::new();
+        for (i, server) in self.servers.iter().enumerate() {
+            bytes.extend_from_slice(format!("server {i} up={}\n", server.is_up()).as_bytes());
+            let tick = server.tick(now);
+            for (key, item) in server.items().iter() {
+                if server.items().peek(key, tick).is_some() {
+                    bytes.extend_from_slice(key.as_bytes());
+                    bytes.push(b' ');
+                    bytes.extend_from_slice(&item.data);
+                    bytes.extend_from_slice(format!(" {}\n", item.flags).as_bytes());
+                }
+            }
+        }
+        crate::trace::fnv1a(&bytes)
+    }
+
     /// The live value under `key`, without side effects.
     pub fn peek(&self, key: &Key, now: VirtualTime) -> Option<Value> {
         let server = &self.servers[self.server_for(key)];

@@ -10,7 +10,17 @@ use crate::run::{Failure, RunReport};
 use crate::scenario::{Scenario, StrategyKind};
 
 /// The command that replays a failure from its seed.
-pub fn replay_seed_command(scenario: &Scenario, strategy: StrategyKind, seed: u64) -> String {
+pub fn replay_seed_command(
+    scenario: &Scenario,
+    strategy: StrategyKind,
+    seed: Option<u64>,
+) -> String {
+    let Some(seed) = seed else {
+        return format!(
+            "mcsim replay {} --schedule <the schedule below>",
+            scenario.path.display()
+        );
+    };
     let extra = match strategy {
         StrategyKind::Random => String::new(),
         StrategyKind::Pct { depth, .. } => format!(" --strategy pct --depth {depth}"),

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use crate::check::Verdict;
 use crate::exec::{Execution, execute};
-use crate::explore::{Replay, Schedule};
+use crate::explore::{Dfs, DfsStats, Replay, Schedule, Strategy};
 use crate::scenario::{Scenario, StrategyKind};
 
 /// How to run a scenario.
@@ -72,8 +72,8 @@ impl Summary {
 /// A failing execution, with what it takes to replay it.
 #[derive(Debug, Clone)]
 pub struct Failure {
-    /// The seed that produced it.
-    pub seed: u64,
+    /// The seed that produced it (none for exhaustive exploration: replay the schedule).
+    pub seed: Option<u64>,
     /// The execution, replayed with its timeline.
     pub execution: Execution,
 }
@@ -138,7 +138,10 @@ pub fn run(scenario: &Scenario, options: &RunOptions) -> RunReport {
         if !e.verdict.is_pass() && report.first_failure.is_none() {
             let seed = options.seed.wrapping_add(i);
             let execution = replay(scenario, &e.schedule);
-            report.first_failure = Some(Failure { seed, execution });
+            report.first_failure = Some(Failure {
+                seed: Some(seed),
+                execution,
+            });
             if !options.keep_going {
                 break;
             }
@@ -210,4 +213,104 @@ pub fn check_determinism(scenario: &Scenario, strategy: StrategyKind, seed: u64)
 /// True if a run's outcome matches the scenario's expectation.
 pub fn matches_expectation(expect: &str, verdict: &Verdict) -> bool {
     verdict.label() == expect
+}
+
+/// Bounds of an exhaustive exploration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ExploreOptions {
+    /// At most this many preemptions per execution (`None`: unbounded).
+    pub max_preemptions: Option<u32>,
+    /// Sleep-set partial-order reduction.
+    pub reduce: bool,
+    /// Stop after this many executions (the result is then not exhaustive).
+    pub max_executions: Option<u64>,
+    /// Keep exploring after a failure, counting failing executions.
+    pub keep_going: bool,
+}
+
+impl Default for ExploreOptions {
+    fn default() -> ExploreOptions {
+        ExploreOptions {
+            max_preemptions: None,
+            reduce: true,
+            max_executions: None,
+            keep_going: false,
+        }
+    }
+}
+
+/// The outcome of an exhaustive exploration.
+#[derive(Debug, Clone)]
+pub struct ExploreReport {
+    /// Executions, pruning and completeness.
+    pub stats: DfsStats,
+    /// Distinct final server states among complete executions.
+    pub distinct_states: usize,
+    /// The first counterexample, if any.
+    pub failure: Option<Failure>,
+    /// Complete executions that failed (all of them with `keep_going`).
+    pub failures: u64,
+    /// Calls executed.
+    pub calls: u64,
+    /// True if stopped by the caller or the execution cap before covering everything.
+    pub interrupted: bool,
+}
+
+/// Explores every schedule of a scenario within bounds, stopping at the first failure.
+/// `progress` is called after each execution; returning false stops the exploration.
+pub fn explore(
+    scenario: &Scenario,
+    options: &ExploreOptions,
+    progress: &mut dyn FnMut(&DfsStats) -> bool,
+) -> ExploreReport {
+    let mut dfs = Dfs::new(options.max_preemptions, options.reduce);
+    let mut states = std::collections::BTreeSet::new();
+    let mut calls = 0;
+    let mut failure = None;
+    let mut failures = 0;
+    let mut interrupted = false;
+    let setup = scenario.setup.clone();
+    for i in 0.. {
+        let e = execute(&scenario.config, &*setup, &mut dfs, i);
+        calls += e.calls;
+        let failed = !e.pruned && !e.verdict.is_pass();
+        if !e.pruned {
+            states.insert(e.state_hash);
+        }
+        let more = dfs.end(failed);
+        if failed {
+            failures += 1;
+            if failure.is_none() {
+                let execution = replay(scenario, &e.schedule);
+                failure = Some(Failure {
+                    seed: None,
+                    execution,
+                });
+            }
+            if !options.keep_going {
+                interrupted = more;
+                break;
+            }
+        }
+        if !more {
+            break;
+        }
+        let stats = dfs.stats();
+        if !progress(&stats)
+            || options
+                .max_executions
+                .is_some_and(|m| stats.executions >= m)
+        {
+            interrupted = true;
+            break;
+        }
+    }
+    ExploreReport {
+        stats: dfs.stats(),
+        distinct_states: states.len(),
+        failure,
+        failures,
+        calls,
+        interrupted,
+    }
 }

@@ -11,11 +11,11 @@ use crate::clock::VirtualTime;
 use crate::cluster::Cluster;
 use crate::exec::core::{Core, Wait};
 use crate::exec::{ExecConfig, Execution, Sim, Task};
-use crate::explore::{CallOption, Choice, FaultOption, Options, Schedule, Strategy};
+use crate::explore::{CallOption, Choice, FaultOption, Footprint, Options, Schedule, Strategy};
 use crate::fault::{EvictTarget, Fault, FaultKind};
 use crate::memcache::{Key, Transport};
 use crate::protocol::Reply;
-use crate::trace::{Actor, Trace, describe_reply, describe_request};
+use crate::trace::{Actor, Trace, describe_reply, describe_request, fnv1a};
 
 /// Runs one execution: `setup` registers clients and invariants, `strategy` makes every
 /// choice. `index` tells the strategy which execution this is.
@@ -30,7 +30,10 @@ pub fn execute(
     strategy.begin(index);
     let mut engine = Engine::new(config, sim);
     let verdict = engine.run(strategy);
+    let state_hash = engine.cluster.state_hash(engine.now());
     Execution {
+        pruned: engine.pruned,
+        state_hash,
         index,
         verdict,
         schedule: Schedule {
@@ -61,6 +64,7 @@ struct Engine<'c> {
     metrics: BTreeMap<String, f64>,
     step: u64,
     calls: u64,
+    pruned: bool,
 }
 
 /// Why the loop stopped early.
@@ -85,6 +89,7 @@ impl<'c> Engine<'c> {
             metrics: BTreeMap::new(),
             step: 0,
             calls: 0,
+            pruned: false,
         }
     }
 
@@ -121,7 +126,7 @@ impl<'c> Engine<'c> {
             {
                 return Err(self.livelock());
             }
-            let (calls, next_timer) = self.options();
+            let (mut calls, next_timer) = self.options();
             if calls.is_empty() {
                 match next_timer {
                     Some(t) => {
@@ -132,13 +137,21 @@ impl<'c> Engine<'c> {
                 }
             }
             let faults = self.fault_options(&calls);
+            if strategy.needs_footprints() {
+                self.add_footprints(&mut calls);
+            }
             let options = Options {
                 step: self.step,
                 clients: self.tasks.len(),
                 calls: &calls,
                 faults: &faults,
+                eviction_possible: self.eviction_possible(),
             };
             let choice = strategy.choose(&options);
+            if strategy.stop_requested() {
+                self.pruned = true;
+                return Err(Verdict::Pass);
+            }
             self.apply(choice, &calls, &faults)?;
         }
     }
@@ -175,10 +188,32 @@ impl<'c> Engine<'c> {
                     client,
                     earliest,
                     latest: end.min(horizon).max(earliest),
+                    footprint: None,
                 }
             })
             .collect();
         (calls, next_timer)
+    }
+
+    fn add_footprints(&self, calls: &mut [CallOption]) {
+        let core = self.core.borrow();
+        for call in calls {
+            if let Wait::Call { request, .. } = &core.mailboxes[call.client].wait {
+                call.footprint = Some(Footprint {
+                    server: self.cluster.route(request),
+                    keys: request.keys().iter().map(|k| fnv1a(k.as_bytes())).collect(),
+                    read_only: request.is_read_only(),
+                });
+            }
+        }
+    }
+
+    /// True if some server is close enough to its memory limit that a store may evict.
+    fn eviction_possible(&self) -> bool {
+        self.cluster.servers.iter().any(|s| {
+            let limit = s.config().memory_limit;
+            s.items().malloced() + 2 * crate::server::PAGE_SIZE > limit
+        })
     }
 
     fn budget_left(&self, kind: FaultKind) -> Option<f64> {

@@ -143,4 +143,8 @@ pub struct Execution {
     pub calls: u64,
     /// Virtual time at the end.
     pub end_time: VirtualTime,
+    /// A hash of every server's live items at the end.
+    pub state_hash: u64,
+    /// Cut short by the strategy as a redundant interleaving (no verdict of its own).
+    pub pruned: bool,
 }

@@ -5,8 +5,9 @@
 //! [`Strategy`] picks one [`Choice`]; the sequence of choices is the [`Schedule`], which
 //! replays the execution exactly without the strategy that produced it.
 //!
-//! One file per strategy: [`random`], [`pct`], [`replay`].
+//! One file per strategy: [`random`], [`pct`], [`dfs`], [`replay`].
 
+pub mod dfs;
 pub mod pct;
 pub mod random;
 pub mod replay;
@@ -15,6 +16,7 @@ mod schedule;
 use crate::clock::VirtualTime;
 use crate::fault::{Fault, FaultKind};
 
+pub use dfs::{Dfs, DfsStats};
 pub use pct::Pct;
 pub use random::Random;
 pub use replay::Replay;
@@ -29,6 +31,33 @@ pub struct CallOption {
     pub earliest: VirtualTime,
     /// The latest.
     pub latest: VirtualTime,
+    /// What the call touches, when the strategy asked for footprints.
+    pub footprint: Option<Footprint>,
+}
+
+/// What a pending call touches: for deciding whether two calls commute.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Footprint {
+    /// The server it goes to.
+    pub server: usize,
+    /// Hashes of its keys (empty for server-wide commands such as `flush_all`).
+    pub keys: Vec<u64>,
+    /// True if it cannot change what later calls observe (ignoring the LRU).
+    pub read_only: bool,
+}
+
+impl Footprint {
+    /// True if the two calls commute: different servers, disjoint keys, or both reads.
+    /// Server-wide commands (no keys) commute with nothing on their server.
+    pub fn commutes_with(&self, other: &Footprint) -> bool {
+        if self.server != other.server {
+            return true;
+        }
+        if self.keys.is_empty() || other.keys.is_empty() {
+            return self.read_only && other.read_only;
+        }
+        (self.read_only && other.read_only) || !self.keys.iter().any(|k| other.keys.contains(k))
+    }
 }
 
 /// A fault that may fire at this step, with the plan's chance for its kind.
@@ -51,6 +80,9 @@ pub struct Options<'a> {
     pub calls: &'a [CallOption],
     /// Faults that may fire now.
     pub faults: &'a [FaultOption],
+    /// True if the servers can evict by memory pressure right now (memory nearly full):
+    /// then calls on different keys do not commute.
+    pub eviction_possible: bool,
 }
 
 impl Options<'_> {
@@ -90,4 +122,21 @@ pub trait Strategy {
 
     /// Picks the next step.
     fn choose(&mut self, options: &Options<'_>) -> Choice;
+
+    /// Whether [`CallOption::footprint`] should be filled in (costs a hash per call).
+    fn needs_footprints(&self) -> bool {
+        false
+    }
+
+    /// Called after each execution with its verdict; returns false when the strategy has
+    /// nothing left to explore.
+    fn end(&mut self, _failed: bool) -> bool {
+        true
+    }
+
+    /// True if the strategy asks to cut the current execution short (a redundant
+    /// interleaving under partial-order reduction).
+    fn stop_requested(&self) -> bool {
+        false
+    }
 }
