@@ -89,6 +89,10 @@ enum Command {
         /// A schedule string (`mc1:…`).
         #[arg(long)]
         schedule: Option<String>,
+        /// Run with this many clients instead of the scenario's (a shrunk counterexample
+        /// may need fewer).
+        #[arg(long)]
+        clients: Option<usize>,
         #[command(flatten)]
         strategy: StrategyOpts,
     },
@@ -209,12 +213,16 @@ fn real_main() -> Result<ExitCode> {
             })
         }
         Command::Replay {
+            clients,
             scenario,
             seed,
             schedule,
             strategy,
         } => {
-            let s = load(&scenario)?;
+            let mut s = load(&scenario)?;
+            if let Some(n) = clients {
+                s = s.with_clients(n).map_err(|e| anyhow::anyhow!("{e}"))?;
+            }
             let execution = match (seed, schedule) {
                 (Some(seed), _) => run::run_seed(&s, strategy.resolve(&s), seed),
                 (None, Some(text)) => {

@@ -31,6 +31,48 @@ pub const FAMILIES: &[Family] = &[
         invariants: counter::INVARIANTS,
         build: counter::build,
     },
+    Family {
+        name: crate::cache::FAMILY,
+        variants: crate::cache::VARIANTS,
+        invariants: crate::cache::INVARIANTS,
+        build: crate::cache::build,
+    },
+    Family {
+        name: crate::tags::FAMILY,
+        variants: crate::tags::VARIANTS,
+        invariants: crate::tags::INVARIANTS,
+        build: crate::tags::build,
+    },
+    Family {
+        name: crate::visitor::FAMILY,
+        variants: crate::visitor::VARIANTS,
+        invariants: crate::visitor::INVARIANTS,
+        build: crate::visitor::build,
+    },
+    Family {
+        name: crate::array::FAMILY,
+        variants: crate::array::VARIANTS,
+        invariants: crate::array::INVARIANTS,
+        build: crate::array::build,
+    },
+    Family {
+        name: crate::array2::FAMILY,
+        variants: crate::array2::VARIANTS,
+        invariants: crate::array2::INVARIANTS,
+        build: crate::array2::build,
+    },
+    Family {
+        name: crate::table::FAMILY,
+        variants: crate::table::VARIANTS,
+        invariants: crate::table::INVARIANTS,
+        build: crate::table::build,
+    },
+    Family {
+        name: crate::set::FAMILY,
+        variants: crate::set::VARIANTS,
+        invariants: crate::set::INVARIANTS,
+        build: crate::set::build,
+    },
 ];
 
 /// Every recipe family mcsim models.
@@ -51,6 +93,10 @@ impl Catalog for Recipes {
 
     fn families(&self) -> Vec<(&'static str, &'static [&'static str])> {
         FAMILIES.iter().map(|f| (f.name, f.variants)).collect()
+    }
+
+    fn shared(&self) -> std::rc::Rc<dyn Catalog> {
+        std::rc::Rc::new(*self)
     }
 
     fn invariants(&self, recipe: &str) -> &'static [&'static str] {

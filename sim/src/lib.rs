@@ -25,6 +25,7 @@ pub mod run;
 pub mod scenario;
 
 pub mod server;
+pub mod shrink;
 pub mod trace;
 
 pub use check::{EndView, Failure, Verdict, Violation};

@@ -33,8 +33,13 @@ pub fn replay_seed_command(
 
 /// The command that replays a failure from its schedule alone.
 pub fn replay_schedule_command(scenario: &Scenario, failure: &Failure) -> String {
+    let clients = if failure.clients == scenario.clients {
+        String::new()
+    } else {
+        format!(" --clients {}", failure.clients)
+    };
     format!(
-        "mcsim replay {} --schedule {}",
+        "mcsim replay {}{clients} --schedule {}",
         scenario.path.display(),
         failure.execution.schedule
     )
@@ -52,22 +57,42 @@ pub fn render_failure(scenario: &Scenario, strategy: StrategyKind, failure: &Fai
         }
         let _ = writeln!(out, "  cause        {}", v.cause());
     }
-    let _ = writeln!(
-        out,
-        "  schedule     {} choices, {} faults",
-        e.schedule.len(),
-        e.schedule.faults()
-    );
+    match &failure.original {
+        Some(before) => {
+            let after = crate::shrink::Size {
+                clients: failure.clients,
+                ..crate::shrink::size(scenario, e)
+            };
+            let _ = writeln!(out, "  found        {before}");
+            let _ = writeln!(out, "  shrunk to    {after}");
+        }
+        None => {
+            let _ = writeln!(
+                out,
+                "  schedule     {} choices, {} faults",
+                e.schedule.len(),
+                e.schedule.faults()
+            );
+        }
+    }
     let _ = writeln!(
         out,
         "\ntimeline (step, virtual time, client, call -> reply):"
     );
     out.push_str(&e.trace.render());
-    let _ = writeln!(
-        out,
-        "\nreplay:\n  {}",
-        replay_seed_command(scenario, strategy, failure.seed)
-    );
+    let _ = writeln!(out, "\nreplay:");
+    if failure.seed.is_some() {
+        let what = if failure.original.is_some() {
+            " (the execution as found)"
+        } else {
+            ""
+        };
+        let _ = writeln!(
+            out,
+            "  {}{what}",
+            replay_seed_command(scenario, strategy, failure.seed)
+        );
+    }
     let _ = writeln!(out, "  {}", replay_schedule_command(scenario, failure));
     out
 }

@@ -7,6 +7,7 @@ use crate::check::Verdict;
 use crate::exec::{Execution, execute};
 use crate::explore::{Dfs, DfsStats, Replay, Schedule, Strategy};
 use crate::scenario::{Scenario, StrategyKind};
+use crate::shrink::{self, Size};
 
 /// How to run a scenario.
 #[derive(Debug, Clone)]
@@ -19,6 +20,8 @@ pub struct RunOptions {
     pub executions: u64,
     /// Keep going after a failure (to measure how often a recipe breaks).
     pub keep_going: bool,
+    /// Shrink the first failure before reporting it.
+    pub shrink: bool,
 }
 
 impl RunOptions {
@@ -29,6 +32,7 @@ impl RunOptions {
             seed: s.seed,
             executions: s.executions,
             keep_going: false,
+            shrink: true,
         }
     }
 }
@@ -74,6 +78,10 @@ impl Summary {
 pub struct Failure {
     /// The seed that produced it (none for exhaustive exploration: replay the schedule).
     pub seed: Option<u64>,
+    /// The size of the execution as found, when it was shrunk.
+    pub original: Option<Size>,
+    /// Clients in the shrunk execution (may be fewer than the scenario's).
+    pub clients: usize,
     /// The execution, replayed with its timeline.
     pub execution: Execution,
 }
@@ -137,17 +145,33 @@ pub fn run(scenario: &Scenario, options: &RunOptions) -> RunReport {
         }
         if !e.verdict.is_pass() && report.first_failure.is_none() {
             let seed = options.seed.wrapping_add(i);
-            let execution = replay(scenario, &e.schedule);
-            report.first_failure = Some(Failure {
-                seed: Some(seed),
-                execution,
-            });
+            report.first_failure = Some(failure(scenario, Some(seed), &e, options.shrink));
             if !options.keep_going {
                 break;
             }
         }
     }
     report
+}
+
+/// Packages a failing execution: shrunk (when asked and when it is a violation, livelock
+/// or panic) and replayed with its timeline.
+fn failure(scenario: &Scenario, seed: Option<u64>, e: &Execution, shrink: bool) -> Failure {
+    if shrink && !matches!(e.verdict, Verdict::Diverged { .. }) {
+        let shrunk = shrink::shrink(scenario, e, scenario.executions.min(2000));
+        return Failure {
+            seed,
+            original: Some(shrunk.before),
+            clients: shrunk.scenario.clients,
+            execution: shrunk.execution,
+        };
+    }
+    Failure {
+        seed,
+        original: None,
+        clients: scenario.clients,
+        execution: replay(scenario, &e.schedule),
+    }
 }
 
 /// Replays a schedule with the timeline on.
@@ -281,11 +305,7 @@ pub fn explore(
         if failed {
             failures += 1;
             if failure.is_none() {
-                let execution = replay(scenario, &e.schedule);
-                failure = Some(Failure {
-                    seed: None,
-                    execution,
-                });
+                failure = Some(self::failure(scenario, None, &e, true));
             }
             if !options.keep_going {
                 interrupted = more;

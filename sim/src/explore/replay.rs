@@ -11,12 +11,45 @@ use crate::explore::{Choice, Options, Schedule, Strategy};
 pub struct Replay {
     schedule: Schedule,
     next: usize,
+    lenient: bool,
 }
 
 impl Replay {
-    /// Replays `schedule`.
+    /// Replays `schedule` exactly.
     pub fn new(schedule: Schedule) -> Replay {
-        Replay { schedule, next: 0 }
+        Replay {
+            schedule,
+            next: 0,
+            lenient: false,
+        }
+    }
+
+    /// Follows `schedule` where it can: a choice that is not possible at its step is
+    /// skipped and a delay beyond the call's window is clamped. The shrinker uses this to
+    /// try schedules with choices removed or changed.
+    pub fn lenient(schedule: Schedule) -> Replay {
+        Replay {
+            schedule,
+            next: 0,
+            lenient: true,
+        }
+    }
+
+    fn possible(options: &Options<'_>, choice: &Choice) -> Option<Choice> {
+        match choice {
+            Choice::Run { client, delay } => options.call_of(*client).map(|c| {
+                let width = c.latest.micros() - c.earliest.micros();
+                Choice::Run {
+                    client: *client,
+                    delay: (*delay).min(width),
+                }
+            }),
+            Choice::Fault(f) => options
+                .faults
+                .iter()
+                .any(|o| &o.fault == f)
+                .then(|| choice.clone()),
+        }
     }
 
     /// True once every recorded choice has been used.
@@ -35,6 +68,14 @@ impl Strategy for Replay {
     }
 
     fn choose(&mut self, options: &Options<'_>) -> Choice {
+        if self.lenient {
+            while let Some(choice) = self.schedule.choices.get(self.next) {
+                self.next += 1;
+                if let Some(c) = Self::possible(options, choice) {
+                    return c;
+                }
+            }
+        }
         let choice = self.schedule.choices.get(self.next).cloned();
         self.next += 1;
         // Past the end of the schedule the execution continues deterministically: the

@@ -49,6 +49,9 @@ pub trait Catalog {
 
     /// The invariants a family checks (the verdicts a scenario may expect).
     fn invariants(&self, recipe: &str) -> &'static [&'static str];
+
+    /// A shared copy, kept by a scenario to rebuild itself (e.g. with fewer clients).
+    fn shared(&self) -> Rc<dyn Catalog>;
 }
 
 /// Which strategy a scenario runs with.
@@ -124,6 +127,8 @@ pub struct Scenario {
     pub setup: Setup,
     /// For a point of a sweep, the swept fields and their values (`rate_per_s=5`).
     pub point: Vec<String>,
+    /// The file's text and the catalog, to rebuild the scenario with other settings.
+    origin: Rc<(String, Rc<dyn Catalog>)>,
 }
 
 impl std::fmt::Debug for Scenario {
@@ -139,6 +144,32 @@ impl std::fmt::Debug for Scenario {
 }
 
 impl Scenario {
+    /// The same scenario with another number of clients (skews are recomputed for the new
+    /// count; an explicit `skews_ms` list is cut or fails).
+    pub fn with_clients(&self, clients: usize) -> Result<Scenario, ScenarioError> {
+        let (source, catalog) = &*self.origin;
+        let mut doc: toml::Table = toml::from_str(source).map_err(|e| ScenarioError {
+            file: self.path.clone(),
+            line: 0,
+            column: 0,
+            field: None,
+            message: e.to_string(),
+        })?;
+        doc.insert("clients".into(), toml::Value::Integer(clients as i64));
+        if let Some(toml::Value::Table(t)) = doc.get_mut("timing")
+            && let Some(toml::Value::Array(skews)) = t.get_mut("skews_ms")
+        {
+            skews.truncate(clients);
+        }
+        doc.remove("sweep");
+        let text = toml::to_string(&doc).unwrap_or_default();
+        let mut s = Scenario::parse(&self.path, &text, &**catalog)?;
+        s.name = self.name.clone();
+        s.point = self.point.clone();
+        s.executions = self.executions;
+        Ok(s)
+    }
+
     /// Reads and checks a scenario file.
     pub fn load(path: &Path, catalog: &dyn Catalog) -> Result<Scenario, ScenarioError> {
         let source = std::fs::read_to_string(path).map_err(|e| ScenarioError {
@@ -323,6 +354,7 @@ impl Scenario {
             expect,
             setup,
             point: Vec::new(),
+            origin: Rc::new((source.to_string(), catalog.shared())),
         })
     }
 }
