@@ -404,6 +404,8 @@ fn run_one(path: &Path, budget: f64, check_determinism: bool) -> Row {
         let mut options = RunOptions::from_scenario(s);
         options.executions = ((s.executions as f64) * budget).ceil().max(1.0) as u64;
         options.keep_going = sweep;
+        // A sweep is read for its numbers; only its first failure is shown, unshrunk.
+        options.shrink = !sweep;
         let report = run::run(s, &options);
         let got = report.label();
         row.executions += report.executions;

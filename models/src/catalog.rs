@@ -3,7 +3,7 @@
 
 use mcsim::scenario::{BuildContext, Catalog, FieldError, Setup};
 
-use crate::{counter, lock};
+use crate::{cluster, counter, lock};
 
 /// One recipe family as the catalog knows it.
 pub struct Family {
@@ -72,6 +72,24 @@ pub const FAMILIES: &[Family] = &[
         variants: crate::set::VARIANTS,
         invariants: crate::set::INVARIANTS,
         build: crate::set::build,
+    },
+    Family {
+        name: crate::online::FAMILY,
+        variants: crate::online::VARIANTS,
+        invariants: crate::online::INVARIANTS,
+        build: crate::online::build,
+    },
+    Family {
+        name: cluster::FAMILY,
+        variants: cluster::VARIANTS,
+        invariants: cluster::INVARIANTS,
+        build: cluster::build,
+    },
+    Family {
+        name: crate::eventlog::FAMILY,
+        variants: crate::eventlog::VARIANTS,
+        invariants: crate::eventlog::INVARIANTS,
+        build: crate::eventlog::build,
     },
 ];
 

@@ -2,8 +2,19 @@
 //! recipe as written and its fixed variants, the workload that exercises it, and its named
 //! invariants. [`Recipes`] is the catalog scenario files name recipes from.
 
+pub mod array;
+pub mod array2;
+pub mod arrivals;
+pub mod cache;
 pub mod catalog;
+pub mod cluster;
 pub mod counter;
+pub mod eventlog;
 pub mod lock;
+pub mod online;
+pub mod set;
+pub mod table;
+pub mod tags;
+pub mod visitor;
 
 pub use catalog::Recipes;

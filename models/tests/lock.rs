@@ -100,6 +100,7 @@ fn pct_finds_the_get_set_lock_bug_too() {
         seed: 0,
         executions: 200,
         keep_going: false,
+        shrink: false,
     };
     let report = run::run(&s, &options);
     assert!(matches!(

@@ -203,6 +203,16 @@ impl EndView<'_> {
         self.cluster.peek(key, self.now)
     }
 
+    /// The server a key maps to in the clients' current list.
+    pub fn server_for(&self, key: &Key) -> usize {
+        self.cluster.server_for(key)
+    }
+
+    /// Number of servers.
+    pub fn servers(&self) -> usize {
+        self.cluster.servers.len()
+    }
+
     /// Virtual time at quiescence.
     pub fn now(&self) -> VirtualTime {
         self.now

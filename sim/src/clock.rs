@@ -122,14 +122,21 @@ impl ServerClock {
     /// A clock booted at `boot` whose ticks fall `phase` (mod 1 s) after it.
     pub fn new(boot: VirtualTime, phase: Duration, unix_at_zero: i64) -> ServerClock {
         let phase = Duration::from_micros(phase.as_micros() as u64 % MICROS);
-        ServerClock { boot, phase, skipped: 0, unix_at_zero }
+        ServerClock {
+            boot,
+            phase,
+            skipped: 0,
+            unix_at_zero,
+        }
     }
 
     /// The tick at virtual time `now`.
     pub fn tick(&self, now: VirtualTime) -> u32 {
         let start = self.boot + self.phase;
         let elapsed = now.0.saturating_sub(start.0) / MICROS;
-        FIRST_TICK.saturating_add(self.skipped).saturating_add(elapsed as u32)
+        FIRST_TICK
+            .saturating_add(self.skipped)
+            .saturating_add(elapsed as u32)
     }
 
     /// The virtual time at which the clock shows `tick` for the first time.
@@ -181,6 +188,9 @@ mod tests {
     fn skew_is_signed() {
         let t = VirtualTime::from_secs(10);
         assert_eq!(t.skewed(Skew::millis(-500)), VirtualTime::from_millis(9500));
-        assert_eq!(VirtualTime::ZERO.skewed(Skew::millis(-1)), VirtualTime::ZERO);
+        assert_eq!(
+            VirtualTime::ZERO.skewed(Skew::millis(-1)),
+            VirtualTime::ZERO
+        );
     }
 }

@@ -1,8 +1,17 @@
 //! Several simulated servers and the client-side key distribution that picks one per key.
 //!
-//! `modulo` is `crc32(key) % servers` (the classic memcache client); `single` sends every
-//! key to server 0. A server that is down stays in the distribution, as with a client that
-//! does not eject failed nodes: its keys fail until it restarts.
+//! - `modulo`: `crc32(key) % n` over the servers in the client's list (the classic
+//!   memcache client): when a server leaves, most keys move.
+//! - `ketama`: libketama-compatible consistent hashing: each server gets 160 points on a
+//!   ring of 2^32 (40 MD5 digests of `"<host>-<k>"`, four points per digest, equal
+//!   weights); a key goes to the first point at or after the first four bytes of its MD5;
+//!   when a server leaves, about `1/n` of the keys move.
+//!
+//! A server can leave the client's list (it keeps running and keeps its items) and come
+//! back later: its old values resurface. A crashed server stays in the list: its keys fail
+//! until it restarts.
+
+use md5::{Digest, Md5};
 
 use crate::clock::VirtualTime;
 use crate::memcache::{Key, Value};
@@ -12,50 +21,161 @@ use crate::server::{Server, ServerConfig};
 /// How keys map to servers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Distribution {
-    /// `crc32(key) % n` over the servers.
+    /// `crc32(key) % n` over the servers in the list.
     #[default]
     Modulo,
+    /// libketama consistent hashing.
+    Ketama,
 }
 
-/// The servers of one execution.
+impl Distribution {
+    /// Parses a name used in scenario files.
+    pub fn parse(name: &str) -> Option<Distribution> {
+        match name {
+            "modulo" => Some(Distribution::Modulo),
+            "ketama" => Some(Distribution::Ketama),
+            _ => None,
+        }
+    }
+}
+
+/// The name a server has on the ketama ring.
+pub fn server_name(index: usize) -> String {
+    format!("10.0.0.{}:11211", index + 1)
+}
+
+/// A key → server map over a list of servers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ring {
+    distribution: Distribution,
+    members: Vec<usize>,
+    points: Vec<(u32, usize)>,
+}
+
+fn md5(bytes: &[u8]) -> [u8; 16] {
+    let mut out = [0u8; 16];
+    out.copy_from_slice(&Md5::digest(bytes));
+    out
+}
+
+fn ketama_point(digest: &[u8; 16], h: usize) -> u32 {
+    u32::from(digest[3 + h * 4]) << 24
+        | u32::from(digest[2 + h * 4]) << 16
+        | u32::from(digest[1 + h * 4]) << 8
+        | u32::from(digest[h * 4])
+}
+
+impl Ring {
+    /// The map for these member servers (indices into the cluster).
+    pub fn new(distribution: Distribution, members: Vec<usize>) -> Ring {
+        let mut points = Vec::new();
+        if distribution == Distribution::Ketama {
+            for &m in &members {
+                for k in 0..40 {
+                    let d = md5(format!("{}-{k}", server_name(m)).as_bytes());
+                    for h in 0..4 {
+                        points.push((ketama_point(&d, h), m));
+                    }
+                }
+            }
+            points.sort_unstable();
+        }
+        Ring {
+            distribution,
+            members,
+            points,
+        }
+    }
+
+    /// The server a key maps to (`None` if the list is empty).
+    pub fn server_for(&self, key: &[u8]) -> Option<usize> {
+        if self.members.len() <= 1 {
+            return self.members.first().copied();
+        }
+        match self.distribution {
+            Distribution::Modulo => {
+                let i = crc32fast::hash(key) as usize % self.members.len();
+                Some(self.members[i])
+            }
+            Distribution::Ketama => {
+                let h = ketama_point(&md5(key), 0);
+                let i = self.points.partition_point(|p| p.0 < h);
+                Some(self.points.get(i).unwrap_or(&self.points[0]).1)
+            }
+        }
+    }
+}
+
+/// The servers of one execution and the client's list of them.
 #[derive(Debug, Clone)]
 pub struct Cluster {
     /// The servers, by index.
     pub servers: Vec<Server>,
     distribution: Distribution,
+    listed: Vec<bool>,
+    ring: Ring,
 }
 
 impl Cluster {
-    /// Servers booted at time zero.
+    /// Servers booted at time zero, all in the list.
     pub fn new(configs: &[ServerConfig], distribution: Distribution) -> Cluster {
-        let servers = configs
+        let servers: Vec<Server> = configs
             .iter()
             .map(|c| Server::new(c.clone(), VirtualTime::ZERO))
             .collect();
+        let listed = vec![true; servers.len()];
+        let ring = Ring::new(distribution, (0..servers.len()).collect());
         Cluster {
             servers,
             distribution,
+            listed,
+            ring,
         }
     }
 
-    /// The server a key maps to.
+    /// The server a key maps to now.
     pub fn server_for(&self, key: &Key) -> usize {
-        let n = self.servers.len();
-        if n <= 1 {
-            return 0;
-        }
-        match self.distribution {
-            Distribution::Modulo => (crc32fast::hash(key.as_bytes()) as usize) % n,
+        self.ring.server_for(key.as_bytes()).unwrap_or(0)
+    }
+
+    /// The server a request goes to (its first key's; the first listed server for
+    /// keyless requests).
+    pub fn route(&self, request: &Request) -> usize {
+        match request.keys().first() {
+            Some(k) => self.server_for(k),
+            None => self.listed.iter().position(|&l| l).unwrap_or(0),
         }
     }
 
-    /// The server a request goes to (its first key's; server 0 for keyless requests).
-    pub fn route(&self, request: &Request) -> usize {
-        request
-            .keys()
-            .first()
-            .map(|k| self.server_for(k))
-            .unwrap_or(0)
+    /// True if the server is in the client's list.
+    pub fn is_listed(&self, server: usize) -> bool {
+        self.listed[server]
+    }
+
+    /// Number of servers in the list.
+    pub fn listed_count(&self) -> usize {
+        self.listed.iter().filter(|&&l| l).count()
+    }
+
+    /// The server leaves (or rejoins) the client's list; keys are redistributed.
+    pub fn set_listed(&mut self, server: usize, listed: bool) {
+        self.listed[server] = listed;
+        let members = (0..self.servers.len())
+            .filter(|&i| self.listed[i])
+            .collect();
+        self.ring = Ring::new(self.distribution, members);
+    }
+
+    /// The live value under `key`, without side effects.
+    pub fn peek(&self, key: &Key, now: VirtualTime) -> Option<Value> {
+        let server = &self.servers[self.server_for(key)];
+        if !server.is_up() {
+            return None;
+        }
+        server.peek(key, now).map(|i| Value {
+            data: i.data.clone(),
+            flags: i.flags,
+        })
     }
 
     /// A hash of every server's live items (key, value, flags) at `now`: equal for equal
@@ -76,16 +196,43 @@ impl Cluster {
         }
         crate::trace::fnv1a(&bytes)
     }
+}
 
-    /// The live value under `key`, without side effects.
-    pub fn peek(&self, key: &Key, now: VirtualTime) -> Option<Value> {
-        let server = &self.servers[self.server_for(key)];
-        if !server.is_up() {
-            return None;
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn moved(d: Distribution, n: usize) -> f64 {
+        let all = Ring::new(d, (0..n).collect());
+        let fewer = Ring::new(d, (1..n).collect());
+        let keys: Vec<String> = (0..20_000).map(|i| format!("key:{i}")).collect();
+        let m = keys
+            .iter()
+            .filter(|k| all.server_for(k.as_bytes()) != fewer.server_for(k.as_bytes()))
+            .count();
+        m as f64 / keys.len() as f64
+    }
+
+    #[test]
+    fn modulo_moves_most_keys_ketama_about_one_nth() {
+        for n in [3, 4, 5, 8] {
+            let m = moved(Distribution::Modulo, n);
+            let k = moved(Distribution::Ketama, n);
+            assert!(m > 0.5, "modulo n={n} moved {m}");
+            assert!((k - 1.0 / n as f64).abs() < 0.08, "ketama n={n} moved {k}");
         }
-        server.peek(key, now).map(|i| Value {
-            data: i.data.clone(),
-            flags: i.flags,
-        })
+    }
+
+    #[test]
+    fn ketama_only_moves_the_keys_of_the_server_that_left() {
+        let all = Ring::new(Distribution::Ketama, vec![0, 1, 2, 3]);
+        let fewer = Ring::new(Distribution::Ketama, vec![0, 1, 3]);
+        for i in 0..5000 {
+            let k = format!("k{i}");
+            let before = all.server_for(k.as_bytes());
+            if before != Some(2) {
+                assert_eq!(before, fewer.server_for(k.as_bytes()));
+            }
+        }
     }
 }

@@ -39,6 +39,12 @@ pub enum Fault {
         /// Which server.
         server: usize,
     },
+    /// The server leaves the clients' server list (it keeps running and keeps its items);
+    /// its keys map elsewhere until it rejoins after the plan's delay.
+    Leave {
+        /// Which server.
+        server: usize,
+    },
 }
 
 impl Fault {
@@ -50,6 +56,7 @@ impl Fault {
             Fault::RequestLost { .. } => FaultKind::RequestLost,
             Fault::Crash { .. } => FaultKind::Crash,
             Fault::SkipSecond { .. } => FaultKind::SkipSecond,
+            Fault::Leave { .. } => FaultKind::Leave,
         }
     }
 }
@@ -62,6 +69,7 @@ impl fmt::Display for Fault {
             Fault::RequestLost { client } => write!(f, "request of c{client} lost"),
             Fault::Crash { server } => write!(f, "server {server} crashes"),
             Fault::SkipSecond { server } => write!(f, "server {server} clock skips a second"),
+            Fault::Leave { server } => write!(f, "server {server} leaves the client's list"),
         }
     }
 }
@@ -79,16 +87,19 @@ pub enum FaultKind {
     Crash,
     /// [`Fault::SkipSecond`]
     SkipSecond,
+    /// [`Fault::Leave`]
+    Leave,
 }
 
 impl FaultKind {
     /// Every kind, in a fixed order.
-    pub const ALL: [FaultKind; 5] = [
+    pub const ALL: [FaultKind; 6] = [
         FaultKind::Evict,
         FaultKind::ReplyLost,
         FaultKind::RequestLost,
         FaultKind::Crash,
         FaultKind::SkipSecond,
+        FaultKind::Leave,
     ];
 
     /// The name used in scenario files.
@@ -99,6 +110,7 @@ impl FaultKind {
             FaultKind::RequestLost => "request_lost",
             FaultKind::Crash => "crash",
             FaultKind::SkipSecond => "skip_second",
+            FaultKind::Leave => "leave",
         }
     }
 }
@@ -135,6 +147,8 @@ pub struct FaultPlan {
     pub restart_after: Duration,
     /// Whether the restart keeps items (`-e` warm restart).
     pub warm_restart: bool,
+    /// How long a server that left the list stays out.
+    pub rejoin_after: Duration,
 }
 
 impl FaultPlan {
@@ -143,6 +157,7 @@ impl FaultPlan {
         FaultPlan {
             timeout: Duration::from_millis(100),
             restart_after: Duration::from_secs(1),
+            rejoin_after: Duration::from_secs(1),
             ..FaultPlan::default()
         }
     }

@@ -18,8 +18,11 @@ pub mod explore;
 pub mod fault;
 pub mod history;
 pub mod lin;
+#[cfg(loom)]
+pub mod loom;
 pub mod memcache;
 pub mod protocol;
+pub mod real;
 pub mod report;
 pub mod run;
 pub mod scenario;
@@ -35,4 +38,5 @@ pub use explore::{Choice, Pct, Random, Replay, Schedule, Strategy};
 pub use fault::{Fault, FaultKind, FaultPlan};
 pub use memcache::{Cas, Exptime, Key, KeyError, McError, Memcache, Transport, Value};
 pub use protocol::{MetaFlag, MetaReply, Reply, Request};
+pub use real::TcpClient;
 pub use server::{Server, ServerConfig};

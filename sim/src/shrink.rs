@@ -86,11 +86,16 @@ struct Shrinker<'a> {
     best_size: Size,
     tries: u32,
     budget: u32,
+    /// Steps spent on attempts; shrinking stops past [`STEP_BUDGET`].
+    spent: u64,
 }
+
+/// Steps the shrinker may spend replaying candidates, per scenario size it tries.
+const STEP_BUDGET: u64 = 300_000;
 
 impl Shrinker<'_> {
     fn attempt(&mut self, choices: Vec<Choice>) -> bool {
-        if self.tries >= self.budget {
+        if self.tries >= self.budget || self.spent >= STEP_BUDGET {
             return false;
         }
         self.tries += 1;
@@ -98,6 +103,7 @@ impl Shrinker<'_> {
         config.trace = false;
         let mut strategy = Replay::lenient(Schedule { choices });
         let e = execute(&config, &*self.scenario.setup, &mut strategy, 0);
+        self.spent += e.steps;
         if e.verdict.label() != self.label {
             return false;
         }
@@ -200,7 +206,7 @@ impl Shrinker<'_> {
             progress |= self.drop_chunks();
             progress |= self.zero_delays();
             progress |= self.fewer_preemptions();
-            if !progress || self.tries >= self.budget {
+            if !progress || self.tries >= self.budget || self.spent >= STEP_BUDGET {
                 break;
             }
         }
@@ -220,6 +226,7 @@ pub fn shrink(scenario: &Scenario, failing: &Execution, search: u64) -> Shrunk {
         best_size: before,
         tries: 0,
         budget: 2000,
+        spent: 0,
     };
     s.run();
     let mut best = (current.clone(), s.best.clone());
@@ -231,10 +238,19 @@ pub fn shrink(scenario: &Scenario, failing: &Execution, search: u64) -> Shrunk {
         let mut strategy = smaller.strategy.make(smaller.seed);
         let mut config = smaller.config.clone();
         config.trace = false;
-        let found = (0..search).find_map(|i| {
+        let mut spent = 0;
+        let mut found = None;
+        for i in 0..search {
+            if spent >= STEP_BUDGET {
+                break;
+            }
             let e = execute(&config, &*smaller.setup, strategy.as_mut(), i);
-            (e.verdict.label() == label).then_some(e)
-        });
+            spent += e.steps;
+            if e.verdict.label() == label {
+                found = Some(e);
+                break;
+            }
+        }
         if let Some(e) = found {
             current = smaller;
             let mut s = Shrinker {
@@ -244,6 +260,7 @@ pub fn shrink(scenario: &Scenario, failing: &Execution, search: u64) -> Shrunk {
                 best: e,
                 tries: 0,
                 budget: 2000,
+                spent: 0,
             };
             s.run();
             if s.best_size < size(&best.0, &best.1) {

@@ -40,11 +40,19 @@ fn history(ops: &[Op], spread: bool) -> Vec<Entry<CounterOp, Option<u64>>> {
     ops.iter()
         .enumerate()
         .map(|(i, o)| {
-            let op = if o.read { CounterOp::Read } else { CounterOp::Add(u64::from(o.delta)) };
+            let op = if o.read {
+                CounterOp::Read
+            } else {
+                CounterOp::Add(u64::from(o.delta))
+            };
             let (next, ret) = CounterSpec.step(&state, &op);
             state = next;
             let at = 20 * (i as u64 + 1);
-            let (b, a) = if spread { (u64::from(o.before), u64::from(o.after)) } else { (1, 1) };
+            let (b, a) = if spread {
+                (u64::from(o.before), u64::from(o.after))
+            } else {
+                (1, 1)
+            };
             let unknown = o.unknown && !o.read;
             Entry {
                 client: usize::from(o.client),

@@ -56,7 +56,9 @@ struct Engine<'c> {
     cluster: Cluster,
     /// A timeout to hand a client when its sleep ends (lost request or reply).
     deferred: Vec<Option<Transport>>,
-    restarts: Vec<(VirtualTime, usize)>,
+    /// Timed events in the world: restarts, rejoins, scripted faults.
+    timers: Vec<(VirtualTime, u64, Timer)>,
+    timer_seq: u64,
     fault_counts: BTreeMap<FaultKind, u32>,
     faults_fired: Vec<(u64, Fault)>,
     choices: Vec<Choice>,
@@ -67,12 +69,33 @@ struct Engine<'c> {
     pruned: bool,
 }
 
+/// A timed event of the world.
+#[derive(Debug, Clone)]
+enum Timer {
+    Restart(usize),
+    Rejoin(usize),
+    Scripted(Fault),
+}
+
 /// Why the loop stopped early.
 type Stop = Verdict;
 
 impl<'c> Engine<'c> {
     fn new(config: &'c ExecConfig, sim: Sim) -> Engine<'c> {
         let n = sim.tasks.len();
+        let timers: Vec<(VirtualTime, u64, Timer)> = sim
+            .scripted
+            .iter()
+            .enumerate()
+            .map(|(i, (at, f))| {
+                (
+                    VirtualTime::ZERO + *at,
+                    i as u64,
+                    Timer::Scripted(f.clone()),
+                )
+            })
+            .collect();
+        let timer_seq = timers.len() as u64;
         Engine {
             config,
             core: sim.core,
@@ -81,7 +104,8 @@ impl<'c> Engine<'c> {
             at_end: sim.at_end,
             cluster: Cluster::new(&config.servers, config.distribution),
             deferred: vec![None; n],
-            restarts: Vec::new(),
+            timers,
+            timer_seq,
             fault_counts: BTreeMap::new(),
             faults_fired: Vec::new(),
             choices: Vec::new(),
@@ -160,7 +184,7 @@ impl<'c> Engine<'c> {
     fn options(&self) -> (Vec<CallOption>, Option<VirtualTime>) {
         let core = self.core.borrow();
         let now = core.now;
-        let mut next_timer: Option<VirtualTime> = self.restarts.iter().map(|r| r.0).min();
+        let mut next_timer: Option<VirtualTime> = self.timers.iter().map(|t| t.0).min();
         let mut pending = Vec::new();
         for (c, m) in core.mailboxes.iter().enumerate() {
             match &m.wait {
@@ -294,6 +318,18 @@ impl<'c> Engine<'c> {
                 }
             }
         }
+        if let Some(p) = self.budget_left(FaultKind::Leave)
+            && self.cluster.listed_count() >= 2
+        {
+            for s in 0..self.cluster.servers.len() {
+                if self.cluster.is_listed(s) {
+                    out.push(FaultOption {
+                        fault: Fault::Leave { server: s },
+                        probability: p,
+                    });
+                }
+            }
+        }
         if let Some(p) = self.budget_left(FaultKind::SkipSecond) {
             for s in 0..self.cluster.servers.len() {
                 out.push(FaultOption {
@@ -364,8 +400,14 @@ impl<'c> Engine<'c> {
             Fault::Crash { server } => {
                 self.cluster.servers[*server].crash();
                 let at = self.now() + self.config.faults.restart_after;
-                self.restarts.push((at, *server));
+                self.add_timer(at, Timer::Restart(*server));
                 self.log(Actor::World, || format!("FAULT {fault}; restarts at {at}"));
+            }
+            Fault::Leave { server } => {
+                self.cluster.set_listed(*server, false);
+                let at = self.now() + self.config.faults.rejoin_after;
+                self.add_timer(at, Timer::Rejoin(*server));
+                self.log(Actor::World, || format!("FAULT {fault}; rejoins at {at}"));
             }
             Fault::SkipSecond { server } => {
                 self.cluster.servers[*server].skip_second();
@@ -450,24 +492,17 @@ impl<'c> Engine<'c> {
                     })
                     .min()
             };
-            let restart = self
-                .restarts
+            let timer = self
+                .timers
                 .iter()
                 .enumerate()
-                .filter(|(_, r)| r.0 <= now)
-                .min_by_key(|(_, r)| *r)
-                .map(|(i, r)| (i, *r));
-            match (sleeper, restart) {
-                (_, Some((i, (at, server)))) if sleeper.is_none_or(|s| at <= s.0) => {
-                    self.restarts.remove(i);
-                    let warm = self.config.faults.warm_restart;
-                    self.cluster.servers[server].restart(at, warm);
-                    self.log(Actor::World, || {
-                        format!(
-                            "server {server} restarts ({})",
-                            if warm { "warm" } else { "empty" }
-                        )
-                    });
+                .filter(|(_, t)| t.0 <= now)
+                .min_by_key(|(_, t)| (t.0, t.1))
+                .map(|(i, t)| (i, t.0));
+            match (sleeper, timer) {
+                (_, Some((i, at))) if sleeper.is_none_or(|s| at <= s.0) => {
+                    let (at, _, timer) = self.timers.remove(i);
+                    self.fire(at, timer)?;
                 }
                 (Some((_, c)), _) => {
                     {
@@ -488,6 +523,45 @@ impl<'c> Engine<'c> {
                 _ => return Ok(()),
             }
         }
+    }
+
+    fn add_timer(&mut self, at: VirtualTime, timer: Timer) {
+        self.timer_seq += 1;
+        self.timers.push((at, self.timer_seq, timer));
+    }
+
+    fn fire(&mut self, at: VirtualTime, timer: Timer) -> Result<(), Stop> {
+        match timer {
+            Timer::Restart(server) => {
+                let warm = self.config.faults.warm_restart;
+                self.cluster.servers[server].restart(at, warm);
+                self.log(Actor::World, || {
+                    format!(
+                        "server {server} restarts ({})",
+                        if warm { "warm" } else { "empty" }
+                    )
+                });
+            }
+            Timer::Rejoin(server) => {
+                self.cluster.set_listed(server, true);
+                self.log(Actor::World, || {
+                    format!("server {server} rejoins the client's list")
+                });
+            }
+            Timer::Scripted(fault) => {
+                if matches!(fault, Fault::ReplyLost { .. } | Fault::RequestLost { .. }) {
+                    self.log(Actor::World, || {
+                        format!("scripted {fault} ignored: not a timed fault")
+                    });
+                    return Ok(());
+                }
+                self.faults_fired.push((self.step, fault.clone()));
+                self.log(Actor::World, || "scripted:".into());
+                self.inject(&fault, &[])?;
+                self.check_always()?;
+            }
+        }
+        Ok(())
     }
 
     fn poll(&mut self, client: usize) -> Result<(), Stop> {

@@ -31,7 +31,7 @@ use crate::check::{EndCheck, EndView, Failure, StepCheck, Verdict};
 use crate::clock::{Skew, VirtualTime};
 use crate::cluster::Distribution;
 use crate::explore::Schedule;
-use crate::fault::FaultPlan;
+use crate::fault::{Fault, FaultPlan};
 use crate::memcache::McError;
 use crate::server::ServerConfig;
 use crate::trace::Trace;
@@ -80,6 +80,7 @@ pub struct Sim {
     tasks: Vec<Task>,
     always: Vec<(String, StepCheck)>,
     at_end: Vec<(String, EndCheck)>,
+    scripted: Vec<(Duration, Fault)>,
 }
 
 impl Sim {
@@ -89,6 +90,7 @@ impl Sim {
             tasks: Vec::new(),
             always: Vec::new(),
             at_end: Vec::new(),
+            scripted: Vec::new(),
         }
     }
 
@@ -107,6 +109,12 @@ impl Sim {
     /// Number of clients so far.
     pub fn clients(&self) -> usize {
         self.tasks.len()
+    }
+
+    /// A fault that fires when virtual time reaches `at`, in every execution (not a
+    /// strategy choice): evictions, crashes, clock skips and servers leaving the list.
+    pub fn fault_at(&mut self, at: Duration, fault: Fault) {
+        self.scripted.push((at, fault));
     }
 
     /// An invariant checked after every step.

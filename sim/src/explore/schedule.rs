@@ -4,7 +4,8 @@
 //! `3` runs client 3 at the earliest time of its window, `3+1k` runs it that many
 //! microseconds later; `E0:lock_x` evicts a key
 //! from server 0 (`%`-escaped), `R3` loses the reply to client 3, `Q3` loses its request,
-//! `C0` crashes server 0, `S0` skips a second on server 0's clock. A token followed by
+//! `C0` crashes server 0, `S0` skips a second on server 0's clock, `L1` makes server 1
+//! leave the clients' list. A token followed by
 //! `*n` repeats n times. Numbers are base 36.
 
 use std::fmt;
@@ -116,6 +117,7 @@ fn token(choice: &Choice) -> String {
         Choice::Fault(Fault::RequestLost { client }) => format!("Q{}", b36(*client as u64)),
         Choice::Fault(Fault::Crash { server }) => format!("C{}", b36(*server as u64)),
         Choice::Fault(Fault::SkipSecond { server }) => format!("S{}", b36(*server as u64)),
+        Choice::Fault(Fault::Leave { server }) => format!("L{}", b36(*server as u64)),
     }
 }
 
@@ -134,6 +136,7 @@ fn parse_token(t: &str) -> Option<Choice> {
         "Q" => Choice::Fault(Fault::RequestLost { client: n(rest)? }),
         "C" => Choice::Fault(Fault::Crash { server: n(rest)? }),
         "S" => Choice::Fault(Fault::SkipSecond { server: n(rest)? }),
+        "L" => Choice::Fault(Fault::Leave { server: n(rest)? }),
         _ => match t.split_once('+') {
             Some((c, d)) => Choice::Run {
                 client: n(c)?,

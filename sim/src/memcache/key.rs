@@ -41,8 +41,14 @@ impl Key {
         if bytes.len() > MAX_KEY_LEN {
             return Err(KeyError::TooLong(bytes.len()));
         }
-        if let Some(offset) = bytes.iter().position(|b| matches!(b, b' ' | b'\r' | b'\n' | 0)) {
-            return Err(KeyError::BadByte { byte: bytes[offset] as char, offset });
+        if let Some(offset) = bytes
+            .iter()
+            .position(|b| matches!(b, b' ' | b'\r' | b'\n' | 0))
+        {
+            return Err(KeyError::BadByte {
+                byte: bytes[offset] as char,
+                offset,
+            });
         }
         Ok(Key(bytes.into_boxed_slice()))
     }
@@ -98,7 +104,10 @@ mod tests {
         assert!(Key::new(vec![b'a'; 250]).is_ok());
         assert_eq!(Key::new(vec![b'a'; 251]), Err(KeyError::TooLong(251)));
         assert_eq!(Key::new(""), Err(KeyError::Empty));
-        assert!(matches!(Key::new("a b"), Err(KeyError::BadByte { offset: 1, .. })));
+        assert!(matches!(
+            Key::new("a b"),
+            Err(KeyError::BadByte { offset: 1, .. })
+        ));
         assert!(Key::new("a\r").is_err());
         assert!(Key::new("a\nb").is_err());
         assert!(Key::new("tab\there").is_ok());

@@ -42,13 +42,26 @@ pub trait Memcache {
 
     /// `get`: the value, or `None` on a miss.
     async fn get(&self, key: &Key) -> Result<Option<Value>, McError> {
-        let reply = self.call(Request::Get { keys: vec![key.clone()], with_cas: false }).await?;
-        Ok(single(values(reply)?).map(|e| Value { data: e.data, flags: e.flags }))
+        let reply = self
+            .call(Request::Get {
+                keys: vec![key.clone()],
+                with_cas: false,
+            })
+            .await?;
+        Ok(single(values(reply)?).map(|e| Value {
+            data: e.data,
+            flags: e.flags,
+        }))
     }
 
     /// `gets`: the value and its cas unique, or `None` on a miss.
     async fn gets(&self, key: &Key) -> Result<Option<(Value, Cas)>, McError> {
-        let reply = self.call(Request::Get { keys: vec![key.clone()], with_cas: true }).await?;
+        let reply = self
+            .call(Request::Get {
+                keys: vec![key.clone()],
+                with_cas: true,
+            })
+            .await?;
         Ok(single(values(reply)?).map(cas_entry))
     }
 
@@ -57,11 +70,22 @@ pub trait Memcache {
         if keys.is_empty() {
             return Ok(BTreeMap::new());
         }
-        let reply = self.call(Request::Get { keys: keys.to_vec(), with_cas: false }).await?;
+        let reply = self
+            .call(Request::Get {
+                keys: keys.to_vec(),
+                with_cas: false,
+            })
+            .await?;
         let mut out = BTreeMap::new();
         for e in values(reply)? {
             let key = Key::new(e.key).map_err(|err| McError::Unexpected(err.to_string()))?;
-            out.insert(key, Value { data: e.data, flags: e.flags });
+            out.insert(
+                key,
+                Value {
+                    data: e.data,
+                    flags: e.flags,
+                },
+            );
         }
         Ok(out)
     }
@@ -83,12 +107,14 @@ pub trait Memcache {
 
     /// `append`: add bytes after the value; `Err(NotStored)` if missing.
     async fn append(&self, key: &Key, data: &[u8]) -> Result<(), McError> {
-        self.store(StoreMode::Append, key, Value::new(data), Exptime::NEVER).await
+        self.store(StoreMode::Append, key, Value::new(data), Exptime::NEVER)
+            .await
     }
 
     /// `prepend`: add bytes before the value; `Err(NotStored)` if missing.
     async fn prepend(&self, key: &Key, data: &[u8]) -> Result<(), McError> {
-        self.store(StoreMode::Prepend, key, Value::new(data), Exptime::NEVER).await
+        self.store(StoreMode::Prepend, key, Value::new(data), Exptime::NEVER)
+            .await
     }
 
     /// `cas`: store if the item still has this cas unique; `Err(Exists)` if it changed,
@@ -137,7 +163,12 @@ pub trait Memcache {
 
     /// `incr` or `decr`.
     async fn arith(&self, op: ArithOp, key: &Key, delta: u64) -> Result<u64, McError> {
-        let request = Request::Arith { op, key: key.clone(), delta, noreply: false };
+        let request = Request::Arith {
+            op,
+            key: key.clone(),
+            delta,
+            noreply: false,
+        };
         match self.call(request).await? {
             Reply::Number(n) => Ok(n),
             other => Err(error(other)),
@@ -146,7 +177,13 @@ pub trait Memcache {
 
     /// `delete`; `Err(NotFound)` if missing.
     async fn delete(&self, key: &Key) -> Result<(), McError> {
-        match self.call(Request::Delete { key: key.clone(), noreply: false }).await? {
+        match self
+            .call(Request::Delete {
+                key: key.clone(),
+                noreply: false,
+            })
+            .await?
+        {
             Reply::Deleted => Ok(()),
             other => Err(error(other)),
         }
@@ -154,7 +191,14 @@ pub trait Memcache {
 
     /// `touch`: set a new exptime; `Err(NotFound)` if missing.
     async fn touch(&self, key: &Key, exptime: Exptime) -> Result<(), McError> {
-        match self.call(Request::Touch { key: key.clone(), exptime, noreply: false }).await? {
+        match self
+            .call(Request::Touch {
+                key: key.clone(),
+                exptime,
+                noreply: false,
+            })
+            .await?
+        {
             Reply::Touched => Ok(()),
             other => Err(error(other)),
         }
@@ -162,14 +206,27 @@ pub trait Memcache {
 
     /// `gat`: get and touch.
     async fn gat(&self, key: &Key, exptime: Exptime) -> Result<Option<Value>, McError> {
-        let request = Request::Gat { exptime, keys: vec![key.clone()], with_cas: false };
+        let request = Request::Gat {
+            exptime,
+            keys: vec![key.clone()],
+            with_cas: false,
+        };
         let reply = self.call(request).await?;
-        Ok(single(values(reply)?).map(|e| Value { data: e.data, flags: e.flags }))
+        Ok(single(values(reply)?).map(|e| Value {
+            data: e.data,
+            flags: e.flags,
+        }))
     }
 
     /// `flush_all [delay]`.
     async fn flush_all(&self, delay: Option<i64>) -> Result<(), McError> {
-        match self.call(Request::FlushAll { delay, noreply: false }).await? {
+        match self
+            .call(Request::FlushAll {
+                delay,
+                noreply: false,
+            })
+            .await?
+        {
             Reply::Ok => Ok(()),
             other => Err(error(other)),
         }
@@ -182,7 +239,8 @@ pub trait Memcache {
 
     /// `ms key len flags…` with the data: `HD`, `NS`, `EX` or `NF`.
     async fn ms(&self, key: &Key, data: &[u8], flags: &[MetaFlag]) -> Result<MetaReply, McError> {
-        self.meta(MetaCommand::Set, key, flags, Some(data.to_vec())).await
+        self.meta(MetaCommand::Set, key, flags, Some(data.to_vec()))
+            .await
     }
 
     /// `md key flags…`: `HD`, `NF` or `EX`.
@@ -203,8 +261,12 @@ pub trait Memcache {
         flags: &[MetaFlag],
         data: Option<Vec<u8>>,
     ) -> Result<MetaReply, McError> {
-        let request =
-            Request::Meta { command, key: Some(key.clone()), flags: flags.to_vec(), data };
+        let request = Request::Meta {
+            command,
+            key: Some(key.clone()),
+            flags: flags.to_vec(),
+            data,
+        };
         match self.call(request).await? {
             Reply::Meta(m) => Ok(m),
             other => Err(error(other)),
@@ -225,7 +287,13 @@ fn single(entries: Vec<ValueEntry>) -> Option<ValueEntry> {
 }
 
 fn cas_entry(e: ValueEntry) -> (Value, Cas) {
-    (Value { data: e.data, flags: e.flags }, Cas(e.cas.unwrap_or(0)))
+    (
+        Value {
+            data: e.data,
+            flags: e.flags,
+        },
+        Cas(e.cas.unwrap_or(0)),
+    )
 }
 
 /// The error a reply stands for, when it is not the success the caller expected.

@@ -14,7 +14,10 @@ pub struct Value {
 impl Value {
     /// A value with flags 0.
     pub fn new(data: impl Into<Vec<u8>>) -> Value {
-        Value { data: data.into(), flags: 0 }
+        Value {
+            data: data.into(),
+            flags: 0,
+        }
     }
 
     /// The same value with other flags.
@@ -30,7 +33,11 @@ impl Value {
 
     /// The bytes parsed as a decimal number, allowing memcached's space padding.
     pub fn as_u64(&self) -> Option<u64> {
-        std::str::from_utf8(&self.data).ok()?.trim_matches(' ').parse().ok()
+        std::str::from_utf8(&self.data)
+            .ok()?
+            .trim_matches(' ')
+            .parse()
+            .ok()
     }
 }
 

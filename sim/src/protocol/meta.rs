@@ -42,27 +42,41 @@ pub struct MetaFlag {
 impl MetaFlag {
     /// A flag without a token.
     pub fn bare(letter: u8) -> MetaFlag {
-        MetaFlag { letter, token: None }
+        MetaFlag {
+            letter,
+            token: None,
+        }
     }
 
     /// A flag with a token.
     pub fn with(letter: u8, token: impl fmt::Display) -> MetaFlag {
-        MetaFlag { letter, token: Some(token.to_string()) }
+        MetaFlag {
+            letter,
+            token: Some(token.to_string()),
+        }
     }
 
     /// Parses one flag word such as `T30`.
     pub fn parse(word: &[u8]) -> MetaFlag {
         let letter = word.first().copied().unwrap_or(b'?');
         let rest = &word[word.len().min(1)..];
-        let token =
-            if rest.is_empty() { None } else { Some(String::from_utf8_lossy(rest).into_owned()) };
+        let token = if rest.is_empty() {
+            None
+        } else {
+            Some(String::from_utf8_lossy(rest).into_owned())
+        };
         MetaFlag { letter, token }
     }
 }
 
 impl fmt::Display for MetaFlag {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}{}", self.letter as char, self.token.as_deref().unwrap_or(""))
+        write!(
+            f,
+            "{}{}",
+            self.letter as char,
+            self.token.as_deref().unwrap_or("")
+        )
     }
 }
 

@@ -29,7 +29,10 @@ pub struct MetaReply {
 impl MetaReply {
     /// The token of the first return flag with this letter, if the flag is present.
     pub fn flag(&self, letter: u8) -> Option<&str> {
-        self.flags.iter().find(|f| f.letter == letter).map(|f| f.token.as_deref().unwrap_or(""))
+        self.flags
+            .iter()
+            .find(|f| f.letter == letter)
+            .map(|f| f.token.as_deref().unwrap_or(""))
     }
 
     /// True if the reply carries this flag (e.g. `W`, `Z`, `X`).

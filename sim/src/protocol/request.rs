@@ -155,13 +155,21 @@ impl Request {
     /// The command's name as sent on the wire.
     pub fn name(&self) -> &'static str {
         match self {
-            Request::Get { with_cas: false, .. } => "get",
+            Request::Get {
+                with_cas: false, ..
+            } => "get",
             Request::Get { with_cas: true, .. } => "gets",
-            Request::Gat { with_cas: false, .. } => "gat",
+            Request::Gat {
+                with_cas: false, ..
+            } => "gat",
             Request::Gat { with_cas: true, .. } => "gats",
             Request::Store { mode, .. } => mode.name(),
-            Request::Arith { op: ArithOp::Incr, .. } => "incr",
-            Request::Arith { op: ArithOp::Decr, .. } => "decr",
+            Request::Arith {
+                op: ArithOp::Incr, ..
+            } => "incr",
+            Request::Arith {
+                op: ArithOp::Decr, ..
+            } => "decr",
             Request::Delete { .. } => "delete",
             Request::Touch { .. } => "touch",
             Request::FlushAll { .. } => "flush_all",
@@ -179,9 +187,11 @@ impl Request {
     pub fn is_read_only(&self) -> bool {
         match self {
             Request::Get { .. } | Request::Stats | Request::Version => true,
-            Request::Meta { command: MetaCommand::Get, flags, .. } => {
-                !flags.iter().any(|f| matches!(f.letter, b'N' | b'T' | b'R'))
-            }
+            Request::Meta {
+                command: MetaCommand::Get,
+                flags,
+                ..
+            } => !flags.iter().any(|f| matches!(f.letter, b'N' | b'T' | b'R')),
             _ => false,
         }
     }

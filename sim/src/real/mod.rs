@@ -1,1 +1,16 @@
-//! Talking to a real memcached.
+//! Talking to a real memcached: starting one ([`MemcachedDaemon`]), a blocking TCP client
+//! on top of the codec ([`TcpClient`]), and a [`Memcache`](crate::memcache::Memcache)
+//! backend so recipe code can run against a real server ([`RealMemcache`]).
+//!
+//! This is the only module that reads the wall clock: a real server keeps real time, so
+//! [`RealMemcache::now`](crate::memcache::Memcache::now) is a fixed virtual start plus the
+//! real time elapsed since the backend was created, and its `sleep` really sleeps. The
+//! simulator itself never uses any of this.
+
+mod client;
+mod daemon;
+mod memcache;
+
+pub use client::{Raw, RawEnd, TcpClient};
+pub use daemon::{DaemonError, MemcachedDaemon};
+pub use memcache::RealMemcache;

@@ -97,6 +97,8 @@ pub(crate) struct FaultsFile {
     pub request_lost: Option<RuleFile>,
     pub crash: Option<RuleFile>,
     pub skip_second: Option<RuleFile>,
+    pub leave: Option<RuleFile>,
+    pub rejoin_after_ms: u64,
 }
 
 impl Default for FaultsFile {
@@ -110,6 +112,8 @@ impl Default for FaultsFile {
             request_lost: None,
             crash: None,
             skip_second: None,
+            leave: None,
+            rejoin_after_ms: 1000,
         }
     }
 }

@@ -239,16 +239,17 @@ impl Scenario {
             )));
         }
         let skews = skews(&f.timing, clients).map_err(at)?;
-        let distribution = match f.servers.distribution.get_ref().as_str() {
-            "modulo" => Distribution::Modulo,
-            other => {
-                return Err(at(FieldError::new(
+        let distribution =
+            Distribution::parse(f.servers.distribution.get_ref()).ok_or_else(|| {
+                at(FieldError::new(
                     "servers.distribution",
                     Some(f.servers.distribution.span()),
-                    format!("unknown distribution {other:?}; known: modulo"),
-                )));
-            }
-        };
+                    format!(
+                        "unknown distribution {:?}; known: modulo, ketama",
+                        f.servers.distribution.get_ref()
+                    ),
+                ))
+            })?;
         let count = *f.servers.count.get_ref();
         if count == 0 {
             return Err(at(FieldError::new(
@@ -399,12 +400,14 @@ fn fault_plan(f: &file::FaultsFile) -> Result<FaultPlan, FieldError> {
     plan.timeout = Duration::from_millis(f.timeout_ms);
     plan.restart_after = Duration::from_millis(f.restart_after_ms);
     plan.warm_restart = f.warm_restart;
+    plan.rejoin_after = Duration::from_millis(f.rejoin_after_ms);
     for (kind, rule) in [
         (FaultKind::Evict, &f.evict),
         (FaultKind::ReplyLost, &f.reply_lost),
         (FaultKind::RequestLost, &f.request_lost),
         (FaultKind::Crash, &f.crash),
         (FaultKind::SkipSecond, &f.skip_second),
+        (FaultKind::Leave, &f.leave),
     ] {
         let Some(rule) = rule else { continue };
         let p = *rule.probability.get_ref();

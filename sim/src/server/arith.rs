@@ -2,6 +2,7 @@
 
 /// memcached's `safe_strtoull`: optional leading whitespace and sign, decimal digits, then
 /// whitespace or the end. A negative number is rejected; `-0` is 0. Overflow is rejected.
+/// memcached parses the item's data as a C string, so a NUL byte also ends the number.
 pub fn parse_u64(bytes: &[u8]) -> Option<u64> {
     let mut i = 0;
     while i < bytes.len() && is_space(bytes[i]) {
@@ -21,13 +22,15 @@ pub fn parse_u64(bytes: &[u8]) -> Option<u64> {
     let start = i;
     let mut value: u64 = 0;
     while i < bytes.len() && bytes[i].is_ascii_digit() {
-        value = value.checked_mul(10)?.checked_add(u64::from(bytes[i] - b'0'))?;
+        value = value
+            .checked_mul(10)?
+            .checked_add(u64::from(bytes[i] - b'0'))?;
         i += 1;
     }
     if i == start {
         return None;
     }
-    if i < bytes.len() && !is_space(bytes[i]) {
+    if i < bytes.len() && !is_space(bytes[i]) && bytes[i] != 0 {
         return None;
     }
     if negative {
@@ -45,7 +48,11 @@ fn is_space(b: u8) -> bool {
 
 /// Applies the delta: incr wraps at 2^64, decr stops at 0.
 pub fn apply(incr: bool, value: u64, delta: u64) -> u64 {
-    if incr { value.wrapping_add(delta) } else { value.saturating_sub(delta) }
+    if incr {
+        value.wrapping_add(delta)
+    } else {
+        value.saturating_sub(delta)
+    }
 }
 
 /// The new number written over the old bytes when it fits: right-padded with spaces to the
@@ -78,6 +85,8 @@ mod tests {
         assert_eq!(parse_u64(b"12 abc"), Some(12));
         assert_eq!(parse_u64(b"18446744073709551615"), Some(u64::MAX));
         assert_eq!(parse_u64(b"18446744073709551616"), None);
+        assert_eq!(parse_u64(b"5\0x"), Some(5));
+        assert_eq!(parse_u64(b" \x005"), None);
     }
 
     #[test]

@@ -37,6 +37,9 @@ pub struct Item {
     pub token_sent: bool,
     /// Marked stale by meta delete `I`.
     pub stale: bool,
+    /// Stored by a meta command whose key came base64-encoded (`b`): meta replies
+    /// encode the key again.
+    pub key_binary: bool,
     class: usize,
     chunks: u64,
     total: u64,
@@ -57,6 +60,7 @@ impl Item {
             active: false,
             token_sent: false,
             stale: false,
+            key_binary: false,
             class: 0,
             chunks: 0,
             total: 0,
@@ -177,8 +181,12 @@ impl Items {
         self.items.get_mut(key)
     }
 
-    fn bump(&mut self, key: &Key, tick: u32) {
-        let Some(item) = self.items.get_mut(key) else { return };
+    /// memcached's `do_item_bump`, the LRU bump of a read: the first read marks an item
+    /// fetched, the second active (protected); an active item in COLD moves to WARM.
+    pub fn bump(&mut self, key: &Key, tick: u32) {
+        let Some(item) = self.items.get_mut(key) else {
+            return;
+        };
         if item.active {
             return;
         }
@@ -193,6 +201,12 @@ impl Items {
             self.lrus[class].remove(Segment::Cold, seq, total);
             self.relink(key, Segment::Warm);
         }
+    }
+
+    /// The linked item under `key`, expired or flushed or not, without any side effect:
+    /// for a command that goes on using an item it has already looked up.
+    pub fn linked_mut(&mut self, key: &Key) -> Option<&mut Item> {
+        self.items.get_mut(key)
     }
 
     /// memcached's `do_item_update`: refresh the access time at most once a minute.
@@ -228,7 +242,11 @@ impl Items {
         let (class, chunks) = self.slabs.class_for(total);
         for _ in 0..10 {
             if self.slabs.try_alloc(class, chunks) {
-                return Ok(Reservation { class, chunks, total });
+                return Ok(Reservation {
+                    class,
+                    chunks,
+                    total,
+                });
             }
             if self.pull_tail(class, Segment::Cold, Pull::Eviction, 0, u32::MAX, tick) == 0 {
                 self.pull_tail(class, Segment::Hot, Pull::Juggle, 0, u32::MAX, tick);
@@ -285,7 +303,12 @@ impl Items {
         tick: u32,
     ) -> usize {
         let mut removed = 0;
-        for key in self.lrus[class].tail(segment, 5) {
+        // Up to five items from the tail, one at a time: each reclaimed item uncovers the
+        // next, and most calls stop at the first.
+        for _ in 0..5 {
+            let Some(key) = self.lrus[class].tail(segment, 1).pop() else {
+                break;
+            };
             let item = &self.items[&key];
             if (item.exptime != 0 && item.exptime < tick) || self.is_flushed(item, tick) {
                 self.stats.reclaimed += 1;

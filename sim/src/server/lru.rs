@@ -51,7 +51,11 @@ impl ClassLru {
 
     /// The keys at the tail of a queue, oldest first.
     pub fn tail(&self, segment: Segment, n: usize) -> Vec<Key> {
-        self.queues[segment.index()].values().take(n).cloned().collect()
+        self.queues[segment.index()]
+            .values()
+            .take(n)
+            .cloned()
+            .collect()
     }
 
     /// Bytes held by a queue.

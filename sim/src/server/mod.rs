@@ -48,7 +48,12 @@ impl Server {
     pub fn new(config: ServerConfig, boot: VirtualTime) -> Server {
         let clock = ServerClock::new(boot, config.phase, config.unix_at_zero);
         let items = Items::new(&config);
-        Server { config, clock, items, up: true }
+        Server {
+            config,
+            clock,
+            items,
+            up: true,
+        }
     }
 
     /// A fresh server with default settings booted at time zero.
@@ -137,7 +142,11 @@ impl Server {
     pub fn expiry_tick(&self, exptime: Exptime, now: VirtualTime) -> u32 {
         // The server parses exptime into a signed 32-bit integer.
         let e = exptime.0 as i32;
-        let e = if e < 0 { MAX_RELATIVE_EXPTIME + 1 } else { i64::from(e) };
+        let e = if e < 0 {
+            MAX_RELATIVE_EXPTIME + 1
+        } else {
+            i64::from(e)
+        };
         if e == 0 {
             return 0;
         }
@@ -149,6 +158,18 @@ impl Server {
             return (e - started) as u32;
         }
         (e + i64::from(self.tick(now))) as u32
+    }
+
+    /// A storage command whose item can never fit under `-I`, seen before its data block
+    /// is read: memcached answers at once and then discards the block unread. A `set`
+    /// (`unlink_old`; every meta set too) also loses the key's old value.
+    pub fn reject_too_large(&mut self, key: &Key, unlink_old: bool, now: VirtualTime) -> Reply {
+        let tick = self.tick(now);
+        if unlink_old && self.items.find(key, tick).is_some() {
+            self.items.unlink(key);
+        }
+        self.items.stats.store_too_large += 1;
+        Reply::ServerError("object too large for cache".into())
     }
 
     /// Executes one request at `now`. A `noreply` request still runs and answers
@@ -165,11 +186,22 @@ impl Server {
         let tick = self.tick(now);
         match request {
             Request::Get { keys, with_cas } => self.get(keys, *with_cas, None, tick),
-            Request::Gat { exptime, keys, with_cas } => {
+            Request::Gat {
+                exptime,
+                keys,
+                with_cas,
+            } => {
                 let e = self.expiry_tick(*exptime, now);
                 self.get(keys, *with_cas, Some(e), tick)
             }
-            Request::Store { mode, key, flags, exptime, data, .. } => {
+            Request::Store {
+                mode,
+                key,
+                flags,
+                exptime,
+                data,
+                ..
+            } => {
                 let e = self.expiry_tick(*exptime, now);
                 self.store(*mode, key, *flags, e, data, tick)
             }
@@ -202,14 +234,20 @@ impl Server {
             Request::FlushAll { delay, .. } => {
                 self.items.stats.cmd_flush += 1;
                 let d = delay.unwrap_or(0) as i32;
-                let new_oldest =
-                    if d > 0 { self.expiry_tick(Exptime(i64::from(d)), now) } else { tick };
+                let new_oldest = if d > 0 {
+                    self.expiry_tick(Exptime(i64::from(d)), now)
+                } else {
+                    tick
+                };
                 self.items.flush(new_oldest.wrapping_sub(1), tick);
                 Reply::Ok
             }
-            Request::Meta { command, key, flags, data } => {
-                meta::execute(self, *command, key.as_ref(), flags, data.as_deref(), now)
-            }
+            Request::Meta {
+                command,
+                key,
+                flags,
+                data,
+            } => meta::execute(self, *command, key.as_ref(), flags, data.as_deref(), now),
             Request::Stats => {
                 let uptime = tick.saturating_sub(crate::clock::FIRST_TICK) + 2;
                 Reply::Stats(self.items.stats.lines(self.config.memory_limit, uptime))
@@ -281,20 +319,24 @@ impl Server {
                 };
             }
         };
-        let old = self.items.find(key, tick).map(|i| (i.cas, i.flags, i.exptime, i.data.clone()));
+        // Only append and prepend need the old bytes.
+        let joins = matches!(mode, StoreMode::Append | StoreMode::Prepend);
+        let old = self.items.find(key, tick).map(|i| {
+            let old_data = if joins { i.data.clone() } else { Vec::new() };
+            (i.cas, i.flags, i.exptime, old_data)
+        });
         let new_item = |d: Vec<u8>| Item::new(d, flags, exptime);
         let reply = match (mode, old) {
             (StoreMode::Set, _) | (StoreMode::Add, None) | (StoreMode::Replace, Some(_)) => {
-                self.items.link(key, new_item(data.to_vec()), reservation, tick);
+                self.items
+                    .link(key, new_item(data.to_vec()), reservation, tick);
                 return Reply::Stored;
             }
             (StoreMode::Add, Some(_)) => {
                 self.items.touch_time(key, tick);
                 Reply::NotStored
             }
-            (StoreMode::Replace | StoreMode::Append | StoreMode::Prepend, None) => {
-                Reply::NotStored
-            }
+            (StoreMode::Replace | StoreMode::Append | StoreMode::Prepend, None) => Reply::NotStored,
             (StoreMode::Cas(_), None) => {
                 self.items.stats.cas_misses += 1;
                 Reply::NotFound
@@ -302,7 +344,8 @@ impl Server {
             (StoreMode::Cas(want), Some((cas, ..))) => {
                 if want != 0 && want == cas {
                     self.items.stats.cas_hits += 1;
-                    self.items.link(key, new_item(data.to_vec()), reservation, tick);
+                    self.items
+                        .link(key, new_item(data.to_vec()), reservation, tick);
                     return Reply::Stored;
                 }
                 self.items.stats.cas_badval += 1;
@@ -366,7 +409,8 @@ impl Server {
         let digits = value.to_string().into_bytes();
         match self.items.reserve(key.len(), flags, digits.len(), tick) {
             Ok(r) => {
-                self.items.link(key, Item::new(digits, flags, exptime), r, tick);
+                self.items
+                    .link(key, Item::new(digits, flags, exptime), r, tick);
                 Reply::Number(value)
             }
             Err(_) => Reply::ServerError("out of memory".into()),

@@ -50,11 +50,26 @@ impl Slabs {
             if size % 8 != 0 {
                 size += 8 - size % 8;
             }
-            classes.push(Class { chunk: size, per_page: PAGE_SIZE / size, pages: 0, used: 0 });
+            classes.push(Class {
+                chunk: size,
+                per_page: PAGE_SIZE / size,
+                pages: 0,
+                used: 0,
+            });
             size = (size as f64 * config.growth_factor) as u64;
         }
-        classes.push(Class { chunk: chunk_max, per_page: PAGE_SIZE / chunk_max, pages: 0, used: 0 });
-        Slabs { classes, malloced: 0, limit: config.memory_limit, chunk_max }
+        classes.push(Class {
+            chunk: chunk_max,
+            per_page: PAGE_SIZE / chunk_max,
+            pages: 0,
+            used: 0,
+        });
+        Slabs {
+            classes,
+            malloced: 0,
+            limit: config.memory_limit,
+            chunk_max,
+        }
     }
 
     /// The class and number of chunks an item of `total` bytes needs.
@@ -62,7 +77,11 @@ impl Slabs {
         if total > self.chunk_max {
             return (self.classes.len() - 1, total.div_ceil(self.chunk_max));
         }
-        let class = self.classes.iter().position(|c| c.chunk >= total).unwrap_or(0);
+        let class = self
+            .classes
+            .iter()
+            .position(|c| c.chunk >= total)
+            .unwrap_or(0);
         (class, 1)
     }
 

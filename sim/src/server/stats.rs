@@ -71,6 +71,8 @@ impl Stats {
             ("evictions", self.evictions),
             ("reclaimed", self.reclaimed),
         ];
-        v.iter().map(|(k, n)| (k.to_string(), n.to_string())).collect()
+        v.iter()
+            .map(|(k, n)| (k.to_string(), n.to_string()))
+            .collect()
     }
 }

@@ -1,0 +1,215 @@
+//! What the harness knows and memcached does not: the backend (a query that takes a while,
+//! with a count of who is running it), HL's debugging strip of every cache key, and what
+//! the pages were served.
+
+use std::cell::RefCell;
+use std::collections::{BTreeMap, BTreeSet};
+use std::rc::Rc;
+use std::time::Duration;
+
+use mcsim::memcache::{Key, Memcache};
+use mcsim::{Client, VirtualTime};
+
+use crate::cache::recipe::{Answer, Backend, Event, Strip};
+
+/// Two or more rebuilds of one key running at once: the first time it happened.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Overlap {
+    /// The cache key.
+    pub key: String,
+    /// When the last of them started.
+    pub at: VirtualTime,
+    /// Who was rebuilding.
+    pub clients: Vec<usize>,
+}
+
+/// The shared ghost state of one execution.
+#[derive(Debug, Default)]
+pub struct Ghost {
+    /// How long one backend query takes.
+    pub rebuild: Duration,
+    /// Who is querying the backend now, per key.
+    pub running: BTreeMap<String, BTreeSet<usize>>,
+    /// When each query started, by serial number (the serial is in the rows it returns).
+    pub builds: Vec<VirtualTime>,
+    /// Queries per key.
+    pub queries: BTreeMap<String, u64>,
+    /// Most queries of one key ever running at once.
+    pub max_concurrent: usize,
+    /// The first overlap of rebuilds.
+    pub overlap: Option<Overlap>,
+    /// HL's strip per key.
+    pub strips: BTreeMap<String, String>,
+    /// Keys seen missing or stale since their last write (an expiry in progress).
+    pub expiring: BTreeSet<String>,
+    /// Expiries per key: a miss or stale read after a write (or the first one).
+    pub expiries: BTreeMap<String, u64>,
+    /// Requests answered, per kind of answer.
+    pub fresh: u64,
+    /// Stale values served.
+    pub stale: u64,
+    /// Requests answered with nothing.
+    pub empty: u64,
+    /// Requests that failed with a transport error.
+    pub errors: u64,
+    /// The longest a request waited for its answer.
+    pub longest_wait: Duration,
+    /// The oldest rows served: time since their query started.
+    pub oldest: Duration,
+    /// Clients still running.
+    pub live: usize,
+}
+
+impl Ghost {
+    /// Records a served answer.
+    pub fn served(&mut self, answer: &Answer, waited: Duration, now: VirtualTime) {
+        self.longest_wait = self.longest_wait.max(waited);
+        let data = match answer {
+            Answer::Fresh(d) => {
+                self.fresh += 1;
+                d
+            }
+            Answer::Stale(d) => {
+                self.stale += 1;
+                d
+            }
+            Answer::Nothing => {
+                self.empty += 1;
+                return;
+            }
+        };
+        if let Some(built) = serial(data).and_then(|s| self.builds.get(s)) {
+            self.oldest = self.oldest.max(now.since(*built));
+        }
+    }
+
+    /// Total backend queries.
+    pub fn total_queries(&self) -> u64 {
+        self.queries.values().sum()
+    }
+
+    /// Total expiries.
+    pub fn total_expiries(&self) -> u64 {
+        self.expiries.values().sum()
+    }
+
+    /// How many times `letter` occurs over all strips.
+    pub fn letters(&self, letter: char) -> usize {
+        self.strips
+            .values()
+            .map(|s| s.chars().filter(|c| *c == letter).count())
+            .sum()
+    }
+
+    /// Every strip as `key: LETTERS`, each cut to `max` letters.
+    pub fn strips_text(&self, max: usize) -> String {
+        self.strips
+            .iter()
+            .map(|(k, s)| {
+                if s.chars().count() > max {
+                    let head: String = s.chars().take(max).collect();
+                    format!("{k}: {head}…")
+                } else {
+                    format!("{k}: {s}")
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("; ")
+    }
+}
+
+/// The serial number in rows the backend returned (`rows#<serial>`).
+pub fn serial(data: &[u8]) -> Option<usize> {
+    std::str::from_utf8(data.strip_prefix(b"rows#")?)
+        .ok()?
+        .parse()
+        .ok()
+}
+
+/// One client's view of the world around the recipe: the backend it queries and the strip
+/// it writes, both kept in the ghost state and echoed into the trace.
+#[derive(Clone)]
+pub struct Frontend {
+    /// The client.
+    pub mc: Client,
+    /// The shared ghost state.
+    pub ghost: Rc<RefCell<Ghost>>,
+}
+
+impl Backend for Frontend {
+    async fn query(&self, key: &Key) -> Vec<u8> {
+        let c = self.mc.id();
+        let name = key.to_string();
+        let (serial, rebuild, running) = {
+            let mut g = self.ghost.borrow_mut();
+            let serial = g.builds.len();
+            g.builds.push(self.mc.global_now());
+            *g.queries.entry(name.clone()).or_insert(0) += 1;
+            let running = g.running.entry(name.clone()).or_default();
+            running.insert(c);
+            let running: Vec<usize> = running.iter().copied().collect();
+            g.max_concurrent = g.max_concurrent.max(running.len());
+            if running.len() > 1 && g.overlap.is_none() {
+                g.overlap = Some(Overlap {
+                    key: name.clone(),
+                    at: self.mc.global_now(),
+                    clients: running.clone(),
+                });
+            }
+            (serial, g.rebuild, running.len())
+        };
+        self.mc.note(format!(
+            "backend query #{serial} for {name} starts ({running} running)"
+        ));
+        self.mc.sleep(rebuild).await;
+        if let Some(r) = self.ghost.borrow_mut().running.get_mut(&name) {
+            r.remove(&c);
+        }
+        format!("rows#{serial}").into_bytes()
+    }
+}
+
+impl Strip for Frontend {
+    fn event(&self, key: &Key, event: Event) {
+        let name = key.to_string();
+        let mut g = self.ghost.borrow_mut();
+        g.strips
+            .entry(name.clone())
+            .or_default()
+            .push(event.letter());
+        // An expiry starts at the first miss after a write and ends at the next write.
+        match event {
+            Event::Miss if g.expiring.insert(name.clone()) => {
+                *g.expiries.entry(name.clone()).or_insert(0) += 1;
+            }
+            Event::Write => {
+                g.expiring.remove(&name);
+            }
+            _ => {}
+        }
+        drop(g);
+        self.mc.note(format!("strip {name} += {}", event.letter()));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn serials_are_read_from_rows() {
+        assert_eq!(serial(b"rows#0"), Some(0));
+        assert_eq!(serial(b"rows#42"), Some(42));
+        assert_eq!(serial(b"rows#"), None);
+        assert_eq!(serial(b"42"), None);
+    }
+
+    #[test]
+    fn strips_are_cut() {
+        let mut g = Ghost::default();
+        g.strips.insert("a".into(), "MLWUHHHH".into());
+        g.strips.insert("b".into(), "H".into());
+        assert_eq!(g.strips_text(4), "a: MLWU…; b: H");
+        assert_eq!(g.letters('H'), 5);
+    }
+}

@@ -1,0 +1,154 @@
+//! A [`Memcache`] wrapper that logs, in the order the server executed them, the index
+//! writes and reads whose replies came back: the ghost state `set.compaction_safe` is
+//! checked against.
+//!
+//! The executor hands a reply to its client at the instant the server executes the call,
+//! before any other call runs, so the order in which wrapped calls return is the server's
+//! order. Calls whose reply was lost are not logged (their instant is unknown).
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::rc::Rc;
+use std::time::Duration;
+
+use mcsim::clock::VirtualTime;
+use mcsim::memcache::{Key, Memcache, Transport};
+use mcsim::protocol::{Reply, Request, StoreMode};
+
+/// One compaction that overwrote modifications applied after its read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnsafeCompaction {
+    /// The compacting client.
+    pub client: usize,
+    /// Modifications it erased, with their clients.
+    pub erased: Vec<usize>,
+}
+
+/// What the wrapped clients did to the index, in server order.
+#[derive(Debug, Default)]
+pub struct IndexLog {
+    seq: u64,
+    /// Per client, the instant of its last `gets` hit.
+    last_read: BTreeMap<usize, u64>,
+    /// Successful `append`s and `add`s: instant and client.
+    modifications: Vec<(u64, usize)>,
+    /// Compactions stored.
+    pub compactions: u64,
+    /// Compactions refused (`EXISTS` / `NOT_FOUND` on the `cas`).
+    pub refused: u64,
+    /// Compactions that erased modifications.
+    pub drops: Vec<UnsafeCompaction>,
+    /// `add`s refused because another client created the index after this client's
+    /// `append` found it missing (`set/as-written` drops these modifications).
+    pub races: u64,
+}
+
+impl IndexLog {
+    /// Modifications logged.
+    pub fn modifications(&self) -> usize {
+        self.modifications.len()
+    }
+
+    fn record(&mut self, client: usize, request: &Request, reply: &Reply) {
+        self.seq += 1;
+        let now = self.seq;
+        match (request, reply) {
+            (Request::Get { with_cas: true, .. }, Reply::Values(v)) if !v.is_empty() => {
+                self.last_read.insert(client, now);
+            }
+            (
+                Request::Store {
+                    mode: StoreMode::Append | StoreMode::Add,
+                    ..
+                },
+                Reply::Stored,
+            ) => self.modifications.push((now, client)),
+            (
+                Request::Store {
+                    mode: StoreMode::Set | StoreMode::Cas(_),
+                    ..
+                },
+                Reply::Stored,
+            ) => {
+                self.compactions += 1;
+                let read = self.last_read.get(&client).copied().unwrap_or(0);
+                let erased: Vec<usize> = self
+                    .modifications
+                    .iter()
+                    .filter(|(at, _)| *at > read)
+                    .map(|(_, c)| *c)
+                    .collect();
+                if !erased.is_empty() {
+                    self.drops.push(UnsafeCompaction { client, erased });
+                }
+            }
+            (
+                Request::Store {
+                    mode: StoreMode::Cas(_),
+                    ..
+                },
+                Reply::Exists | Reply::NotFound,
+            ) => self.refused += 1,
+            (
+                Request::Store {
+                    mode: StoreMode::Add,
+                    ..
+                },
+                Reply::NotStored,
+            ) => self.races += 1,
+            _ => {}
+        }
+    }
+}
+
+/// A client whose calls on one key are logged into an [`IndexLog`].
+#[derive(Debug, Clone)]
+pub struct Observed<M> {
+    inner: M,
+    client: usize,
+    key: Key,
+    log: Rc<RefCell<IndexLog>>,
+}
+
+impl<M: Memcache> Observed<M> {
+    /// Wraps `inner` (client number `client`), logging its calls on `key`.
+    pub fn new(inner: M, client: usize, key: Key, log: Rc<RefCell<IndexLog>>) -> Self {
+        Observed {
+            inner,
+            client,
+            key,
+            log,
+        }
+    }
+}
+
+fn touches(request: &Request, key: &Key) -> bool {
+    match request {
+        Request::Get { keys, .. } => keys.len() == 1 && &keys[0] == key,
+        Request::Store { key: k, .. } => k == key,
+        _ => false,
+    }
+}
+
+impl<M: Memcache> Memcache for Observed<M> {
+    fn call(&self, request: Request) -> impl Future<Output = Result<Reply, Transport>> {
+        let watched = touches(&request, &self.key).then(|| request.clone());
+        let reply = self.inner.call(request);
+        async move {
+            let reply = reply.await;
+            if let (Some(request), Ok(r)) = (&watched, &reply) {
+                self.log.borrow_mut().record(self.client, request, r);
+            }
+            reply
+        }
+    }
+
+    fn now(&self) -> VirtualTime {
+        self.inner.now()
+    }
+
+    fn sleep(&self, duration: Duration) -> impl Future<Output = ()> {
+        self.inner.sleep(duration)
+    }
+}

@@ -1,0 +1,295 @@
+//! One client connection to a simulated server, at the byte level.
+//!
+//! [`Session::feed`] delivers whatever bytes the client sent and returns every byte the
+//! server has written back by the time it waits for more, exactly as memcached 1.6.18 does
+//! on one connection: partial input is kept for the next call, a storage command waits for
+//! its data block, rejected data blocks are discarded, `noreply` suppresses every reply of
+//! its command (errors included), and the connection closes on `quit`, on an HTTP request
+//! line and on a command line longer than 2048 bytes without a newline.
+//!
+//! When replies are written matters, because two events discard the replies memcached has
+//! produced but not yet written: a retrieval with an over-long key and a dropped
+//! connection. So the session follows memcached's connection state machine: input reaches
+//! a 16 KiB read buffer (a data block beyond it is read directly), and pending replies are
+//! written when the read buffer runs empty or holds only part of a line, after every
+//! successful retrieval, after `mn`, and after 20 commands of one read (21 for the first
+//! batch after a read). A session's `feed` stands for bytes that all arrived before the
+//! server read them.
+
+use crate::clock::VirtualTime;
+use crate::codec::read_request::{Command, MAX_PENDING_LINE, Parsed, StoreHead, parse_command};
+use crate::codec::write_reply::write_reply;
+use crate::protocol::{MetaCommand, Reply, Request};
+use crate::server::{Server, item_total};
+
+/// The answer to a command outside the model.
+pub const UNSUPPORTED: &[u8] = b"SERVER_ERROR not supported by the simulator\r\n";
+
+/// memcached's read buffer (`READ_BUFFER_SIZE`).
+const READ_BUFFER: usize = 16 * 1024;
+
+/// memcached's `-R` default: commands handled per read event before pending replies are
+/// written and the connection yields.
+const REQS_PER_EVENT: i32 = 20;
+
+/// What the connection is doing with the next input bytes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum State {
+    /// Reading a command line.
+    Command,
+    /// Reading the data block of a storage command.
+    Data(StoreHead),
+    /// Discarding this many bytes.
+    Swallow(usize),
+}
+
+/// A byte-level connection to a simulated [`Server`].
+#[derive(Debug, Clone)]
+pub struct Session {
+    /// Received and not yet used; the first `window` bytes are in the read buffer.
+    input: Vec<u8>,
+    window: usize,
+    /// The read buffer was enlarged for a long multi-get line.
+    big_buffer: bool,
+    state: State,
+    /// Replies produced but not yet written.
+    unsent: Vec<u8>,
+    /// Commands left in this read event.
+    nreqs: i32,
+    closed: bool,
+}
+
+impl Default for Session {
+    fn default() -> Session {
+        Session::new()
+    }
+}
+
+impl Session {
+    /// A new connection.
+    pub fn new() -> Session {
+        Session {
+            input: Vec::new(),
+            window: 0,
+            big_buffer: false,
+            state: State::Command,
+            unsent: Vec::new(),
+            nreqs: REQS_PER_EVENT,
+            closed: false,
+        }
+    }
+
+    /// True once the server has closed the connection; later input is ignored.
+    pub fn is_closed(&self) -> bool {
+        self.closed
+    }
+
+    /// Bytes received but not yet used (an incomplete line or data block).
+    pub fn pending(&self) -> usize {
+        self.input.len()
+    }
+
+    /// True if the connection waits for a new command line with nothing buffered and
+    /// nothing left to write.
+    pub fn is_idle(&self) -> bool {
+        self.state == State::Command && self.input.is_empty() && self.unsent.is_empty()
+    }
+
+    /// Delivers `input` to the server at `now` and returns the bytes it writes back.
+    pub fn feed(&mut self, server: &mut Server, input: &[u8], now: VirtualTime) -> Vec<u8> {
+        let mut written = Vec::new();
+        if self.closed {
+            return written;
+        }
+        self.input.extend_from_slice(input);
+        let mut pos = 0;
+        while !self.closed {
+            match &mut self.state {
+                State::Swallow(left) => {
+                    let take = (*left).min(self.input.len() - pos);
+                    pos += take;
+                    self.window = self.window.saturating_sub(take);
+                    *left -= take;
+                    if *left > 0 {
+                        break;
+                    }
+                    self.state = State::Command;
+                    self.command_done(&mut written);
+                }
+                State::Data(head) => {
+                    let need = head.len + 2;
+                    if self.input.len() - pos < need {
+                        break;
+                    }
+                    let block = &self.input[pos..pos + need];
+                    let data = block.ends_with(b"\r\n").then(|| block[..need - 2].to_vec());
+                    pos += need;
+                    self.window = self.window.saturating_sub(need);
+                    let State::Data(head) = std::mem::replace(&mut self.state, State::Command)
+                    else {
+                        unreachable!("state checked above");
+                    };
+                    match data {
+                        Some(data) => {
+                            let reply = server.apply(&head.into_request(data), now);
+                            write_reply(&reply, &mut self.unsent);
+                        }
+                        None if head.noreply() => {}
+                        None => write_reply(
+                            &Reply::ClientError("bad data chunk".into()),
+                            &mut self.unsent,
+                        ),
+                    }
+                    self.command_done(&mut written);
+                }
+                State::Command => {
+                    let window = &self.input[pos..pos + self.window];
+                    match parse_command(window) {
+                        Parsed::Incomplete => {
+                            if self.window > MAX_PENDING_LINE {
+                                // A long multi-get: memcached enlarges the read buffer.
+                                self.big_buffer = true;
+                            }
+                            self.flush(&mut written);
+                            if !self.read_more(pos) {
+                                break;
+                            }
+                        }
+                        Parsed::Close => self.drop_connection(),
+                        Parsed::Line { consumed, command } => {
+                            pos += consumed;
+                            self.window -= consumed;
+                            self.run(command, server, now, &mut written);
+                            if self.state == State::Command && !self.closed {
+                                self.command_done(&mut written);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        if self.closed {
+            self.input.clear();
+            self.window = 0;
+        } else {
+            self.input.drain(..pos);
+        }
+        written
+    }
+
+    /// Pending replies go out.
+    fn flush(&mut self, written: &mut Vec<u8>) {
+        written.append(&mut self.unsent);
+    }
+
+    /// memcached reads what has arrived into its read buffer. False if nothing new is there.
+    fn read_more(&mut self, pos: usize) -> bool {
+        let available = self.input.len() - pos - self.window;
+        if self.window == 0 {
+            // An empty read buffer is given back, and a fresh one has the default size.
+            self.big_buffer = false;
+        }
+        let room = if self.big_buffer {
+            available
+        } else {
+            READ_BUFFER.saturating_sub(self.window)
+        };
+        let take = available.min(room);
+        if take == 0 {
+            return false;
+        }
+        self.window += take;
+        self.nreqs = REQS_PER_EVENT;
+        true
+    }
+
+    /// After each command: count it against this read event, and write pending replies
+    /// when the event is used up or the read buffer is empty.
+    fn command_done(&mut self, written: &mut Vec<u8>) {
+        self.nreqs -= 1;
+        if self.nreqs < 0 {
+            self.flush(written);
+            // The connection yields; when it resumes, that resumption counts once.
+            self.nreqs = REQS_PER_EVENT - 1;
+        } else if self.window == 0 {
+            self.flush(written);
+        }
+    }
+
+    /// memcached closes without writing what is still pending.
+    fn drop_connection(&mut self) {
+        self.unsent.clear();
+        self.closed = true;
+    }
+
+    fn run(
+        &mut self,
+        command: Command,
+        server: &mut Server,
+        now: VirtualTime,
+        written: &mut Vec<u8>,
+    ) {
+        match command {
+            Command::Execute(request) => {
+                let reply = server.apply(&request, now);
+                write_reply(&reply, &mut self.unsent);
+                let writes_now = matches!(
+                    request,
+                    Request::Get { .. }
+                        | Request::Gat { .. }
+                        | Request::Meta {
+                            command: MetaCommand::Noop,
+                            ..
+                        }
+                );
+                if writes_now {
+                    self.flush(written);
+                }
+            }
+            Command::Store(head) => {
+                let total = item_total(head.key().len(), head.client_flags(), head.len);
+                if total > u64::from(server.config().item_size_max) {
+                    // memcached fails the allocation before reading the block, answers,
+                    // and discards the block unread.
+                    let reply = server.reject_too_large(head.key(), head.unlinks_on_failure(), now);
+                    if !head.noreply() {
+                        write_reply(&reply, &mut self.unsent);
+                    }
+                    self.state = State::Swallow(head.len + 2);
+                } else {
+                    self.state = State::Data(head);
+                }
+            }
+            Command::FailedRetrieval { request, answer } => {
+                if let Some(request) = request {
+                    server.apply(&request, now);
+                }
+                self.unsent.clear();
+                self.unsent.extend_from_slice(&answer);
+            }
+            Command::Answer {
+                bytes,
+                noreply,
+                swallow,
+            } => {
+                if !noreply {
+                    self.unsent.extend_from_slice(&bytes);
+                }
+                if swallow > 0 {
+                    self.state = State::Swallow(swallow);
+                }
+            }
+            Command::Quit => {
+                self.flush(written);
+                self.closed = true;
+            }
+            Command::Close => self.drop_connection(),
+            Command::Unsupported { swallow, .. } => {
+                self.unsent.extend_from_slice(UNSUPPORTED);
+                if swallow > 0 {
+                    self.state = State::Swallow(swallow);
+                }
+            }
+        }
+    }
+}

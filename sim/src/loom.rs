@@ -1,0 +1,132 @@
+//! A [`Memcache`] backend for the [loom](https://docs.rs/loom) model checker: the same
+//! recipe code that runs under mcsim's executor runs, unchanged, as loom threads.
+//!
+//! **What it is for.** Cross-checking mcsim: a recipe's verdict under loom's exhaustive
+//! exploration of thread interleavings should match `mcsim explore`'s on the equivalent
+//! scenario. Loom knows nothing about memcached; it explores the orders in which clients
+//! reach the server, and this backend turns each of those orders into a sequence of
+//! [`Server::apply`] calls on one simulated memcached.
+//!
+//! **What it models.** Every client is a loom thread driving its recipe future with
+//! `loom::future::block_on`. Every call is atomic at the server: [`LoomClient::call`]
+//! locks a `loom::sync::Mutex<Server>`, advances a logical clock (a loom `AtomicU64` of
+//! virtual microseconds) by one tick, applies the request at that instant and unlocks.
+//! Each lock acquisition is a point where loom may switch clients, so loom explores every
+//! order of calls. A sleep advances the logical clock by its duration and yields
+//! (`loom::thread::yield_now`), so spin loops that back off between attempts stay finite
+//! under loom's fair treatment of yielding threads; [`Memcache::now`] reads the clock.
+//!
+//! **What it does not model.** Latency windows (a call is applied the instant loom lets
+//! its client take the lock; there is no interval in which it is in flight), faults (no
+//! lost replies, timeouts, evictions on demand, crashes or clock jumps; a call never
+//! returns a [`Transport`] error), and TTL timing beyond the logical clock: time moves
+//! only by ticks and by sleeps, all clients share one clock (no skew), and a sleeping
+//! client's duration counts against everyone's clock the moment it starts sleeping.
+//! Expiry therefore happens only when the sum of ticks and sleeps passes a TTL. Use mcsim
+//! itself for timing and faults.
+//!
+//! Compiled only with `--cfg loom`.
+
+use std::future::Future;
+use std::time::Duration;
+
+use loom::sync::atomic::{AtomicU64, Ordering};
+use loom::sync::{Arc, Mutex};
+
+use crate::clock::VirtualTime;
+use crate::memcache::{Memcache, Transport};
+use crate::protocol::{Reply, Request};
+use crate::server::{Server, ServerConfig};
+
+/// Virtual time one call takes by default: the shortest latency of mcsim's default window.
+pub const DEFAULT_TICK: Duration = Duration::from_micros(100);
+
+/// One simulated memcached shared by the loom threads of a model, with its logical clock.
+///
+/// Create it inside the `loom::model` closure (loom primitives belong to one execution);
+/// clones share the same server and clock.
+#[derive(Clone)]
+pub struct LoomServer {
+    server: Arc<Mutex<Server>>,
+    clock: Arc<AtomicU64>,
+    tick: u64,
+}
+
+impl LoomServer {
+    /// A server with `config`, booted at time zero; each call advances the clock by `tick`.
+    pub fn new(config: ServerConfig, tick: Duration) -> LoomServer {
+        LoomServer {
+            server: Arc::new(Mutex::new(Server::new(config, VirtualTime::ZERO))),
+            clock: Arc::new(AtomicU64::new(0)),
+            tick: tick.as_micros() as u64,
+        }
+    }
+
+    /// A server with default settings and [`DEFAULT_TICK`].
+    pub fn with_defaults() -> LoomServer {
+        LoomServer::new(ServerConfig::default(), DEFAULT_TICK)
+    }
+
+    /// A client of this server (give each loom thread its own).
+    pub fn client(&self) -> LoomClient {
+        LoomClient {
+            shared: self.clone(),
+        }
+    }
+
+    /// The logical clock.
+    pub fn now(&self) -> VirtualTime {
+        VirtualTime(self.clock.load(Ordering::SeqCst))
+    }
+
+    /// Runs `f` on the server at the current logical instant, holding its lock (for end
+    /// checks after the clients are joined).
+    pub fn inspect<R>(&self, f: impl FnOnce(&Server, VirtualTime) -> R) -> R {
+        let server = self
+            .server
+            .lock()
+            .expect("a client panicked holding the server");
+        f(&server, self.now())
+    }
+}
+
+/// A client connection to a [`LoomServer`]: one call at a time, each atomic at the server.
+#[derive(Clone)]
+pub struct LoomClient {
+    shared: LoomServer,
+}
+
+impl LoomClient {
+    fn apply(&self, request: &Request) -> Reply {
+        let mut server = self
+            .shared
+            .server
+            .lock()
+            .expect("a client panicked holding the server");
+        let at = self
+            .shared
+            .clock
+            .fetch_add(self.shared.tick, Ordering::SeqCst)
+            + self.shared.tick;
+        server.apply(request, VirtualTime(at))
+    }
+}
+
+impl Memcache for LoomClient {
+    fn call(&self, request: Request) -> impl Future<Output = Result<Reply, Transport>> {
+        async move { Ok(self.apply(&request)) }
+    }
+
+    fn now(&self) -> VirtualTime {
+        self.shared.now()
+    }
+
+    fn sleep(&self, duration: Duration) -> impl Future<Output = ()> {
+        async move {
+            self.shared
+                .clock
+                .fetch_add(duration.as_micros() as u64, Ordering::SeqCst);
+            loom::thread::yield_now();
+        }
+    }
+}
