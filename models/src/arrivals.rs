@@ -223,7 +223,9 @@ mod tests {
     fn poisson_keeps_the_mean_rate_and_is_deterministic() {
         let t = traffic(Pattern::Poisson, 20.0);
         let (from, to) = (VirtualTime::from_secs(0), VirtualTime::from_secs(100));
-        let total: usize = (0..4).map(|c| t.times(c, 4, t.salt(c, 1), from, to).len()).sum();
+        let total: usize = (0..4)
+            .map(|c| t.times(c, 4, t.salt(c, 1), from, to).len())
+            .sum();
         assert!((1800..2200).contains(&total), "{total}");
         assert_eq!(t.times(1, 4, 9, from, to), t.times(1, 4, 9, from, to));
         assert_ne!(t.times(1, 4, 9, from, to), t.times(1, 4, 10, from, to));
@@ -244,7 +246,13 @@ mod tests {
     #[test]
     fn edge_arrivals_come_just_before_whole_seconds() {
         let t = traffic(Pattern::Edge, 10.0);
-        let v = t.times(0, 1, 3, VirtualTime::from_secs(1), VirtualTime::from_secs(20));
+        let v = t.times(
+            0,
+            1,
+            3,
+            VirtualTime::from_secs(1),
+            VirtualTime::from_secs(20),
+        );
         assert_eq!(v.len(), 19);
         assert!(v.iter().all(|x| x.micros() % 1_000_000 == 999_800));
     }

@@ -39,12 +39,16 @@ pub struct NotLinearizable {
     pub stuck: Vec<String>,
 }
 
+/// A history split by object.
+type ByObject<'a, S> =
+    BTreeMap<&'a str, Vec<&'a Entry<<S as SequentialSpec>::Op, <S as SequentialSpec>::Ret>>>;
+
 /// Checks every object's history separately.
 pub fn check<S: SequentialSpec>(
     spec: &S,
     history: &[Entry<S::Op, S::Ret>],
 ) -> Result<(), NotLinearizable> {
-    let mut objects: BTreeMap<&str, Vec<&Entry<S::Op, S::Ret>>> = BTreeMap::new();
+    let mut objects: ByObject<'_, S> = BTreeMap::new();
     for e in history {
         objects.entry(e.object.as_str()).or_default().push(e);
     }

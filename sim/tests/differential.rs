@@ -1,6 +1,7 @@
 //! Differential test: the simulated server against a real memcached 1.6.18, byte for byte.
 //!
-//! The test starts its own `memcached -m 64 -I 1m`, then runs thousands of random command
+//! The test starts its own `memcached -m 64 -I 1m` (background LRU and slab threads off,
+//! see below), runs MEMCACHED.md's time-independent cases, then thousands of random command
 //! sequences (seeded `ChaCha8Rng`) over one connection to it and over one [`Session`] to a
 //! simulated [`Server`] with the same settings. Both see the identical byte stream from the
 //! start, so their cas counters stay in step; each sequence starts with `flush_all`. Every
@@ -9,7 +10,7 @@
 //! Time is kept out: TTLs are 0, negative, absolute past or long enough not to expire while
 //! the test runs, and nothing reports a remaining TTL or the server's clock.
 //!
-//! Settings: `MCSIM_DIFF_SEQUENCES` (default 1500), `MCSIM_DIFF_SEED`, `MCSIM_DIFF_META`
+//! Settings: `MCSIM_DIFF_SEQUENCES` (default 5000), `MCSIM_DIFF_SEED`, `MCSIM_DIFF_META`
 //! (`0` leaves meta commands out; by default they are in when the simulator answers `mg`).
 //! Without a memcached binary the test prints a SKIPPED line, unless `CI` is set.
 
@@ -22,18 +23,21 @@ use mcsim::{Server, ServerConfig, VirtualTime};
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-/// Left out on purpose, because memcached's answer does not follow from the byte stream:
+/// Left out of the random commands on purpose:
 ///
-/// - incr/decr/ma of a stored number of 2^63 or more. memcached 1.6.18 rejects such a
-///   number when a minus sign follows it in memory, and it looks past the end of the value
-///   (`strchr` on item memory that is not NUL-terminated): the answer depends on bytes left
-///   in the slab chunk by earlier items. The simulator always accepts the number.
+/// - incr/decr/ma of a stored number of 2^63 or more, and of a value made only of spaces.
+///   memcached 1.6.18 reads the number with C string functions on item memory that is not
+///   NUL-terminated: it looks for a minus sign past the end of a huge number, and skips the
+///   value's CR LF after leading whitespace and reads on. The answer depends on bytes left
+///   in the slab chunk by earlier items, not on the byte stream. The simulator reads only
+///   the value (a huge number is accepted, whitespace alone is non-numeric).
 /// - incr/decr/ma pipelined after an `mg` hit whose reply is not yet written. That reply
 ///   holds a reference to the item, so memcached cannot rewrite the number in place and
-///   stores it unpadded; the simulator pads in place.
-const LEFT_OUT: &str = "numbers >= 2^63 in incr/decr/ma; arithmetic pipelined after mg";
+///   stores it unpadded; the simulator does not track such references and pads in place.
+const LEFT_OUT: &str = "incr/decr/ma of numbers >= 2^63 or of whitespace-only values; \
+                        arithmetic pipelined after an mg hit";
 
-const DEFAULT_SEQUENCES: usize = 1500;
+const DEFAULT_SEQUENCES: usize = 5000;
 const DEFAULT_SEED: u64 = 0x6d63_7369_6d00_0001;
 /// `-I 1m`.
 const ITEM_MAX: usize = 1024 * 1024;
@@ -246,7 +250,7 @@ impl Generator {
     }
 
     fn exptime(&mut self) -> &'static str {
-        *self.choose(SAFE_EXPTIMES)
+        SAFE_EXPTIMES[self.below(SAFE_EXPTIMES.len())]
     }
 
     fn noreply(&mut self) -> &'static str {
@@ -776,6 +780,146 @@ impl Generator {
 }
 
 // ---------------------------------------------------------------------------------------
+// Scripted sequences: MEMCACHED.md §8 cases that do not depend on time, and edges the
+// random generator reaches rarely. Each batch is sent on its own.
+
+fn batches(parts: &[&[u8]]) -> Vec<Vec<u8>> {
+    parts.iter().map(|p| p.to_vec()).collect()
+}
+
+/// `set key 0 0 n` with `n` bytes of `fill`.
+fn set_of(key: &str, n: usize, fill: u8) -> Vec<u8> {
+    let mut v = format!("set {key} 0 0 {n}\r\n").into_bytes();
+    v.resize(v.len() + n, fill);
+    v.extend_from_slice(b"\r\n");
+    v
+}
+
+fn scripts() -> Vec<Vec<Vec<u8>>> {
+    let long = "k".repeat(251);
+    let limit = ITEM_MAX - 3 - ITEM_OVERHEAD; // largest value for a 3-byte key
+    vec![
+        // 2, 3: negative and 30-day boundaries.
+        batches(&[b"set k 0 -1 1\r\nx\r\n", b"get k\r\n"]),
+        batches(&[
+            b"set k 0 2592000 1\r\nx\r\n",
+            b"set j 0 2592001 1\r\ny\r\n",
+            b"get k j\r\n",
+        ]),
+        // 4: conditions on live and missing keys.
+        batches(&[
+            b"set live 0 0 1\r\nx\r\n",
+            b"add live 0 0 1\r\ny\r\n",
+            b"replace nokey 0 0 1\r\ny\r\n",
+            b"append nokey 0 0 1\r\ny\r\n",
+            b"incr nokey 1\r\n",
+            b"touch nokey 10\r\n",
+            b"cas nokey 0 0 1 1\r\ny\r\n",
+        ]),
+        // 5: append/prepend keep flags and exptime.
+        batches(&[
+            b"set ap 9 100 3\r\nmid\r\n",
+            b"append ap 1 0 4\r\n_end\r\n",
+            b"prepend ap 2 5 6\r\nstart_\r\n",
+            b"get ap\r\n",
+        ]),
+        // 7, 8: padding in place, flags and TTL kept, floor at 0.
+        batches(&[
+            b"set n 3 50 2\r\n10\r\n",
+            b"gets n\r\n",
+            b"touch n 100\r\n",
+            b"gats 200 n\r\n",
+            b"decr n 1\r\n",
+            b"gets n\r\n",
+            b"decr n 100\r\n",
+            b"get n\r\n",
+        ]),
+        // 9, 10: growing, errors.
+        batches(&[
+            b"set n 0 0 2\r\n99\r\n",
+            b"incr n 1\r\n",
+            b"get n\r\n",
+            b"set hi 0 0 2\r\nhi\r\n",
+            b"incr hi 1\r\n",
+            b"incr n -1\r\n",
+            b"set e 0 0 0\r\n\r\n",
+            b"incr e 1\r\n",
+            b"set sp 0 0 3\r\n  7\r\n",
+            b"incr sp 1\r\n",
+            b"get sp\r\n",
+        ]),
+        // 11: repeated keys.
+        batches(&[
+            b"set a 0 0 1\r\n1\r\n",
+            b"set b 0 0 1\r\n2\r\n",
+            b"get a b nokey a\r\n",
+        ]),
+        // 12: over-long keys.
+        vec![
+            format!("get {long}\r\n").into_bytes(),
+            format!("set {long} 0 0 1\r\nx\r\n").into_bytes(),
+            format!("get a {long} b\r\n").into_bytes(),
+            format!("incr a 1\r\nget {long}\r\n").into_bytes(),
+        ],
+        // 13: the size limit; a too-large set drops the old value; append past the limit.
+        vec![
+            set_of("big", limit, b'v'),
+            b"get big\r\n".to_vec(),
+            b"append big 0 0 1\r\nx\r\n".to_vec(),
+            set_of("big", limit + 1, b'w'),
+            b"get big\r\n".to_vec(),
+            set_of("big", 20_000, b'u'),
+            b"append big 0 0 1\r\nx\r\n".to_vec(),
+        ],
+        // 14, 15.
+        batches(&[
+            b"set d 0 0 3\r\nabcde\r\n",
+            b"set n 0 0 1\r\n1\r\n",
+            b"delete n\r\n",
+            b"delete n\r\n",
+            b"delete n 5\r\n",
+            b"delete n 0\r\n",
+        ]),
+        // 16: flush.
+        batches(&[
+            b"set old 0 0 1\r\nx\r\n",
+            b"flush_all\r\n",
+            b"get old\r\n",
+            b"set new 0 0 1\r\ny\r\n",
+            b"get old new\r\n",
+        ]),
+        // Replies discarded by a failing multi-get (unwritten ones only).
+        vec![
+            b"set a 0 0 1\r\n1\r\nincr a 1\r\ndecr a 1\r\n".to_vec(),
+            format!("set a 0 0 1\r\n1\r\nincr a 1\r\nget {long}\r\n").into_bytes(),
+            {
+                let mut v = set_of("a", 20_000, b'x');
+                v.extend_from_slice(format!("get {long}\r\n").as_bytes());
+                v
+            },
+            format!("{}get {long}\r\n", "incr a 1\r\n".repeat(25)).into_bytes(),
+        ],
+    ]
+}
+
+fn meta_scripts() -> Vec<Vec<Vec<u8>>> {
+    vec![
+        // 18 without the TTL flag, 19.
+        batches(&[
+            b"mg dp v c N3600\r\n",
+            b"mg dp v c N3600\r\n",
+            b"ma cnt\r\n",
+            b"ma cnt N0 J10 v\r\n",
+            b"ma cnt v\r\n",
+            b"ma cnt MD D100 v\r\n",
+            b"md dp I T3600\r\n",
+            b"mg dp v c\r\n",
+            b"mg dp v c\r\n",
+        ]),
+    ]
+}
+
+// ---------------------------------------------------------------------------------------
 // The two servers.
 
 struct Simulated {
@@ -854,14 +998,26 @@ fn simulator_matches_real_memcached() {
     let mut batches = 0usize;
     let mut reconnects = 0usize;
 
-    for sequence in 0..sequences {
-        let length = 5 + generator.below(26);
+    let mut scripts: Vec<Vec<Vec<u8>>> = scripts();
+    if meta {
+        scripts.extend(meta_scripts());
+    }
+    let total = scripts.len() + sequences;
+    for sequence in 0..total {
+        let script = scripts.get(sequence);
+        let length = script.map_or_else(|| 5 + generator.below(26), Vec::len);
         let mut history: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
         for step in 0..=length {
             let batch = if step == 0 {
                 Batch {
                     bytes: b"flush_all\r\n".to_vec(),
                     names: vec!["flush_all"],
+                    keys: vec![],
+                }
+            } else if let Some(script) = script {
+                Batch {
+                    bytes: script[step - 1].clone(),
+                    names: vec!["scripted"],
                     keys: vec![],
                 }
             } else {
@@ -939,7 +1095,8 @@ fn simulator_matches_real_memcached() {
     let elapsed = started.elapsed();
     let per_command: Vec<String> = counts.iter().map(|(k, v)| format!("{k}={v}")).collect();
     eprintln!(
-        "differential: {sequences} sequences, {batches} batches, {commands} commands, {reconnects} reconnects, meta {}, seed {seed:#x}, {:.1}s",
+        "differential: {total} sequences ({} scripted), {batches} batches, {commands} commands, {reconnects} reconnects, meta {}, seed {seed:#x}, {:.1}s",
+        scripts.len(),
         if meta { "on" } else { "off" },
         elapsed.as_secs_f64()
     );

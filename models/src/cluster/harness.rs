@@ -37,24 +37,35 @@ fn key(i: u32) -> Key {
 /// Registers the workload: `clients` clients share the keys between them.
 pub fn setup(p: &ClusterParams, clients: usize, sim: &mut Sim) {
     let ghost: Rc<RefCell<Ghost>> = Rc::default();
-    sim.fault_at(p.leave_at, Fault::Leave { server: p.leave_server });
+    sim.fault_at(
+        p.leave_at,
+        Fault::Leave {
+            server: p.leave_server,
+        },
+    );
     for c in 0..clients {
         let (ghost, p) = (ghost.clone(), p.clone());
         sim.client(Skew::default(), move |mc| async move {
             let mine: Vec<u32> = (0..p.keys).filter(|i| *i as usize % clients == c).collect();
             for &i in &mine {
                 let v = format!("v1-{i}");
-                mc.set(&key(i), Value::from(v.as_str()), Exptime::NEVER).await?;
+                mc.set(&key(i), Value::from(v.as_str()), Exptime::NEVER)
+                    .await?;
                 ghost.borrow_mut().latest.insert(format!("item:{i}"), v);
             }
-            let since = p.leave_at.saturating_sub(mc.global_now().since(mcsim::VirtualTime::ZERO));
+            let since = p
+                .leave_at
+                .saturating_sub(mc.global_now().since(mcsim::VirtualTime::ZERO));
             mc.sleep(since + Duration::from_millis(1)).await;
             for &i in &mine {
                 let got = mc.get(&key(i)).await?;
                 if got.is_none() {
                     ghost.borrow_mut().moved += 1;
                     let v = format!("v2-{i}");
-                    match mc.set(&key(i), Value::from(v.as_str()), Exptime::NEVER).await {
+                    match mc
+                        .set(&key(i), Value::from(v.as_str()), Exptime::NEVER)
+                        .await
+                    {
                         Ok(()) => {
                             ghost.borrow_mut().latest.insert(format!("item:{i}"), v);
                         }
@@ -63,13 +74,18 @@ pub fn setup(p: &ClusterParams, clients: usize, sim: &mut Sim) {
                     }
                 }
             }
-            let until = p.read_after_rejoin.saturating_sub(mc.global_now().since(mcsim::VirtualTime::ZERO));
+            let until = p
+                .read_after_rejoin
+                .saturating_sub(mc.global_now().since(mcsim::VirtualTime::ZERO));
             mc.sleep(until).await;
             for &i in &mine {
                 if let Some(v) = mc.get(&key(i)).await? {
                     let mut g = ghost.borrow_mut();
                     g.read_back += 1;
-                    if g.latest.get(&format!("item:{i}")).is_some_and(|l| *l != v.text()) {
+                    if g.latest
+                        .get(&format!("item:{i}"))
+                        .is_some_and(|l| *l != v.text())
+                    {
                         g.stale += 1;
                     }
                 }
@@ -88,8 +104,14 @@ pub fn setup(p: &ClusterParams, clients: usize, sim: &mut Sim) {
         let mean = f64::from(keys) / per_server.len() as f64;
         let most = per_server.iter().copied().max().unwrap_or(0);
         view.metric("cluster.balance", f64::from(most) / mean.max(1.0));
-        view.metric("cluster.moved_fraction", f64::from(g.moved) / f64::from(keys.max(1)));
-        view.metric("cluster.stale_fraction", f64::from(g.stale) / f64::from(keys.max(1)));
+        view.metric(
+            "cluster.moved_fraction",
+            f64::from(g.moved) / f64::from(keys.max(1)),
+        );
+        view.metric(
+            "cluster.stale_fraction",
+            f64::from(g.stale) / f64::from(keys.max(1)),
+        );
         if g.moved > 0 {
             return Err(Failure::new(format!(
                 "{} of {keys} keys were not found after a server left the list",

@@ -91,7 +91,9 @@ impl EventLog {
     /// The key of chunk number `chunk` (absolute), part `part`.
     pub fn key(&self, chunk: u64, part: u64) -> Key {
         let name = match self.variant {
-            EventLogVariant::AsWritten => format!("messagelog{}_{}", self.name, chunk % self.chunks),
+            EventLogVariant::AsWritten => {
+                format!("messagelog{}_{}", self.name, chunk % self.chunks)
+            }
             EventLogVariant::ChunkKeys => format!("messagelog{}_{chunk}_{part}", self.name),
         };
         Key::new(name).expect("log names are valid keys")

@@ -135,17 +135,33 @@ mod tests {
         let names: Vec<String> = shown.iter().map(|k| k.to_string()).collect();
         assert_eq!(
             names,
-            ["online_c_3", "online_c_2", "online_c_1", "online_c_0", "online_c_5"]
+            [
+                "online_c_3",
+                "online_c_2",
+                "online_c_1",
+                "online_c_0",
+                "online_c_5"
+            ]
         );
     }
 
     #[test]
     fn the_spare_key_ring_skips_the_spare_slot() {
         let c = OnlineCounter::new(6, 60, OnlineVariant::SpareKey);
-        let names: Vec<String> = c.shown_keys(10 * 60).iter().map(|k| k.to_string()).collect();
+        let names: Vec<String> = c
+            .shown_keys(10 * 60)
+            .iter()
+            .map(|k| k.to_string())
+            .collect();
         assert_eq!(
             names,
-            ["online_c_2", "online_c_1", "online_c_0", "online_c_6", "online_c_5"]
+            [
+                "online_c_2",
+                "online_c_1",
+                "online_c_0",
+                "online_c_6",
+                "online_c_5"
+            ]
         );
         assert_eq!(c.ttl(10 * 60 + 20), 6 * 60 + 30 - 20);
     }

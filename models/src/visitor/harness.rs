@@ -208,7 +208,7 @@ fn check(
             let died = death(c.at, c.ttl, phase).micros();
             let shift = (died as f64 - intended as f64) / 1e6;
             view.metric(
-                &format!("visitor.shift_seconds.w{}", c.window as i64 - w0 as i64),
+                &format!("visitor.shift_w{}", c.window as i64 - w0 as i64),
                 shift,
             );
             shifts.push(shift);
@@ -230,7 +230,7 @@ fn check(
         let Some(first) = first else { continue };
         let want = truth.get(&w).copied().unwrap_or(0);
         let lost = want.saturating_sub(first.value);
-        view.metric(&format!("visitor.lost.w{}", w - w0), lost as f64);
+        view.metric(&format!("visitor.lost_w{}", w - w0), lost as f64);
         lost_total += lost;
         lost_max = lost_max.max(lost);
         extra_total += first.value.saturating_sub(want);
@@ -267,7 +267,7 @@ fn check(
     .with("value", r.value as i64)
     .with("expected", want as i64)
     .with("expected_own_clock", by_own as i64)
-    .with("lost", want.saturating_sub(r.value) as i64)
+    .with("missing", want.saturating_sub(r.value) as i64)
     .with("extra", r.value.saturating_sub(want) as i64)
     .with("period", (w - 1 - w0) as i64)
     .with("wrong_reads", wrong.len() as i64)

@@ -675,11 +675,13 @@ impl<'c> Engine<'c> {
             now: self.now(),
             metrics: Default::default(),
         };
+        // Every end check runs, so each records its metrics; the first failure is the verdict.
         let mut verdict = Verdict::Pass;
         for (name, check) in &self.at_end {
-            if let Err(failure) = check(&view) {
+            if let Err(failure) = check(&view)
+                && verdict.is_pass()
+            {
                 verdict = self.violation(name.clone(), failure);
-                break;
             }
         }
         self.metrics = view.metrics.into_inner();

@@ -1,7 +1,6 @@
 //! The [`Memcache`] backend for a real server.
 
 use std::cell::RefCell;
-use std::future::Future;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
@@ -63,15 +62,15 @@ impl RealMemcache {
 }
 
 impl Memcache for RealMemcache {
-    fn call(&self, request: Request) -> impl Future<Output = Result<Reply, Transport>> {
-        async move { self.call_blocking(&request) }
+    async fn call(&self, request: Request) -> Result<Reply, Transport> {
+        self.call_blocking(&request)
     }
 
     fn now(&self) -> VirtualTime {
         self.start + self.origin.elapsed()
     }
 
-    fn sleep(&self, duration: Duration) -> impl Future<Output = ()> {
-        async move { std::thread::sleep(duration) }
+    async fn sleep(&self, duration: Duration) {
+        std::thread::sleep(duration)
     }
 }

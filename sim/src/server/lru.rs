@@ -67,9 +67,4 @@ impl ClassLru {
     pub fn total_bytes(&self) -> u64 {
         self.bytes.iter().sum()
     }
-
-    /// Number of items in a queue.
-    pub fn len(&self, segment: Segment) -> usize {
-        self.queues[segment.index()].len()
-    }
 }

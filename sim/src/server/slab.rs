@@ -90,12 +90,8 @@ impl Slabs {
         self.classes.len()
     }
 
-    /// Never empty.
-    pub fn is_empty(&self) -> bool {
-        false
-    }
-
     /// Chunk size of a class.
+    #[cfg(test)]
     pub fn chunk_size(&self, class: usize) -> u64 {
         self.classes[class].chunk
     }
@@ -128,6 +124,7 @@ impl Slabs {
     }
 
     /// Chunk sizes, smallest first.
+    #[cfg(test)]
     pub fn chunk_sizes(&self) -> impl Iterator<Item = u64> + '_ {
         self.classes.iter().map(|c| c.chunk)
     }

@@ -1,0 +1,114 @@
+//! The event log: DS's ring keeps about one chunk less than it claims (less again with a
+//! tick phase, late events or a fast writer), and spins on a chunk at the item size
+//! limit; keys named by the chunk number keep the claim.
+
+mod support;
+
+use mcsim::run::{self, RunOptions, RunReport};
+use mcsim::scenario::{Scenario, load_points};
+use mcsim_models::Recipes;
+use mcsim_models::eventlog::{Event, deserialize};
+use support::{scenario_path, violation};
+
+fn points(name: &str) -> Vec<Scenario> {
+    load_points(&scenario_path(name), &Recipes).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn quick(s: &Scenario, executions: u64, keep_going: bool) -> RunReport {
+    let mut o = RunOptions::from_scenario(s);
+    o.shrink = false;
+    o.keep_going = keep_going;
+    if executions > 0 {
+        o.executions = executions;
+    }
+    run::run(s, &o)
+}
+
+#[test]
+fn as_written_keeps_about_one_chunk_less_than_claimed() {
+    let report = quick(&points("eventlog-as-written")[0], 0, false);
+    let v = violation(&report);
+    assert_eq!(v.invariant, "eventlog.capacity");
+    let n = &v.failure.numbers;
+    assert_eq!(n["claimed_ms"], 6000);
+    // (numChunks - 2) * timeChunk = 4 s, plus how late the chunk's first event came.
+    assert!((4000..5000).contains(&n["retention_measured_ms"]), "{n:?}");
+    assert!(n["age_ms"] <= 6000);
+}
+
+#[test]
+fn measured_retention_falls_with_the_tick_phase_and_never_reaches_the_claim() {
+    let ps = points("eventlog-as-written-sweep");
+    assert_eq!(ps.len(), 6);
+    let mut dense = Vec::new();
+    for s in &ps {
+        let report = quick(s, 3, true);
+        assert_eq!(report.label(), "eventlog.capacity", "{:?}", s.point);
+        let measured = report.metrics["eventlog.retention_measured_s"].max;
+        assert!(measured < 6.0, "{:?}: {measured}", s.point);
+        if s.point[0] == "rate_per_s=20" {
+            dense.push(measured);
+        }
+    }
+    // Dense traffic: 4 s at phase 0, half a second less at phase 500.
+    assert!(
+        (dense[0] - 4.0).abs() < 0.2 && (dense[1] - 3.5).abs() < 0.2,
+        "{dense:?}"
+    );
+}
+
+#[test]
+fn late_events_and_fast_writers_shorten_retention_further() {
+    let late = quick(&points("eventlog-as-written-late")[0], 5, true);
+    assert_eq!(late.label(), "eventlog.capacity");
+    assert!(late.metrics["eventlog.retention_measured_s"].min < 4.0);
+    // DS's follower, fetch(first = lastSeen), never sees some late events.
+    assert!(late.metrics["eventlog.tail_missed"].max >= 1.0);
+    let skew = quick(&points("eventlog-as-written-skew")[0], 5, true);
+    assert_eq!(skew.label(), "eventlog.capacity");
+    assert!(skew.metrics["eventlog.retention_measured_s"].min < 3.5);
+}
+
+#[test]
+fn as_written_spins_on_a_chunk_at_the_item_size_limit() {
+    let report = quick(&points("eventlog-as-written-large")[0], 0, false);
+    let v = violation(&report);
+    assert_eq!(v.invariant, "eventlog.bytes");
+    assert!(v.failure.numbers["stuck_ms"] >= 250);
+    assert!(v.failure.message.contains("retrying append and add"));
+}
+
+#[test]
+fn chunk_number_keys_keep_the_claimed_retention() {
+    for name in ["eventlog-chunk-keys", "eventlog-chunk-keys-hard"] {
+        for s in points(name) {
+            let report = quick(&s, 3, false);
+            assert_eq!(report.label(), "pass", "{name} {:?}", s.point);
+            assert_eq!(report.metrics["eventlog.retention_measured_s"].min, 6.0);
+            assert_eq!(report.metrics["eventlog.events_missed"].max, 0.0);
+        }
+    }
+}
+
+#[test]
+fn chunk_number_keys_spill_full_chunks_and_report_oversized_events() {
+    let ps = points("eventlog-chunk-keys-large");
+    let spill = quick(&ps[0], 3, false);
+    assert_eq!(spill.label(), "pass");
+    assert_eq!(spill.metrics["eventlog.refused"].max, 0.0);
+    let oversized = quick(&ps[1], 3, false);
+    assert_eq!(oversized.label(), "pass");
+    assert!(oversized.metrics["eventlog.refused"].min >= 1.0);
+}
+
+#[test]
+fn events_survive_serialization_back_to_back() {
+    let events = [
+        Event::new(1_000, 0, 0, 5),
+        Event::new(999, 3, 1, 0),
+        Event::new(2_000, 1, 2, 40),
+    ];
+    let data: Vec<u8> = events.iter().flat_map(|e| e.serialize()).collect();
+    assert_eq!(deserialize(&data).unwrap(), events);
+    assert!(deserialize(&data[..data.len() - 3]).is_err());
+}

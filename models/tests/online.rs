@@ -1,0 +1,76 @@
+//! The online counter: `set` loses simultaneous first hits, `add` fixes that but keeps
+//! the TTL misalignment (lost first hits with sparse traffic, a key dying while shown when
+//! the ticks are off whole seconds, an over-count with skewed clocks); a spare key with a
+//! mid-minute TTL is exact.
+
+mod support;
+
+use mcsim::run::{self, RunOptions, RunReport};
+use mcsim::scenario::{Scenario, load_points};
+use mcsim_models::Recipes;
+use support::{scenario_path, violation};
+
+fn points(name: &str) -> Vec<Scenario> {
+    load_points(&scenario_path(name), &Recipes).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn quick(s: &Scenario, executions: u64, keep_going: bool) -> RunReport {
+    let mut o = RunOptions::from_scenario(s);
+    o.shrink = false;
+    o.keep_going = keep_going;
+    if executions > 0 {
+        o.executions = executions;
+    }
+    run::run(s, &o)
+}
+
+#[test]
+fn set_loses_a_hit_when_two_first_hits_of_a_minute_race() {
+    let report = quick(&points("online-set")[0], 0, false);
+    let v = violation(&report);
+    assert_eq!(v.invariant, "online.window_exact");
+    assert!(v.faults.is_empty());
+    assert!(v.failure.numbers["under"] >= 1);
+    assert_eq!(v.failure.numbers["over_max"], 0);
+}
+
+#[test]
+fn add_counts_the_same_bursts_exactly() {
+    let report = quick(&points("online-add")[0], 0, false);
+    assert_eq!(report.label(), "pass");
+    assert_eq!(report.metrics["online.under_max"].max, 0.0);
+}
+
+#[test]
+fn add_with_sparse_hits_loses_the_first_hits_of_a_keys_next_turn() {
+    let report = quick(&points("online-add-sparse")[0], 0, false);
+    let v = violation(&report);
+    assert_eq!(v.invariant, "online.window_exact");
+    assert!(v.failure.numbers["under"] >= 1);
+    assert_eq!(v.failure.numbers["over_max"], 0);
+}
+
+#[test]
+fn add_with_the_ticks_off_whole_seconds_drops_a_minute_from_the_sum() {
+    let ps = points("online-add-phase");
+    let half = ps.iter().find(|s| s.point == ["phase_ms=500"]).unwrap();
+    let report = quick(half, 5, true);
+    assert_eq!(report.label(), "online.window_exact");
+    // A whole minute's count (about 4 hits/s for 4 s) vanishes from the reads.
+    assert!(report.metrics["online.under_max"].min >= 8.0);
+}
+
+#[test]
+fn a_fast_frontend_counts_on_a_key_that_is_still_shown() {
+    let report = quick(&points("online-add-skew")[0], 5, true);
+    assert_eq!(report.label(), "online.window_exact");
+    assert!(report.metrics["online.over_max"].max >= 1.0);
+}
+
+#[test]
+fn a_spare_key_and_a_mid_minute_ttl_are_exact() {
+    for s in points("online-spare-key") {
+        let report = quick(&s, 3, false);
+        assert_eq!(report.label(), "pass", "{:?}", s.point);
+    }
+}
