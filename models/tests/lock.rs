@@ -15,21 +15,23 @@ fn get_set_lock_breaks_exclusion_and_replays_identically() {
     assert_eq!(v.invariant, "lock.exclusion");
     assert_eq!(v.failure.numbers["inside"], 2);
     assert!(v.faults.is_empty(), "no fault is needed: {}", v.cause());
-    let failure = report.first_failure.expect("a failure");
 
-    // The printed replay command: `mcsim replay <file> --seed <seed>`.
-    let line = mcsim::report::replay_seed_command(&s, s.strategy, failure.seed);
+    // The execution as found (not shrunk) replays from the printed seed command.
+    let mut options = run::RunOptions::from_scenario(&s);
+    options.shrink = false;
+    let found = run::run(&s, &options).first_failure.expect("a failure");
+    let line = mcsim::report::replay_seed_command(&s, s.strategy, found.seed);
     let seed: u64 = line.rsplit(' ').next().unwrap().parse().unwrap();
-    assert_eq!(Some(seed), failure.seed);
+    assert_eq!(Some(seed), found.seed);
     let again = run::run_seed(&s, s.strategy, seed);
-    assert_eq!(again.trace.render(), failure.execution.trace.render());
-    assert_eq!(again.trace.hash(), failure.execution.trace.hash());
+    assert_eq!(again.trace.render(), found.execution.trace.render());
+    assert_eq!(again.trace.hash(), found.execution.trace.hash());
 
-    // The schedule string alone replays it too.
-    let text = failure.execution.schedule.to_string();
+    // The schedule string alone replays it too, byte for byte.
+    let text = found.execution.schedule.to_string();
     let replayed = run::replay(&s, &Schedule::parse(&text).unwrap());
-    assert_eq!(replayed.trace.render(), failure.execution.trace.render());
-    assert_eq!(replayed.verdict, failure.execution.verdict);
+    assert_eq!(replayed.trace.render(), found.execution.trace.render());
+    assert_eq!(replayed.verdict, found.execution.verdict);
 }
 
 #[test]
