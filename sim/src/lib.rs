@@ -1,10 +1,50 @@
 //! mcsim: deterministic simulation and model checking of memcached recipes.
 //!
 //! Recipes (locks, counters, windows, logs, caches built from memcached's atomic commands)
-//! are ordinary async Rust written against the [`Memcache`] trait. mcsim runs them against
-//! a simulated memcached 1.6 ([`server::Server`]) whose whole-second clock, evictions and
-//! crashes it controls, and the same code runs against a real server through
-//! a real memcached.
+//! are ordinary async Rust written against the [`Memcache`] trait. mcsim runs many virtual
+//! clients of a recipe against a simulated memcached 1.6 ([`server::Server`]) whose
+//! whole-second clock, evictions, key loss and crashes it controls ([`exec`], [`fault`]),
+//! checks named invariants ([`check`], [`lin`]), and turns every failure into a
+//! replayable, shrunk counterexample ([`explore::Schedule`], [`shrink`]). The same recipe
+//! code runs against a real memcached through [`real::TcpClient`], and under loom.
+//!
+//! A broken lock (`get`, then `set` if missing), the run that catches it, and its replay:
+//!
+//! ```
+//! use std::cell::RefCell;
+//! use std::rc::Rc;
+//! use mcsim::{Exptime, ExecConfig, Failure, Key, Memcache, Random, Replay, Skew, execute};
+//!
+//! let setup = |sim: &mut mcsim::Sim| {
+//!     let inside = Rc::new(RefCell::new(0));
+//!     for _ in 0..2 {
+//!         let inside = inside.clone();
+//!         sim.client(Skew::default(), move |mc| async move {
+//!             let key = Key::new("lock").unwrap();
+//!             if mc.get(&key).await?.is_none() {
+//!                 mc.set(&key, "1".into(), Exptime::secs(10)).await?;
+//!                 *inside.borrow_mut() += 1; // in the critical section
+//!                 mc.sleep(std::time::Duration::from_millis(5)).await;
+//!                 *inside.borrow_mut() -= 1;
+//!             }
+//!             Ok(())
+//!         });
+//!     }
+//!     sim.always("lock.exclusion", move || match *inside.borrow() {
+//!         n if n > 1 => Err(Failure::new(format!("{n} clients inside"))),
+//!         _ => Ok(()),
+//!     });
+//! };
+//! let config = ExecConfig::default();
+//! let failing = (0..100)
+//!     .map(|seed| execute(&config, &setup, &mut Random::new(seed), 0))
+//!     .find(|e| !e.verdict.is_pass())
+//!     .expect("two clients both see the lock free");
+//! assert_eq!(failing.verdict.label(), "lock.exclusion");
+//! let replayed = execute(&config, &setup, &mut Replay::new(failing.schedule.clone()), 0);
+//! assert_eq!(replayed.trace.hash(), failing.trace.hash());
+//! println!("{}\nreplay with --schedule {}", failing.trace.render(), failing.schedule);
+//! ```
 //!
 //! The engine never reads the wall clock, never uses a thread RNG and never iterates a
 //! std `HashMap`: the same scenario and seed give a byte-identical trace.
