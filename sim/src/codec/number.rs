@@ -7,10 +7,7 @@
 //! unsigned value is rejected, and the 32-bit destinations simply keep the low 32 bits
 //! (`flags` of 4294967296 are stored as 0, an exptime of 2^31 reads as negative).
 
-/// C's `isspace` in the "C" locale.
-pub(crate) fn is_c_space(b: u8) -> bool {
-    matches!(b, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r')
-}
+pub(crate) use crate::protocol::number::is_c_space;
 
 /// The result of scanning a decimal number the way `strto*` do.
 struct Scan {
@@ -22,39 +19,13 @@ struct Scan {
 /// Scans `token`: whitespace, an optional sign, at least one digit, and then either the end
 /// of the token or a whitespace byte.
 fn scan(token: &[u8]) -> Option<Scan> {
-    let mut i = 0;
-    while i < token.len() && is_c_space(token[i]) {
-        i += 1;
-    }
-    let negative = match token.get(i) {
-        Some(b'-') => {
-            i += 1;
-            true
-        }
-        Some(b'+') => {
-            i += 1;
-            false
-        }
-        _ => false,
-    };
-    let digits_start = i;
-    let mut magnitude = Some(0u64);
-    while i < token.len() && token[i].is_ascii_digit() {
-        let digit = u64::from(token[i] - b'0');
-        magnitude = magnitude
-            .and_then(|m| m.checked_mul(10))
-            .and_then(|m| m.checked_add(digit));
-        i += 1;
-    }
-    if i == digits_start {
-        return None;
-    }
-    if i < token.len() && !is_c_space(token[i]) {
+    let n = crate::protocol::number::scan(token)?;
+    if n.rest.first().is_some_and(|&b| !is_c_space(b)) {
         return None;
     }
     Some(Scan {
-        negative,
-        magnitude,
+        negative: n.negative,
+        magnitude: n.magnitude,
     })
 }
 

@@ -1,49 +1,18 @@
 //! Number parsing and rewriting for `incr`/`decr`, as memcached does it.
 
+use crate::protocol::number::{is_c_space, scan, unsigned};
+
 /// memcached's `safe_strtoull`: optional leading whitespace and sign, decimal digits, then
 /// whitespace or the end. A negative number is rejected; `-0` is 0. Overflow is rejected.
 /// memcached parses the item's data as a C string, so a NUL byte also ends the number.
 pub fn parse_u64(bytes: &[u8]) -> Option<u64> {
-    let mut i = 0;
-    while i < bytes.len() && is_space(bytes[i]) {
-        i += 1;
+    let scanned = scan(bytes)?;
+    match scanned.rest.first() {
+        None | Some(0) => {}
+        Some(&b) if is_c_space(b) => {}
+        Some(_) => return None,
     }
-    let negative = match bytes.get(i) {
-        Some(b'-') => {
-            i += 1;
-            true
-        }
-        Some(b'+') => {
-            i += 1;
-            false
-        }
-        _ => false,
-    };
-    let start = i;
-    let mut value: u64 = 0;
-    while i < bytes.len() && bytes[i].is_ascii_digit() {
-        value = value
-            .checked_mul(10)?
-            .checked_add(u64::from(bytes[i] - b'0'))?;
-        i += 1;
-    }
-    if i == start {
-        return None;
-    }
-    if i < bytes.len() && !is_space(bytes[i]) && bytes[i] != 0 {
-        return None;
-    }
-    if negative {
-        // strtoull negates; memcached rejects the result when it reads as negative and a
-        // minus sign was present.
-        let v = value.wrapping_neg();
-        return if (v as i64) < 0 { None } else { Some(v) };
-    }
-    Some(value)
-}
-
-fn is_space(b: u8) -> bool {
-    matches!(b, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r')
+    unsigned(&scanned)
 }
 
 /// Applies the delta: incr wraps at 2^64, decr stops at 0.

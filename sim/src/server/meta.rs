@@ -18,6 +18,7 @@
 
 use crate::clock::VirtualTime;
 use crate::memcache::{Exptime, Key};
+use crate::protocol::number::{is_c_space, scan};
 use crate::protocol::{MetaCode, MetaCommand, MetaFlag, MetaReply, Reply};
 use crate::server::arith;
 use crate::server::items::Item;
@@ -768,42 +769,10 @@ fn arithmetic(server: &mut Server, key: &Key, flags: &[MetaFlag], now: VirtualTi
     }
 }
 
-/// C's `isspace` in the C locale.
-fn is_c_space(b: u8) -> bool {
-    matches!(b, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r')
-}
-
 /// What C's `strto*` functions read from a token: whether a minus sign came first, the
-/// magnitude (`None` if it overflows 64 bits), and the bytes after the number. `None` if
-/// no digit was read (the end pointer stays at the token's start).
+/// magnitude (`None` if it overflows 64 bits), and the bytes after the number.
 fn scan_number(s: &[u8]) -> Option<(bool, Option<u64>, &[u8])> {
-    let mut i = 0;
-    while i < s.len() && is_c_space(s[i]) {
-        i += 1;
-    }
-    let negative = match s.get(i) {
-        Some(b'-') => {
-            i += 1;
-            true
-        }
-        Some(b'+') => {
-            i += 1;
-            false
-        }
-        _ => false,
-    };
-    let start = i;
-    let mut magnitude = Some(0u64);
-    while i < s.len() && s[i].is_ascii_digit() {
-        magnitude = magnitude
-            .and_then(|m| m.checked_mul(10))
-            .and_then(|m| m.checked_add(u64::from(s[i] - b'0')));
-        i += 1;
-    }
-    if i == start {
-        return None;
-    }
-    Some((negative, magnitude, &s[i..]))
+    scan(s).map(|n| (n.negative, n.magnitude, n.rest))
 }
 
 /// True if the bytes after a number end it the way memcached's `safe_strto*` accept.
