@@ -4,25 +4,8 @@
 
 mod support;
 
-use mcsim::run::{self, RunOptions, RunReport};
-use mcsim::scenario::{Scenario, load_points};
-use mcsim_models::Recipes;
 use mcsim_models::eventlog::{Event, deserialize};
-use support::{scenario_path, violation};
-
-fn points(name: &str) -> Vec<Scenario> {
-    load_points(&scenario_path(name), &Recipes).unwrap_or_else(|e| panic!("{e}"))
-}
-
-fn quick(s: &Scenario, executions: u64, keep_going: bool) -> RunReport {
-    let mut o = RunOptions::from_scenario(s);
-    o.shrink = false;
-    o.keep_going = keep_going;
-    if executions > 0 {
-        o.executions = executions;
-    }
-    run::run(s, &o)
-}
+use support::{points, quick, violation};
 
 #[test]
 fn as_written_keeps_about_one_chunk_less_than_claimed() {

@@ -6,24 +6,7 @@ mod support;
 use mcsim::run::{self, RunOptions, RunReport};
 use mcsim::scenario::{Scenario, load_points};
 use mcsim_models::Recipes;
-use support::{run, scenario_path, violation};
-
-fn metric(report: &RunReport, name: &str) -> mcsim::run::Summary {
-    *report
-        .metrics
-        .get(name)
-        .unwrap_or_else(|| panic!("no metric {name}: {:?}", report.metrics.keys()))
-}
-
-fn assert_passes(name: &str) -> RunReport {
-    let (_, report) = run(name);
-    assert!(
-        report.first_failure.is_none(),
-        "{name}: {:?}",
-        report.first_failure.map(|f| f.execution.verdict)
-    );
-    report
-}
+use support::{assert_passes, metric, run, scenario_path, violation};
 
 #[test]
 fn counter_versions_pass_while_no_tag_is_lost() {

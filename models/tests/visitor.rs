@@ -4,26 +4,8 @@
 
 mod support;
 
-use mcsim::run::{self, RunOptions, RunReport};
-use mcsim::scenario::{Scenario, load_points};
-use mcsim_models::Recipes;
-use support::{scenario_path, violation};
-
-/// Every point of a scenario file.
-fn points(name: &str) -> Vec<Scenario> {
-    load_points(&scenario_path(name), &Recipes).unwrap_or_else(|e| panic!("{e}"))
-}
-
-/// Runs a scenario unshrunk, with `executions` executions (0: its own budget).
-fn quick(s: &Scenario, executions: u64, keep_going: bool) -> RunReport {
-    let mut o = RunOptions::from_scenario(s);
-    o.shrink = false;
-    o.keep_going = keep_going;
-    if executions > 0 {
-        o.executions = executions;
-    }
-    run::run(s, &o)
-}
+use mcsim::scenario::Scenario;
+use support::{points, quick, violation};
 
 fn point<'a>(ps: &'a [Scenario], label: &str) -> &'a Scenario {
     ps.iter()

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use mcsim::Verdict;
 use mcsim::run::{self, RunOptions, RunReport};
 use mcsim::scenario::Scenario;
+use mcsim::scenario::load_points;
 use mcsim_models::Recipes;
 
 /// The path of a scenario file in the suite.
@@ -47,4 +48,39 @@ pub fn all_scenarios() -> Vec<PathBuf> {
         .collect();
     v.sort();
     v
+}
+
+/// A metric of a run, or a panic naming the metrics it has.
+pub fn metric(report: &RunReport, name: &str) -> mcsim::run::Summary {
+    *report
+        .metrics
+        .get(name)
+        .unwrap_or_else(|| panic!("no metric {name}: {:?}", report.metrics.keys()))
+}
+
+/// Runs a scenario of the suite and asserts that every execution passes.
+pub fn assert_passes(name: &str) -> RunReport {
+    let (_, report) = run(name);
+    assert!(
+        report.first_failure.is_none(),
+        "{name}: {:?}",
+        report.first_failure.map(|f| f.execution.verdict)
+    );
+    report
+}
+
+/// Every point of a scenario file of the suite.
+pub fn points(name: &str) -> Vec<Scenario> {
+    load_points(&scenario_path(name), &Recipes).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Runs a scenario without shrinking; `executions` 0 keeps its budget.
+pub fn quick(s: &Scenario, executions: u64, keep_going: bool) -> RunReport {
+    let mut o = RunOptions::from_scenario(s);
+    o.shrink = false;
+    o.keep_going = keep_going;
+    if executions > 0 {
+        o.executions = executions;
+    }
+    run::run(s, &o)
 }
