@@ -135,7 +135,21 @@ enum Command {
         /// Also check that each scenario's first seed replays to the same trace hash.
         #[arg(long)]
         check_determinism: bool,
+        /// Run only shard I of N (`--shard 2/4`): scenario files are dealt out by their
+        /// sorted position, so N machines together run the suite once.
+        #[arg(long, value_parser = parse_shard)]
+        shard: Option<(usize, usize)>,
     },
+}
+
+fn parse_shard(s: &str) -> Result<(usize, usize), String> {
+    let (i, n) = s.split_once('/').ok_or("expected I/N, e.g. 2/4")?;
+    let i: usize = i.parse().map_err(|_| format!("bad shard index {i:?}"))?;
+    let n: usize = n.parse().map_err(|_| format!("bad shard count {n:?}"))?;
+    if n == 0 || i == 0 || i > n {
+        return Err(format!("shard {i}/{n}: need 1 <= I <= N"));
+    }
+    Ok((i, n))
 }
 
 fn load(path: &Path) -> Result<Scenario> {
@@ -260,6 +274,7 @@ fn real_main() -> Result<ExitCode> {
             json,
             junit,
             check_determinism,
+            shard,
         } => check(
             &dir,
             jobs,
@@ -267,6 +282,7 @@ fn real_main() -> Result<ExitCode> {
             &json,
             junit.as_deref(),
             check_determinism,
+            shard,
         ),
     }
 }
@@ -473,6 +489,7 @@ fn check(
     json: &Path,
     junit: Option<&Path>,
     det: bool,
+    shard: Option<(usize, usize)>,
 ) -> Result<ExitCode> {
     let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
         .with_context(|| format!("reading {}", dir.display()))?
@@ -480,6 +497,14 @@ fn check(
         .filter(|p| p.extension().is_some_and(|x| x == "toml"))
         .collect();
     paths.sort();
+    if let Some((i, n)) = shard {
+        paths = paths
+            .into_iter()
+            .enumerate()
+            .filter(|(k, _)| k % n == i - 1)
+            .map(|(_, p)| p)
+            .collect();
+    }
     if paths.is_empty() {
         bail!("no scenario files (*.toml) in {}", dir.display());
     }
