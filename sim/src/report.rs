@@ -175,7 +175,11 @@ pub fn render_points(scenario: &str, points: &[PointRow]) -> String {
     names.sort();
     names.dedup();
     // A column that is zero at every point says nothing; the JSON keeps it.
-    names.retain(|n| points.iter().any(|p| p.metrics.get(*n).is_some_and(|v| *v != 0.0)));
+    names.retain(|n| {
+        points
+            .iter()
+            .any(|p| p.metrics.get(*n).is_some_and(|v| *v != 0.0))
+    });
     let mut out = format!(
         "{scenario}:\n  {:<32} {:>6} {:>8}",
         "point", "execs", "failing"
