@@ -24,6 +24,14 @@ replay SCENARIO *ARGS:
 bench:
     cargo bench --workspace
 
+# the loom cross-check: the same recipes under loom and `mcsim explore`, verdicts compared
+loom:
+    RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test -p mcsim-models --test loom --release -- --nocapture --test-threads=1
+
+# mcsim, loom and shuttle side by side; writes reports/bench.md
+compare *ARGS:
+    cargo run --release -p mcsim-compare --bin compare -- {{ARGS}}
+
 # format and lint
 lint:
     cargo fmt --all -- --check

@@ -20,8 +20,6 @@ use std::sync::Once;
 use std::sync::atomic::{AtomicUsize as StdAtomicUsize, Ordering::Relaxed};
 use std::time::{Duration, Instant};
 
-use loom::sync::Arc;
-use loom::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use loom::thread;
 
 use mcsim::loom::{LoomClient, LoomServer};
@@ -87,9 +85,8 @@ struct LoomRun {
     elapsed: Duration,
 }
 
-/// Runs a model under loom, stopping at the first panic; `preemptions` bounds loom's
-/// preemptions per execution (`None`: unbounded).
-fn run_loom(model: impl Fn() + Sync + Send + 'static, preemptions: Option<usize>) -> LoomRun {
+/// Runs a model under loom, without a preemption bound, stopping at the first panic.
+fn run_loom(model: impl Fn() + Sync + Send + 'static) -> LoomRun {
     quiet_violations();
     let count = std::sync::Arc::new(StdAtomicUsize::new(0));
     let counter = count.clone();
@@ -97,7 +94,6 @@ fn run_loom(model: impl Fn() + Sync + Send + 'static, preemptions: Option<usize>
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || {
         let mut builder = loom::model::Builder::new();
         builder.max_branches = 100_000;
-        builder.preemption_bound = preemptions;
         builder.check(move || {
             counter.fetch_add(1, Relaxed);
             model();
@@ -168,40 +164,18 @@ fn agree(
     expect_violation: bool,
     model: impl Fn() + Sync + Send + 'static,
 ) {
-    agree_bounded(
-        recipe,
-        variant,
-        clients,
-        params,
-        expect_violation,
-        model,
-        None,
-    );
-}
-
-/// [`agree`] with loom's preemptions bounded (mcsim explores without a bound).
-fn agree_bounded(
-    recipe: &str,
-    variant: &str,
-    clients: usize,
-    params: &str,
-    expect_violation: bool,
-    model: impl Fn() + Sync + Send + 'static,
-    preemptions: Option<usize>,
-) {
     let s = scenario(recipe, variant, clients, params);
     let reduced = run_explore(&s, true, false);
     let full = run_explore(&s, false, false);
-    let loom = run_loom(model, preemptions);
+    let loom = run_loom(model);
     println!(
         "xcheck {recipe}/{variant} clients={clients} expect={} loom={} loom_executions={} \
-         loom_ms={:.2} loom_preemptions={} explore={} explore_executions={} \
+         loom_ms={:.2} explore={} explore_executions={} \
          explore_pruned={} explore_noreduction_executions={} explore_ms={:.2}",
         verdict(expect_violation),
         verdict(loom.violated),
         loom.executions,
         loom.elapsed.as_secs_f64() * 1e3,
-        preemptions.map_or("unbounded".to_string(), |p| p.to_string()),
         verdict(reduced.violated),
         reduced.executions,
         reduced.pruned,
@@ -257,21 +231,34 @@ where
 
 // ---- lock ------------------------------------------------------------------------------
 
-/// Parameters as in the lock scenarios (hold 50 ms, backoff 10 ms, one round) with a TTL of
-/// `timeout_s`.
-fn lock_model(variant: LockVariant, n: usize, timeout_s: u32) -> impl Fn() + Sync + Send + 'static {
+/// The lock workload of `models/src/lock/harness.rs` with the scenarios' parameters (TTL
+/// 10 s, hold 50 ms, backoff 10 ms), one round, and a client giving up after `attempts`
+/// failed tries. The bound keeps loom finite: loom has no notion of the holder's 50 ms
+/// being up, so unbounded waiters may spin while it never runs again, an infinite family
+/// of schedules (their backoffs would also age the shared logical clock past the TTL,
+/// where mcsim's timed executions cannot go). With the bound, every client's calls and
+/// sleeps add up to far less than the TTL on both sides, and both check the recipe's
+/// logic over every order of its calls.
+fn lock_model(variant: LockVariant, n: usize, attempts: u32) -> impl Fn() + Sync + Send + 'static {
     move || {
         let server = LoomServer::with_defaults();
-        // Ghost state: clients inside the critical section.
-        let inside = Arc::new(AtomicUsize::new(0));
+        // Ghost state: clients inside the critical section. Std atomics, not loom's: the
+        // harness watching the clients is not a step of the recipe for loom to permute
+        // (loom runs one thread at a time, so they need no synchronization of their own).
+        let inside = std::sync::Arc::new(StdAtomicUsize::new(0));
         clients(&server, n, move |c, mc| {
             let inside = inside.clone();
             async move {
-                let lock = Lock::new("x", timeout_s, variant, c);
+                let lock = Lock::new("x", LOCK_TTL_S, variant, c);
+                let mut failed = 0;
                 while !lock.try_lock(&mc).await.expect("try_lock") {
+                    failed += 1;
+                    if failed == attempts {
+                        return;
+                    }
                     mc.sleep(Duration::from_millis(10)).await;
                 }
-                let before = inside.fetch_add(1, SeqCst);
+                let before = inside.fetch_add(1, Relaxed);
                 if before + 1 > 1 {
                     Sink::Panic.violated(format!(
                         "lock.exclusion: c{c} entered with {before} inside at {:?}",
@@ -279,99 +266,55 @@ fn lock_model(variant: LockVariant, n: usize, timeout_s: u32) -> impl Fn() + Syn
                     ));
                 }
                 mc.sleep(Duration::from_millis(50)).await;
-                inside.fetch_sub(1, SeqCst);
+                inside.fetch_sub(1, Relaxed);
                 lock.unlock(&mc).await.expect("unlock");
             }
         });
     }
 }
 
-#[test]
-fn lock_add_2() {
+/// The lock key's TTL in the lock cases, seconds (the scenarios' default).
+const LOCK_TTL_S: u32 = 10;
+
+fn lock_case(variant: &str, v: LockVariant, n: usize, attempts: u32, expect_violation: bool) {
     agree(
         "lock",
-        "add",
-        2,
-        "rounds = 1",
-        false,
-        lock_model(LockVariant::Add, 2, 10),
+        variant,
+        n,
+        &format!("rounds = 1\nattempts = {attempts}"),
+        expect_violation,
+        lock_model(v, n, attempts),
     );
 }
 
-/// Three clients, TTL 30 days on both sides. With two waiters, loom can let them take
-/// turns backing off while the holder never runs again: loom has no notion of the
-/// holder's 50 ms being up, and the waiters' backoffs advance the shared clock, so with
-/// the scenarios' 10 s TTL such a schedule expires the lock and loom reports an exclusion
-/// violation that mcsim's timed executions cannot reach (see `lock_add_3_short_ttl`).
-/// The long TTL leaves only the recipe's logic to check. The same schedules make loom's
-/// unbounded search impractically long, so loom is bounded at [`LOCK_3_PREEMPTIONS`]
-/// preemptions per execution; mcsim is not bounded.
+#[test]
+fn lock_add_2() {
+    lock_case("add", LockVariant::Add, 2, 3, false);
+}
+
 #[test]
 fn lock_add_3() {
-    agree_bounded(
-        "lock",
-        "add",
-        3,
-        "rounds = 1\ntimeout_s = 2592000",
-        false,
-        lock_model(LockVariant::Add, 3, 2_592_000),
-        Some(LOCK_3_PREEMPTIONS),
-    );
+    lock_case("add", LockVariant::Add, 3, 2, false);
 }
 
-/// Loom's preemption bound for the 3-client `lock/add` cases.
-const LOCK_3_PREEMPTIONS: usize = 2;
-
-/// Where the two checkers are expected to differ: with the 10 s TTL, loom starves the
-/// holder while the two waiters' backoffs age the clock past the TTL, and finds two
-/// clients inside; mcsim, whose holder wakes after its 50 ms, finds none. Not a recipe
-/// bug at this hold time (`scenarios/lock-add-long-hold.toml` is the timed one), a limit
-/// of the untimed model.
 #[test]
-fn lock_add_3_short_ttl() {
-    let s = scenario("lock", "add", 3, "rounds = 1");
-    let explored = run_explore(&s, true, false);
-    let loom = run_loom(
-        lock_model(LockVariant::Add, 3, 10),
-        Some(LOCK_3_PREEMPTIONS),
-    );
-    println!(
-        "diverge lock/add clients=3 ttl_s=10 loom={} loom_executions={} explore={} \
-         explore_executions={}",
-        verdict(loom.violated),
-        loom.executions,
-        verdict(explored.violated),
-        explored.executions
-    );
-    if let Some(m) = &loom.message {
-        println!("  loom: {m}");
-    }
-    assert!(!explored.violated && explored.complete);
-    assert!(loom.violated);
+fn lock_token_2() {
+    lock_case("token", LockVariant::Token, 2, 3, false);
+}
+
+#[test]
+fn lock_token_3() {
+    lock_case("token", LockVariant::Token, 3, 2, false);
 }
 
 #[test]
 fn lock_get_set_2() {
-    agree(
-        "lock",
-        "get-set",
-        2,
-        "rounds = 1",
-        true,
-        lock_model(LockVariant::GetSet, 2, 10),
-    );
+    lock_case("get-set", LockVariant::GetSet, 2, 3, true);
 }
 
 #[test]
 fn lock_get_set_3() {
-    agree(
-        "lock",
-        "get-set",
-        3,
-        "rounds = 1",
-        true,
-        lock_model(LockVariant::GetSet, 3, 10),
-    );
+    lock_case("get-set", LockVariant::GetSet, 3, 2, true);
 }
 
 // ---- counter ---------------------------------------------------------------------------
@@ -447,10 +390,7 @@ fn exhaust_counters() {
         ("incr-add", CounterVariant::IncrAdd),
     ] {
         let violating = std::sync::Arc::new(StdAtomicUsize::new(0));
-        let loom = run_loom(
-            counter_model(variant, 3, Sink::Count(violating.clone())),
-            None,
-        );
+        let loom = run_loom(counter_model(variant, 3, Sink::Count(violating.clone())));
         assert!(
             !loom.violated,
             "counter/{name}: the counting model panicked"

@@ -12,18 +12,21 @@
 //! locks a `loom::sync::Mutex` holding the [`Server`] and a logical clock (virtual
 //! microseconds), advances the clock by one tick, applies the request at that instant and
 //! unlocks. Each lock acquisition is a point where loom may switch clients, so loom
-//! explores every order of calls. A sleep advances the logical clock by its duration and
-//! yields (`loom::thread::yield_now`), so spin loops that back off between attempts stay
-//! finite under loom's fair treatment of yielding threads; [`Memcache::now`] reads the
-//! clock.
+//! explores every order of calls. A sleep yields (`loom::thread::yield_now`), so spin
+//! loops that back off between attempts stay finite under loom's fair treatment of
+//! yielding threads, and adds its duration to the shared logical clock at the client's
+//! next call (it costs no scheduling point of its own); [`Memcache::now`] reads the clock
+//! plus the client's own pending sleep.
 //!
 //! **What it does not model.** Latency windows (a call is applied the instant loom lets
 //! its client take the lock; there is no interval in which it is in flight), faults (no
 //! lost replies, timeouts, evictions on demand, crashes or clock jumps; a call never
 //! returns a [`Transport`] error), and TTL timing beyond the logical clock: time moves
-//! only by ticks and by sleeps, all clients share one clock (no skew), and a sleeping
-//! client's duration counts against everyone's clock the moment it starts sleeping.
-//! Expiry therefore happens only when the sum of ticks and sleeps passes a TTL. Use mcsim
+//! only by ticks and by sleeps, all clients share one clock (no skew), and a client's
+//! sleep counts against everyone's clock once it makes its next call, whatever the
+//! others did meanwhile. A sleeping client is not held back until its sleep is over:
+//! loom may run it again at once, so loom explores orders a timed execution cannot reach.
+//! Expiry happens only once the sum of ticks and sleeps passes a TTL. Use mcsim
 //! itself for timing and faults.
 //!
 //! The server is shared through a `std::sync::Arc`, not loom's: loom's `Arc` models its
@@ -33,6 +36,7 @@
 //!
 //! Compiled only with `--cfg loom`.
 
+use std::cell::Cell;
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
@@ -85,6 +89,7 @@ impl LoomServer {
     pub fn client(&self) -> LoomClient {
         LoomClient {
             shared: self.clone(),
+            slept: Cell::new(Duration::ZERO),
         }
     }
 
@@ -112,26 +117,29 @@ impl LoomServer {
 #[derive(Clone)]
 pub struct LoomClient {
     shared: LoomServer,
+    /// Sleeps not yet added to the shared clock: they are added at the next call, so a
+    /// sleep costs no scheduling point of its own.
+    slept: Cell<Duration>,
 }
 
 impl Memcache for LoomClient {
     fn call(&self, request: Request) -> impl Future<Output = Result<Reply, Transport>> {
         async move {
-            let tick = self.shared.tick;
+            let elapsed = self.slept.take() + self.shared.tick;
             Ok(self.shared.with(|state| {
-                state.now += tick;
+                state.now += elapsed;
                 state.server.apply(&request, state.now)
             }))
         }
     }
 
     fn now(&self) -> VirtualTime {
-        self.shared.now()
+        self.shared.now() + self.slept.get()
     }
 
     fn sleep(&self, duration: Duration) -> impl Future<Output = ()> {
         async move {
-            self.shared.with(|state| state.now += duration);
+            self.slept.set(self.slept.get() + duration);
             loom::thread::yield_now();
         }
     }

@@ -22,8 +22,10 @@ pub struct LockParams {
     pub hold: Duration,
     /// Wait between failed attempts.
     pub backoff: Duration,
-    /// Critical sections each client enters.
+    /// Critical sections each client tries to enter.
     pub rounds: u32,
+    /// Failed attempts after which a client gives up a round (0: it never gives up).
+    pub attempts: u32,
     /// Clock skew per client.
     pub skews: Vec<Skew>,
 }
@@ -37,13 +39,21 @@ pub fn setup(p: &LockParams, clients: usize, sim: &mut Sim) {
         let skew = p.skews.get(c).copied().unwrap_or_default();
         sim.client(skew, move |mc| async move {
             let lock = Lock::new("x", p.timeout_s, p.variant, c);
-            for _ in 0..p.rounds {
+            'rounds: for _ in 0..p.rounds {
+                let mut failed = 0;
                 loop {
                     match lock.try_lock(&mc).await {
                         Ok(true) => break,
-                        Ok(false) => mc.sleep(p.backoff).await,
-                        // A timeout or a down server: the client cannot tell; it retries.
-                        Err(McError::Transport(_)) => mc.sleep(p.backoff).await,
+                        // Not taken, or a timeout or a down server (the client cannot
+                        // tell which): it backs off and retries.
+                        Ok(false) | Err(McError::Transport(_)) => {
+                            failed += 1;
+                            if failed == p.attempts {
+                                mc.note("gives up the round");
+                                continue 'rounds;
+                            }
+                            mc.sleep(p.backoff).await;
+                        }
                         Err(e) => return Err(e),
                     }
                 }

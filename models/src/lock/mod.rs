@@ -37,6 +37,7 @@ pub fn build(
         hold: p.millis("hold_ms", 50)?,
         backoff: p.millis("backoff_ms", 10)?,
         rounds: p.u32("rounds", 2)?,
+        attempts: p.u32("attempts", 0)?,
         skews: cx.skews.to_vec(),
     };
     let clients = cx.clients;
