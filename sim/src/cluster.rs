@@ -181,20 +181,21 @@ impl Cluster {
     /// A hash of every server's live items (key, value, flags) at `now`: equal for equal
     /// final states.
     pub fn state_hash(&self, now: VirtualTime) -> u64 {
-        let mut bytes = Vec::new();
+        use std::fmt::Write as _;
+        let mut h = crate::trace::Fnv1a::new();
         for (i, server) in self.servers.iter().enumerate() {
-            bytes.extend_from_slice(format!("server {i} up={}\n", server.is_up()).as_bytes());
+            let _ = writeln!(h, "server {i} up={}", server.is_up());
             let tick = server.tick(now);
             for (key, item) in server.items().iter() {
                 if server.items().peek(key, tick).is_some() {
-                    bytes.extend_from_slice(key.as_bytes());
-                    bytes.push(b' ');
-                    bytes.extend_from_slice(&item.data);
-                    bytes.extend_from_slice(format!(" {}\n", item.flags).as_bytes());
+                    h.write(key.as_bytes());
+                    h.write(b" ");
+                    h.write(&item.data);
+                    let _ = writeln!(h, " {}", item.flags);
                 }
             }
         }
-        crate::trace::fnv1a(&bytes)
+        h.finish()
     }
 }
 

@@ -92,4 +92,9 @@ impl<Op: Clone, Ret: Clone> History<Op, Ret> {
     pub fn entries(&self) -> Vec<Entry<Op, Ret>> {
         self.inner.borrow().entries.clone()
     }
+
+    /// Runs `f` on every entry, in call order, without copying them.
+    pub fn with_entries<R>(&self, f: impl FnOnce(&[Entry<Op, Ret>]) -> R) -> R {
+        f(&self.inner.borrow().entries)
+    }
 }

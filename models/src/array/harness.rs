@@ -164,13 +164,15 @@ pub fn setup(p: &ArrayParams, clients: usize, sim: &mut Sim) {
         })
     });
     sim.at_end("array.snapshot_reads", move |_| {
-        lin::check(&ArraySpec, &history.entries()).map_err(|e| {
-            Failure::new(format!(
-                "a fetch returned a state no prefix of the changes produced; stuck at: {}",
-                e.stuck.first().cloned().unwrap_or_default()
-            ))
-            .with("stuck", e.stuck.len() as i64)
-        })
+        history
+            .with_entries(|h| lin::check(&ArraySpec, h))
+            .map_err(|e| {
+                Failure::new(format!(
+                    "a fetch returned a state no prefix of the changes produced; stuck at: {}",
+                    e.stuck.first().cloned().unwrap_or_default()
+                ))
+                .with("stuck", e.stuck.len() as i64)
+            })
     });
 }
 

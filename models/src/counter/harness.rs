@@ -119,12 +119,14 @@ pub fn setup(p: &CounterParams, clients: usize, sim: &mut Sim) {
         Ok(())
     });
     sim.at_end("counter.linearizable", move |_| {
-        lin::check(&CounterSpec, &history.entries()).map_err(|e| {
-            Failure::new(format!(
-                "reads of {} fit no order of the increments; stuck at: {}",
-                e.object,
-                e.stuck.first().cloned().unwrap_or_default()
-            ))
-        })
+        history
+            .with_entries(|h| lin::check(&CounterSpec, h))
+            .map_err(|e| {
+                Failure::new(format!(
+                    "reads of {} fit no order of the increments; stuck at: {}",
+                    e.object,
+                    e.stuck.first().cloned().unwrap_or_default()
+                ))
+            })
     });
 }

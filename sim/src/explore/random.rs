@@ -26,6 +26,9 @@ impl Random {
 
 /// Picks a fault with the plan's probabilities, or none.
 pub(crate) fn maybe_fault(rng: &mut ChaCha8Rng, options: &Options<'_>) -> Option<Choice> {
+    if options.faults.is_empty() {
+        return None;
+    }
     for (_, probability, faults) in options.faults_by_kind() {
         if probability > 0.0 && rng.random_bool(probability.min(1.0)) {
             let i = rng.random_range(0..faults.len());

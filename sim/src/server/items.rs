@@ -99,6 +99,8 @@ enum Pull {
 pub struct Items {
     items: BTreeMap<Key, Item>,
     slabs: Slabs,
+    /// The LRU of each class, created when the class links its first item (most
+    /// executions touch one or two of the forty classes).
     lrus: Vec<ClassLru>,
     next_seq: u64,
     cas_id: u64,
@@ -114,11 +116,10 @@ impl Items {
     /// An empty table for these settings.
     pub fn new(config: &ServerConfig) -> Items {
         let slabs = Slabs::new(config);
-        let lrus = vec![ClassLru::default(); slabs.len()];
         Items {
             items: BTreeMap::new(),
             slabs,
-            lrus,
+            lrus: Vec::new(),
             next_seq: 0,
             cas_id: 0,
             oldest_live: 0,
@@ -127,6 +128,20 @@ impl Items {
             evict_to_free: !config.no_evict,
             stats: Stats::default(),
         }
+    }
+
+    /// The LRU of a class (an empty one if the class never linked an item).
+    fn lru(&self, class: usize) -> &ClassLru {
+        static EMPTY: ClassLru = ClassLru::new();
+        self.lrus.get(class).unwrap_or(&EMPTY)
+    }
+
+    /// The LRU of a class, created on first use.
+    fn lru_mut(&mut self, class: usize) -> &mut ClassLru {
+        if class >= self.lrus.len() {
+            self.lrus.resize_with(class + 1, ClassLru::default);
+        }
+        &mut self.lrus[class]
     }
 
     /// Hands out the next cas unique.
@@ -198,7 +213,7 @@ impl Items {
         item.time = tick;
         if item.segment == Segment::Cold {
             let (class, seq, total) = (item.class, item.seq, item.total);
-            self.lrus[class].remove(Segment::Cold, seq, total);
+            self.lru_mut(class).remove(Segment::Cold, seq, total);
             self.relink(key, Segment::Warm);
         }
     }
@@ -224,7 +239,8 @@ impl Items {
         let item = self.items.get_mut(key).expect("relinking a linked item");
         item.segment = segment;
         item.seq = seq;
-        self.lrus[item.class].push(segment, seq, key.clone(), item.total);
+        let (class, total) = (item.class, item.total);
+        self.lru_mut(class).push(segment, seq, key.clone(), total);
     }
 
     /// Reserves memory for an item, evicting from its class's COLD tail when needed.
@@ -283,7 +299,8 @@ impl Items {
     /// Removes an item and frees its memory.
     pub fn unlink(&mut self, key: &Key) -> Option<Item> {
         let item = self.items.remove(key)?;
-        self.lrus[item.class].remove(item.segment, item.seq, item.total);
+        self.lru_mut(item.class)
+            .remove(item.segment, item.seq, item.total);
         self.slabs.free(item.class, item.chunks);
         self.stats.curr_items -= 1;
         self.stats.bytes -= item.total;
@@ -306,7 +323,7 @@ impl Items {
         // Up to five items from the tail, one at a time: each reclaimed item uncovers the
         // next, and most calls stop at the first.
         for _ in 0..5 {
-            let Some(key) = self.lrus[class].tail(segment, 1).pop() else {
+            let Some(key) = self.lru(class).oldest(segment).cloned() else {
                 break;
             };
             let item = &self.items[&key];
@@ -327,13 +344,13 @@ impl Items {
                     let limit = total_bytes * pct / 100;
                     if active {
                         self.items.get_mut(&key).expect("linked").active = false;
-                        self.lrus[class].remove(segment, seq, total);
+                        self.lru_mut(class).remove(segment, seq, total);
                         self.relink(&key, Segment::Warm);
                         removed += 1;
-                    } else if self.lrus[class].bytes(segment) > limit
+                    } else if self.lru(class).bytes(segment) > limit
                         || tick.saturating_sub(time) > max_age
                     {
-                        self.lrus[class].remove(segment, seq, total);
+                        self.lru_mut(class).remove(segment, seq, total);
                         self.relink(&key, Segment::Cold);
                         removed += 1;
                     }
@@ -358,10 +375,9 @@ impl Items {
     /// above 20% of the class's bytes and WARM above 40% drain into COLD; active items
     /// move to WARM.
     fn juggle(&mut self, class: usize, tick: u32) {
-        let lru = &self.lrus[class];
+        let lru = self.lru(class);
         let cold_age = lru
-            .tail(Segment::Cold, 1)
-            .first()
+            .oldest(Segment::Cold)
             .map(|k| tick.saturating_sub(self.items[k].time))
             .unwrap_or(0);
         let total = lru.total_bytes();

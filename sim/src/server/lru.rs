@@ -36,6 +36,19 @@ pub struct ClassLru {
 }
 
 impl ClassLru {
+    /// Empty queues.
+    pub const fn new() -> ClassLru {
+        ClassLru {
+            queues: [BTreeMap::new(), BTreeMap::new(), BTreeMap::new()],
+            bytes: [0; 3],
+        }
+    }
+
+    /// The key at the tail of a queue (the oldest), if any.
+    pub fn oldest(&self, segment: Segment) -> Option<&Key> {
+        self.queues[segment.index()].values().next()
+    }
+
     /// Links a key at the head of a queue.
     pub fn push(&mut self, segment: Segment, seq: u64, key: Key, bytes: u64) {
         self.queues[segment.index()].insert(seq, key);
@@ -47,15 +60,6 @@ impl ClassLru {
         if self.queues[segment.index()].remove(&seq).is_some() {
             self.bytes[segment.index()] -= bytes;
         }
-    }
-
-    /// The keys at the tail of a queue, oldest first.
-    pub fn tail(&self, segment: Segment, n: usize) -> Vec<Key> {
-        self.queues[segment.index()]
-            .values()
-            .take(n)
-            .cloned()
-            .collect()
     }
 
     /// Bytes held by a queue.

@@ -22,6 +22,50 @@ pub fn item_total(key_len: usize, flags: u32, value_len: usize) -> u64 {
     ITEM_HEADER + key_len as u64 + 1 + suffix + value_len as u64 + 2
 }
 
+/// The empty classes for a growth factor, computed once per factor and thread (every
+/// execution boots a server, and the floating-point walk is not free).
+fn class_table(growth_factor: f64) -> Vec<Class> {
+    thread_local! {
+        static TABLES: std::cell::RefCell<Vec<(u64, Vec<Class>)>> =
+            const { std::cell::RefCell::new(Vec::new()) };
+    }
+    let bits = growth_factor.to_bits();
+    TABLES.with(|tables| {
+        if let Some((_, t)) = tables.borrow().iter().find(|(b, _)| *b == bits) {
+            return t.clone();
+        }
+        let t = build_classes(growth_factor);
+        tables.borrow_mut().push((bits, t.clone()));
+        t
+    })
+}
+
+fn build_classes(growth_factor: f64) -> Vec<Class> {
+    let chunk_max = PAGE_SIZE / 2;
+    let mut classes = Vec::new();
+    // memcached keeps the running size in an unsigned int: every step truncates.
+    let mut size: u64 = 96;
+    while (size as f64) < chunk_max as f64 / growth_factor {
+        if size % 8 != 0 {
+            size += 8 - size % 8;
+        }
+        classes.push(Class {
+            chunk: size,
+            per_page: PAGE_SIZE / size,
+            pages: 0,
+            used: 0,
+        });
+        size = (size as f64 * growth_factor) as u64;
+    }
+    classes.push(Class {
+        chunk: chunk_max,
+        per_page: PAGE_SIZE / chunk_max,
+        pages: 0,
+        used: 0,
+    });
+    classes
+}
+
 #[derive(Debug, Clone)]
 struct Class {
     chunk: u64,
@@ -42,33 +86,11 @@ pub struct Slabs {
 impl Slabs {
     /// The classes memcached builds for these settings.
     pub fn new(config: &ServerConfig) -> Slabs {
-        let chunk_max = PAGE_SIZE / 2;
-        let mut classes = Vec::new();
-        // memcached keeps the running size in an unsigned int: every step truncates.
-        let mut size: u64 = 96;
-        while (size as f64) < chunk_max as f64 / config.growth_factor {
-            if size % 8 != 0 {
-                size += 8 - size % 8;
-            }
-            classes.push(Class {
-                chunk: size,
-                per_page: PAGE_SIZE / size,
-                pages: 0,
-                used: 0,
-            });
-            size = (size as f64 * config.growth_factor) as u64;
-        }
-        classes.push(Class {
-            chunk: chunk_max,
-            per_page: PAGE_SIZE / chunk_max,
-            pages: 0,
-            used: 0,
-        });
         Slabs {
-            classes,
+            classes: class_table(config.growth_factor),
             malloced: 0,
             limit: config.memory_limit,
-            chunk_max,
+            chunk_max: PAGE_SIZE / 2,
         }
     }
 
@@ -83,11 +105,6 @@ impl Slabs {
             .position(|c| c.chunk >= total)
             .unwrap_or(0);
         (class, 1)
-    }
-
-    /// Number of classes.
-    pub fn len(&self) -> usize {
-        self.classes.len()
     }
 
     /// Chunk size of a class.
