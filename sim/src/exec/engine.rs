@@ -67,6 +67,8 @@ struct Engine<'c> {
     step: u64,
     calls: u64,
     pruned: bool,
+    /// The call options of the current step (a buffer kept across steps).
+    calls_buf: Vec<CallOption>,
 }
 
 /// A timed event of the world.
@@ -114,6 +116,7 @@ impl<'c> Engine<'c> {
             step: 0,
             calls: 0,
             pruned: false,
+            calls_buf: Vec::with_capacity(n),
         }
     }
 
@@ -150,8 +153,10 @@ impl<'c> Engine<'c> {
             {
                 return Err(self.livelock());
             }
-            let (mut calls, next_timer) = self.options();
+            let mut calls = std::mem::take(&mut self.calls_buf);
+            let next_timer = self.options(&mut calls);
             if calls.is_empty() {
+                self.calls_buf = calls;
                 match next_timer {
                     Some(t) => {
                         self.core.borrow_mut().now = t.max(now);
@@ -177,46 +182,50 @@ impl<'c> Engine<'c> {
                 return Err(Verdict::Pass);
             }
             self.apply(choice, &calls, &faults)?;
+            self.calls_buf = calls;
         }
     }
 
-    /// Calls that may execute now, with their windows, and the next timer deadline.
-    fn options(&self) -> (Vec<CallOption>, Option<VirtualTime>) {
+    /// Calls that may execute now, with their windows (into `calls`, which is cleared
+    /// first: the engine reuses one buffer for every step), and the next timer deadline.
+    fn options(&self, calls: &mut Vec<CallOption>) -> Option<VirtualTime> {
+        calls.clear();
         let core = self.core.borrow();
         let now = core.now;
+        let (min, max) = (self.config.latency_min, self.config.latency_max);
         let mut next_timer: Option<VirtualTime> = self.timers.iter().map(|t| t.0).min();
-        let mut pending = Vec::new();
-        for (c, m) in core.mailboxes.iter().enumerate() {
+        let mut latest_pending: Option<VirtualTime> = None;
+        for m in &core.mailboxes {
             match &m.wait {
                 Wait::Sleep { until } => {
                     next_timer = Some(next_timer.map_or(*until, |t| t.min(*until)));
                 }
-                Wait::Call { issued, .. } => pending.push((
-                    c,
-                    *issued + self.config.latency_min,
-                    *issued + self.config.latency_max,
-                )),
+                Wait::Call { issued, .. } => {
+                    let end = *issued + max;
+                    latest_pending = Some(latest_pending.map_or(end, |t| t.min(end)));
+                }
                 _ => {}
             }
         }
-        let horizon = pending.iter().map(|p| p.2).chain(next_timer).min();
-        let Some(horizon) = horizon else {
-            return (Vec::new(), next_timer);
+        let Some(latest) = latest_pending else {
+            return next_timer;
         };
-        let calls = pending
-            .into_iter()
-            .filter(|(_, start, _)| *start <= horizon)
-            .map(|(client, start, end)| {
-                let earliest = start.max(now);
-                CallOption {
-                    client,
-                    earliest,
-                    latest: end.min(horizon).max(earliest),
-                    footprint: None,
+        let horizon = next_timer.map_or(latest, |t| t.min(latest));
+        for (client, m) in core.mailboxes.iter().enumerate() {
+            if let Wait::Call { issued, .. } = &m.wait {
+                let (start, end) = (*issued + min, *issued + max);
+                if start <= horizon {
+                    let earliest = start.max(now);
+                    calls.push(CallOption {
+                        client,
+                        earliest,
+                        latest: end.min(horizon).max(earliest),
+                        footprint: None,
+                    });
                 }
-            })
-            .collect();
-        (calls, next_timer)
+            }
+        }
+        next_timer
     }
 
     fn add_footprints(&self, calls: &mut [CallOption]) {

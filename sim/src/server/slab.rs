@@ -7,6 +7,9 @@
 //! model counts them as several chunks of the largest class (memcached also keeps a small
 //! header chunk for them: a few bytes this model does not charge).
 
+use std::cell::RefCell;
+use std::sync::Arc;
+
 use crate::server::config::ServerConfig;
 
 /// Size of a slab page.
@@ -22,25 +25,25 @@ pub fn item_total(key_len: usize, flags: u32, value_len: usize) -> u64 {
     ITEM_HEADER + key_len as u64 + 1 + suffix + value_len as u64 + 2
 }
 
-/// The empty classes for a growth factor, computed once per factor and thread (every
-/// execution boots a server, and the floating-point walk is not free).
-fn class_table(growth_factor: f64) -> Vec<Class> {
+/// The chunk sizes for a growth factor, computed once per factor and thread and shared
+/// by every server built with it (every execution boots a server, and the
+/// floating-point walk is not free).
+fn class_table(growth_factor: f64) -> Arc<[ClassSize]> {
     thread_local! {
-        static TABLES: std::cell::RefCell<Vec<(u64, Vec<Class>)>> =
-            const { std::cell::RefCell::new(Vec::new()) };
+        static TABLES: RefCell<Vec<(u64, Arc<[ClassSize]>)>> = const { RefCell::new(Vec::new()) };
     }
     let bits = growth_factor.to_bits();
     TABLES.with(|tables| {
         if let Some((_, t)) = tables.borrow().iter().find(|(b, _)| *b == bits) {
             return t.clone();
         }
-        let t = build_classes(growth_factor);
+        let t: Arc<[ClassSize]> = build_classes(growth_factor).into();
         tables.borrow_mut().push((bits, t.clone()));
         t
     })
 }
 
-fn build_classes(growth_factor: f64) -> Vec<Class> {
+fn build_classes(growth_factor: f64) -> Vec<ClassSize> {
     let chunk_max = PAGE_SIZE / 2;
     let mut classes = Vec::new();
     // memcached keeps the running size in an unsigned int: every step truncates.
@@ -49,27 +52,29 @@ fn build_classes(growth_factor: f64) -> Vec<Class> {
         if size % 8 != 0 {
             size += 8 - size % 8;
         }
-        classes.push(Class {
+        classes.push(ClassSize {
             chunk: size,
             per_page: PAGE_SIZE / size,
-            pages: 0,
-            used: 0,
         });
         size = (size as f64 * growth_factor) as u64;
     }
-    classes.push(Class {
+    classes.push(ClassSize {
         chunk: chunk_max,
         per_page: PAGE_SIZE / chunk_max,
-        pages: 0,
-        used: 0,
     });
     classes
 }
 
-#[derive(Debug, Clone)]
-struct Class {
+/// A class's chunk size and chunks per page.
+#[derive(Debug, Clone, Copy)]
+struct ClassSize {
     chunk: u64,
     per_page: u64,
+}
+
+/// A class's pages and the chunks in use.
+#[derive(Debug, Clone, Copy, Default)]
+struct Usage {
     pages: u64,
     used: u64,
 }
@@ -77,7 +82,9 @@ struct Class {
 /// All slab classes of one server and the memory they hold.
 #[derive(Debug, Clone)]
 pub struct Slabs {
-    classes: Vec<Class>,
+    sizes: Arc<[ClassSize]>,
+    /// Per class, grown when a class is first used.
+    usage: Vec<Usage>,
     malloced: u64,
     limit: u64,
     chunk_max: u64,
@@ -87,7 +94,8 @@ impl Slabs {
     /// The classes memcached builds for these settings.
     pub fn new(config: &ServerConfig) -> Slabs {
         Slabs {
-            classes: class_table(config.growth_factor),
+            sizes: class_table(config.growth_factor),
+            usage: Vec::new(),
             malloced: 0,
             limit: config.memory_limit,
             chunk_max: PAGE_SIZE / 2,
@@ -97,10 +105,10 @@ impl Slabs {
     /// The class and number of chunks an item of `total` bytes needs.
     pub fn class_for(&self, total: u64) -> (usize, u64) {
         if total > self.chunk_max {
-            return (self.classes.len() - 1, total.div_ceil(self.chunk_max));
+            return (self.sizes.len() - 1, total.div_ceil(self.chunk_max));
         }
         let class = self
-            .classes
+            .sizes
             .iter()
             .position(|c| c.chunk >= total)
             .unwrap_or(0);
@@ -110,29 +118,41 @@ impl Slabs {
     /// Chunk size of a class.
     #[cfg(test)]
     pub fn chunk_size(&self, class: usize) -> u64 {
-        self.classes[class].chunk
+        self.sizes[class].chunk
+    }
+
+    fn usage_mut(&mut self, class: usize) -> &mut Usage {
+        if class >= self.usage.len() {
+            self.usage.resize(class + 1, Usage::default());
+        }
+        &mut self.usage[class]
     }
 
     /// Takes `chunks` free chunks of `class`, growing it by pages while memory allows.
     pub fn try_alloc(&mut self, class: usize, chunks: u64) -> bool {
-        loop {
-            let c = &self.classes[class];
-            if c.pages * c.per_page - c.used >= chunks {
-                self.classes[class].used += chunks;
-                return true;
+        let per_page = self.sizes[class].per_page;
+        let (malloced, limit) = (self.malloced, self.limit);
+        let u = self.usage_mut(class);
+        let mut grown = 0;
+        let fits = loop {
+            if u.pages * per_page - u.used >= chunks {
+                u.used += chunks;
+                break true;
             }
-            if c.pages > 0 && self.malloced + PAGE_SIZE > self.limit {
-                return false;
+            if u.pages > 0 && malloced + grown + PAGE_SIZE > limit {
+                break false;
             }
-            self.classes[class].pages += 1;
-            self.malloced += PAGE_SIZE;
-        }
+            u.pages += 1;
+            grown += PAGE_SIZE;
+        };
+        self.malloced += grown;
+        fits
     }
 
     /// Returns chunks to their class.
     pub fn free(&mut self, class: usize, chunks: u64) {
-        let c = &mut self.classes[class];
-        c.used = c.used.saturating_sub(chunks);
+        let u = self.usage_mut(class);
+        u.used = u.used.saturating_sub(chunks);
     }
 
     /// Pages handed out so far, in bytes.
@@ -143,7 +163,7 @@ impl Slabs {
     /// Chunk sizes, smallest first.
     #[cfg(test)]
     pub fn chunk_sizes(&self) -> impl Iterator<Item = u64> + '_ {
-        self.classes.iter().map(|c| c.chunk)
+        self.sizes.iter().map(|c| c.chunk)
     }
 }
 
