@@ -343,8 +343,8 @@ fn section_exhaust(md: &mut String, loom: Option<&[String]>) {
             let (r, t) = timed(|| explore(&s, &options, &mut |_| true));
             writeln!(
                 md,
-                "| counter/{name} | mcsim `explore()` (no reduction: {}) | {} | {} | {} | {} |",
-                if reduce { "off" } else { "on" },
+                "| counter/{name} | mcsim `explore()`, reduction {} | {} | {} | {} | {} |",
+                if reduce { "on" } else { "off" },
                 r.stats.executions,
                 r.stats.pruned,
                 r.failures,
