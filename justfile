@@ -36,3 +36,4 @@ compare *ARGS:
 lint:
     cargo fmt --all -- --check
     cargo clippy --workspace --all-targets -- -D warnings
+    RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo clippy -p mcsim -p mcsim-models --tests -- -D warnings

@@ -37,7 +37,6 @@
 //! Compiled only with `--cfg loom`.
 
 use std::cell::Cell;
-use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -123,24 +122,20 @@ pub struct LoomClient {
 }
 
 impl Memcache for LoomClient {
-    fn call(&self, request: Request) -> impl Future<Output = Result<Reply, Transport>> {
-        async move {
-            let elapsed = self.slept.take() + self.shared.tick;
-            Ok(self.shared.with(|state| {
-                state.now += elapsed;
-                state.server.apply(&request, state.now)
-            }))
-        }
+    async fn call(&self, request: Request) -> Result<Reply, Transport> {
+        let elapsed = self.slept.take() + self.shared.tick;
+        Ok(self.shared.with(|state| {
+            state.now += elapsed;
+            state.server.apply(&request, state.now)
+        }))
     }
 
     fn now(&self) -> VirtualTime {
         self.shared.now() + self.slept.get()
     }
 
-    fn sleep(&self, duration: Duration) -> impl Future<Output = ()> {
-        async move {
-            self.slept.set(self.slept.get() + duration);
-            loom::thread::yield_now();
-        }
+    async fn sleep(&self, duration: Duration) {
+        self.slept.set(self.slept.get() + duration);
+        loom::thread::yield_now();
     }
 }
