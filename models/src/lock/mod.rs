@@ -9,6 +9,10 @@
 //!
 //! Invariant `lock.exclusion`: no two clients inside the critical section at the same
 //! virtual instant (ghost state the harness keeps, never read from memcached).
+//!
+//! Parameters: `timeout_s` (the lock's TTL, 10), `hold_ms` (50), `backoff_ms` between
+//! failed attempts (10), `rounds` per client (2), `attempts` after which a client gives
+//! up a round (0: never; the loom cross-check bounds it so loom's search is finite).
 
 mod harness;
 mod recipe;
