@@ -121,37 +121,35 @@ impl Slabs {
         self.sizes[class].chunk
     }
 
-    fn usage_mut(&mut self, class: usize) -> &mut Usage {
+    /// Creates the usage entries up to `class` on first use.
+    fn track(&mut self, class: usize) {
         if class >= self.usage.len() {
             self.usage.resize(class + 1, Usage::default());
         }
-        &mut self.usage[class]
     }
 
     /// Takes `chunks` free chunks of `class`, growing it by pages while memory allows.
     pub fn try_alloc(&mut self, class: usize, chunks: u64) -> bool {
+        self.track(class);
         let per_page = self.sizes[class].per_page;
-        let (malloced, limit) = (self.malloced, self.limit);
-        let u = self.usage_mut(class);
-        let mut grown = 0;
-        let fits = loop {
+        let u = &mut self.usage[class];
+        loop {
             if u.pages * per_page - u.used >= chunks {
                 u.used += chunks;
-                break true;
+                return true;
             }
-            if u.pages > 0 && malloced + grown + PAGE_SIZE > limit {
-                break false;
+            if u.pages > 0 && self.malloced + PAGE_SIZE > self.limit {
+                return false;
             }
             u.pages += 1;
-            grown += PAGE_SIZE;
-        };
-        self.malloced += grown;
-        fits
+            self.malloced += PAGE_SIZE;
+        }
     }
 
     /// Returns chunks to their class.
     pub fn free(&mut self, class: usize, chunks: u64) {
-        let u = self.usage_mut(class);
+        self.track(class);
+        let u = &mut self.usage[class];
         u.used = u.used.saturating_sub(chunks);
     }
 
