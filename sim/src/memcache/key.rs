@@ -1,16 +1,47 @@
 //! Validated memcached keys.
 
 use std::fmt;
+use std::hash::{Hash, Hasher};
 
 /// The longest key memcached accepts, in bytes.
 pub const MAX_KEY_LEN: usize = 250;
+
+/// Keys up to this many bytes are stored inline, without a heap allocation.
+const INLINE: usize = 30;
 
 /// A memcached key: 1 to 250 bytes, without space, carriage return or line feed.
 ///
 /// The text protocol splits tokens on spaces and lines on `\n`, so those bytes can never be
 /// part of a key; a tab is accepted, as memcached itself does.
-#[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Key(Box<[u8]>);
+///
+/// A key of up to 32 bytes (most recipe keys) lives inline: creating, cloning and
+/// dropping it never touches the allocator, which matters because the simulated server
+/// clones keys into its item table and LRU queues on every store.
+#[derive(Clone)]
+pub struct Key(Repr);
+
+/// Short keys inline, long ones on the heap. Equality, order and hashing go through
+/// [`Key::as_bytes`], so the representation never shows.
+#[derive(Clone)]
+enum Repr {
+    Inline { len: u8, bytes: [u8; INLINE] },
+    Heap(Box<[u8]>),
+}
+
+impl Repr {
+    fn from_slice(bytes: &[u8]) -> Repr {
+        if bytes.len() <= INLINE {
+            let mut inline = [0; INLINE];
+            inline[..bytes.len()].copy_from_slice(bytes);
+            Repr::Inline {
+                len: bytes.len() as u8,
+                bytes: inline,
+            }
+        } else {
+            Repr::Heap(bytes.into())
+        }
+    }
+}
 
 /// Why a byte string is not a valid key.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -33,8 +64,28 @@ pub enum KeyError {
 
 impl Key {
     /// Validates `bytes` as a key.
-    pub fn new(bytes: impl Into<Vec<u8>>) -> Result<Key, KeyError> {
-        let bytes = bytes.into();
+    pub fn new(bytes: impl AsRef<[u8]>) -> Result<Key, KeyError> {
+        Key::validate(bytes.as_ref())?;
+        Ok(Key(Repr::from_slice(bytes.as_ref())))
+    }
+
+    /// Validates the concatenation of `parts` as a key (a prefix and a name, say),
+    /// without an intermediate string for short keys.
+    pub fn from_parts(parts: &[&[u8]]) -> Result<Key, KeyError> {
+        let len: usize = parts.iter().map(|p| p.len()).sum();
+        if len > INLINE {
+            return Key::new(parts.concat());
+        }
+        let mut bytes = [0; INLINE];
+        let mut at = 0;
+        for p in parts {
+            bytes[at..at + p.len()].copy_from_slice(p);
+            at += p.len();
+        }
+        Key::new(&bytes[..len])
+    }
+
+    fn validate(bytes: &[u8]) -> Result<(), KeyError> {
         if bytes.is_empty() {
             return Err(KeyError::Empty);
         }
@@ -50,17 +101,20 @@ impl Key {
                 offset,
             });
         }
-        Ok(Key(bytes.into_boxed_slice()))
+        Ok(())
     }
 
     /// The key's bytes.
     pub fn as_bytes(&self) -> &[u8] {
-        &self.0
+        match &self.0 {
+            Repr::Inline { len, bytes } => &bytes[..usize::from(*len)],
+            Repr::Heap(bytes) => bytes,
+        }
     }
 
     /// Length in bytes.
     pub fn len(&self) -> usize {
-        self.0.len()
+        self.as_bytes().len()
     }
 
     /// Always false: a key has at least one byte.
@@ -69,15 +123,41 @@ impl Key {
     }
 }
 
+impl PartialEq for Key {
+    fn eq(&self, other: &Key) -> bool {
+        self.as_bytes() == other.as_bytes()
+    }
+}
+
+impl Eq for Key {}
+
+impl PartialOrd for Key {
+    fn partial_cmp(&self, other: &Key) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Key {
+    fn cmp(&self, other: &Key) -> std::cmp::Ordering {
+        self.as_bytes().cmp(other.as_bytes())
+    }
+}
+
+impl Hash for Key {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.as_bytes().hash(state);
+    }
+}
+
 impl fmt::Display for Key {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&String::from_utf8_lossy(&self.0))
+        f.write_str(&String::from_utf8_lossy(self.as_bytes()))
     }
 }
 
 impl fmt::Debug for Key {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Key({:?})", String::from_utf8_lossy(&self.0))
+        write!(f, "Key({:?})", String::from_utf8_lossy(self.as_bytes()))
     }
 }
 
@@ -91,13 +171,25 @@ impl TryFrom<&str> for Key {
 impl TryFrom<String> for Key {
     type Error = KeyError;
     fn try_from(s: String) -> Result<Key, KeyError> {
-        Key::new(s.into_bytes())
+        Key::new(s.as_bytes())
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn inline_and_heap_keys_compare_by_bytes() {
+        let short = Key::new("a").unwrap();
+        let long = Key::new(vec![b'a'; 40]).unwrap();
+        assert!(short < long);
+        assert_eq!(long.clone(), long);
+        assert_eq!(long.as_bytes(), &[b'a'; 40][..]);
+        let mut keys = vec![long.clone(), short.clone(), Key::new("b").unwrap()];
+        keys.sort();
+        assert_eq!(keys, vec![short, long, Key::new("b").unwrap()]);
+    }
 
     #[test]
     fn limits() {
@@ -111,5 +203,12 @@ mod tests {
         assert!(Key::new("a\r").is_err());
         assert!(Key::new("a\nb").is_err());
         assert!(Key::new("tab\there").is_ok());
+        assert_eq!(
+            Key::from_parts(&[b"counter:", b"views"]),
+            Key::new("counter:views")
+        );
+        let long = vec![b'k'; 200];
+        assert_eq!(Key::from_parts(&[&long, b"x"]).unwrap().len(), 201);
+        assert!(Key::from_parts(&[b"a ", b"b"]).is_err());
     }
 }
