@@ -4,12 +4,17 @@
 //! Lookups follow memcached's `do_item_get`: a flushed or expired item is unlinked when
 //! it is found, so expiry is lazy, and expired items keep their memory until something
 //! looks at them or eviction walks past them.
+//!
+//! Items live in an arena of slots; an ordered map from key to slot gives lookups and
+//! key-ordered iteration (deterministic, unlike a hash map), and the LRU queues thread
+//! through the slots (see [`crate::server::lru`]). Replacing an item reuses its slot, so
+//! the common store touches the map once and allocates nothing.
 
 use std::collections::BTreeMap;
 
 use crate::memcache::Key;
 use crate::server::config::ServerConfig;
-use crate::server::lru::{ClassLru, Segment};
+use crate::server::lru::{ClassLru, Links, Segment};
 use crate::server::slab::{Slabs, item_total};
 use crate::server::stats::Stats;
 
@@ -44,7 +49,6 @@ pub struct Item {
     chunks: u64,
     total: u64,
     segment: Segment,
-    seq: u64,
 }
 
 impl Item {
@@ -65,7 +69,6 @@ impl Item {
             chunks: 0,
             total: 0,
             segment: Segment::Hot,
-            seq: 0,
         }
     }
 }
@@ -94,15 +97,28 @@ enum Pull {
     Juggle,
 }
 
+/// A linked item and its key (the LRU reaches items by slot and needs the key back).
+#[derive(Debug, Clone)]
+struct Slot {
+    key: Key,
+    item: Item,
+}
+
 /// All items of one server.
 #[derive(Debug, Clone)]
 pub struct Items {
-    items: BTreeMap<Key, Item>,
+    /// Key to slot.
+    index: BTreeMap<Key, u32>,
+    /// The arena; `None` marks a free slot.
+    slots: Vec<Option<Slot>>,
+    /// LRU links, parallel to `slots`.
+    links: Vec<Links>,
+    /// Free slots, reused last-freed first.
+    free: Vec<u32>,
     slabs: Slabs,
     /// The LRU of each class, created when the class links its first item (most
     /// executions touch one or two of the forty classes).
     lrus: Vec<ClassLru>,
-    next_seq: u64,
     cas_id: u64,
     oldest_live: u32,
     oldest_cas: u64,
@@ -117,10 +133,12 @@ impl Items {
     pub fn new(config: &ServerConfig) -> Items {
         let slabs = Slabs::new(config);
         Items {
-            items: BTreeMap::new(),
+            index: BTreeMap::new(),
+            slots: Vec::new(),
+            links: Vec::new(),
+            free: Vec::new(),
             slabs,
             lrus: Vec::new(),
-            next_seq: 0,
             cas_id: 0,
             oldest_live: 0,
             oldest_cas: 0,
@@ -136,12 +154,30 @@ impl Items {
         self.lrus.get(class).unwrap_or(&EMPTY)
     }
 
-    /// The LRU of a class, created on first use.
-    fn lru_mut(&mut self, class: usize) -> &mut ClassLru {
+    /// Creates a class's LRU on first use.
+    fn ensure_lru(&mut self, class: usize) {
         if class >= self.lrus.len() {
             self.lrus.resize_with(class + 1, ClassLru::default);
         }
-        &mut self.lrus[class]
+    }
+
+    fn slot(&self, slot: u32) -> &Slot {
+        self.slots[slot as usize].as_ref().expect("a linked slot")
+    }
+
+    fn item_mut(&mut self, slot: u32) -> &mut Item {
+        &mut self.slots[slot as usize]
+            .as_mut()
+            .expect("a linked slot")
+            .item
+    }
+
+    /// Takes an item's slot out of its LRU queue.
+    fn lru_remove(&mut self, slot: u32) {
+        let item = &self.slot(slot).item;
+        let (class, segment, total) = (item.class, item.segment, item.total);
+        self.ensure_lru(class);
+        self.lrus[class].remove(&mut self.links, segment, slot, total);
     }
 
     /// Hands out the next cas unique.
@@ -162,7 +198,7 @@ impl Items {
     /// True if the item is present and neither flushed nor expired at `tick`, without
     /// touching it (no unlink, no LRU change, no counters).
     pub fn peek(&self, key: &Key, tick: u32) -> Option<&Item> {
-        let item = self.items.get(key)?;
+        let item = &self.slot(*self.index.get(key)?).item;
         if self.is_flushed(item, tick) || (item.exptime != 0 && item.exptime <= tick) {
             return None;
         }
@@ -172,36 +208,42 @@ impl Items {
     /// memcached's `do_item_get` without the LRU bump: the live item, unlinking it first
     /// if it is flushed or expired.
     pub fn find(&mut self, key: &Key, tick: u32) -> Option<&mut Item> {
-        let item = self.items.get(key)?;
+        let slot = *self.index.get(key)?;
+        let item = &self.slot(slot).item;
         if self.is_flushed(item, tick) {
             self.stats.get_flushed += 1;
-            self.unlink(key);
+            self.unlink_slot(slot);
             return None;
         }
         if item.exptime != 0 && item.exptime <= tick {
             self.stats.get_expired += 1;
-            self.unlink(key);
+            self.unlink_slot(slot);
             return None;
         }
-        self.items.get_mut(key)
+        Some(self.item_mut(slot))
     }
 
     /// `find` and then the fetch bump of a read: the second read marks an item active
     /// (protected); an active item in COLD moves to WARM.
     pub fn fetch(&mut self, key: &Key, tick: u32, bump: bool) -> Option<&mut Item> {
         self.find(key, tick)?;
+        let slot = self.index[key];
         if bump {
-            self.bump(key, tick);
+            self.bump_slot(slot, tick);
         }
-        self.items.get_mut(key)
+        Some(self.item_mut(slot))
     }
 
     /// memcached's `do_item_bump`, the LRU bump of a read: the first read marks an item
     /// fetched, the second active (protected); an active item in COLD moves to WARM.
     pub fn bump(&mut self, key: &Key, tick: u32) {
-        let Some(item) = self.items.get_mut(key) else {
-            return;
-        };
+        if let Some(&slot) = self.index.get(key) {
+            self.bump_slot(slot, tick);
+        }
+    }
+
+    fn bump_slot(&mut self, slot: u32, tick: u32) {
+        let item = self.item_mut(slot);
         if item.active {
             return;
         }
@@ -212,35 +254,34 @@ impl Items {
         item.active = true;
         item.time = tick;
         if item.segment == Segment::Cold {
-            let (class, seq, total) = (item.class, item.seq, item.total);
-            self.lru_mut(class).remove(Segment::Cold, seq, total);
-            self.relink(key, Segment::Warm);
+            self.lru_remove(slot);
+            self.relink(slot, Segment::Warm);
         }
     }
 
     /// The linked item under `key`, expired or flushed or not, without any side effect:
     /// for a command that goes on using an item it has already looked up.
     pub fn linked_mut(&mut self, key: &Key) -> Option<&mut Item> {
-        self.items.get_mut(key)
+        let slot = *self.index.get(key)?;
+        Some(self.item_mut(slot))
     }
 
     /// memcached's `do_item_update`: refresh the access time at most once a minute.
     pub fn touch_time(&mut self, key: &Key, tick: u32) {
-        if let Some(item) = self.items.get_mut(key)
+        if let Some(item) = self.linked_mut(key)
             && item.time < tick.saturating_sub(ITEM_UPDATE_INTERVAL)
         {
             item.time = tick;
         }
     }
 
-    fn relink(&mut self, key: &Key, segment: Segment) {
-        self.next_seq += 1;
-        let seq = self.next_seq;
-        let item = self.items.get_mut(key).expect("relinking a linked item");
+    /// Links a slot at the head of one of its class's queues.
+    fn relink(&mut self, slot: u32, segment: Segment) {
+        let item = self.item_mut(slot);
         item.segment = segment;
-        item.seq = seq;
         let (class, total) = (item.class, item.total);
-        self.lru_mut(class).push(segment, seq, key.clone(), total);
+        self.ensure_lru(class);
+        self.lrus[class].push(&mut self.links, segment, slot, total);
     }
 
     /// Reserves memory for an item, evicting from its class's COLD tail when needed.
@@ -278,8 +319,9 @@ impl Items {
 
     /// Links a new item under `key`, replacing any old one; hands it a new cas unique.
     pub fn link(&mut self, key: &Key, mut item: Item, r: Reservation, tick: u32) -> u64 {
-        if self.items.contains_key(key) {
-            self.unlink(key);
+        let old = self.index.get(key).copied();
+        if let Some(slot) = old {
+            self.release_slot(slot);
         }
         item.class = r.class;
         item.chunks = r.chunks;
@@ -290,21 +332,54 @@ impl Items {
         self.stats.curr_items += 1;
         self.stats.total_items += 1;
         self.stats.bytes += r.total;
-        self.items.insert(key.clone(), item);
-        self.relink(key, Segment::Hot);
+        let slot = match old {
+            // The old item's slot takes the new one: the index is not touched.
+            Some(slot) => {
+                *self.item_mut(slot) = item;
+                slot
+            }
+            None => {
+                let slot = self.free.pop().unwrap_or_else(|| {
+                    self.slots.push(None);
+                    self.links.push(Links::UNLINKED);
+                    (self.slots.len() - 1) as u32
+                });
+                self.slots[slot as usize] = Some(Slot {
+                    key: key.clone(),
+                    item,
+                });
+                self.index.insert(key.clone(), slot);
+                slot
+            }
+        };
+        self.relink(slot, Segment::Hot);
         self.juggle(r.class, tick);
         cas
     }
 
     /// Removes an item and frees its memory.
     pub fn unlink(&mut self, key: &Key) -> Option<Item> {
-        let item = self.items.remove(key)?;
-        self.lru_mut(item.class)
-            .remove(item.segment, item.seq, item.total);
-        self.slabs.free(item.class, item.chunks);
+        let slot = *self.index.get(key)?;
+        Some(self.unlink_slot(slot))
+    }
+
+    /// Takes an item out of its queue and gives back its memory, leaving it in its slot.
+    fn release_slot(&mut self, slot: u32) {
+        self.lru_remove(slot);
+        let item = &self.slot(slot).item;
+        let (class, chunks, total) = (item.class, item.chunks, item.total);
+        self.slabs.free(class, chunks);
         self.stats.curr_items -= 1;
-        self.stats.bytes -= item.total;
-        Some(item)
+        self.stats.bytes -= total;
+    }
+
+    /// Removes the item in `slot` from the table and frees its memory.
+    fn unlink_slot(&mut self, slot: u32) -> Item {
+        self.release_slot(slot);
+        let Slot { key, item } = self.slots[slot as usize].take().expect("a linked slot");
+        self.index.remove(&key);
+        self.free.push(slot);
+        item
     }
 
     /// memcached's `lru_pull_tail`: looks at up to five items at a queue's tail; reclaims
@@ -323,35 +398,35 @@ impl Items {
         // Up to five items from the tail, one at a time: each reclaimed item uncovers the
         // next, and most calls stop at the first.
         for _ in 0..5 {
-            let Some(key) = self.lru(class).oldest(segment).cloned() else {
+            let Some(slot) = self.lru(class).oldest(segment) else {
                 break;
             };
-            let item = &self.items[&key];
+            let item = &self.slot(slot).item;
             if (item.exptime != 0 && item.exptime < tick) || self.is_flushed(item, tick) {
+                let fetched = item.fetched;
                 self.stats.reclaimed += 1;
-                if !item.fetched {
+                if !fetched {
                     self.stats.expired_unfetched += 1;
                 }
-                self.unlink(&key);
+                self.unlink_slot(slot);
                 removed += 1;
                 continue;
             }
-            let (active, time, seq, total, fetched) =
-                (item.active, item.time, item.seq, item.total, item.fetched);
+            let (active, time, fetched) = (item.active, item.time, item.fetched);
             match segment {
                 Segment::Hot | Segment::Warm => {
                     let pct = if segment == Segment::Hot { 20 } else { 40 };
                     let limit = total_bytes * pct / 100;
                     if active {
-                        self.items.get_mut(&key).expect("linked").active = false;
-                        self.lru_mut(class).remove(segment, seq, total);
-                        self.relink(&key, Segment::Warm);
+                        self.item_mut(slot).active = false;
+                        self.lru_remove(slot);
+                        self.relink(slot, Segment::Warm);
                         removed += 1;
                     } else if self.lru(class).bytes(segment) > limit
                         || tick.saturating_sub(time) > max_age
                     {
-                        self.lru_mut(class).remove(segment, seq, total);
-                        self.relink(&key, Segment::Cold);
+                        self.lru_remove(slot);
+                        self.relink(slot, Segment::Cold);
                         removed += 1;
                     }
                 }
@@ -361,7 +436,7 @@ impl Items {
                         if !fetched {
                             self.stats.evicted_unfetched += 1;
                         }
-                        self.unlink(&key);
+                        self.unlink_slot(slot);
                         removed += 1;
                     }
                 }
@@ -378,7 +453,7 @@ impl Items {
         let lru = self.lru(class);
         let cold_age = lru
             .oldest(Segment::Cold)
-            .map(|k| tick.saturating_sub(self.items[k].time))
+            .map(|slot| tick.saturating_sub(self.slot(slot).item.time))
             .unwrap_or(0);
         let total = lru.total_bytes();
         let hot_age = (f64::from(cold_age) * 0.2) as u32;
@@ -403,7 +478,7 @@ impl Items {
 
     /// Drops every item (crash, `drop everything` fault).
     pub fn clear(&mut self) {
-        let keys: Vec<Key> = self.items.keys().cloned().collect();
+        let keys: Vec<Key> = self.index.keys().cloned().collect();
         for k in keys {
             self.unlink(&k);
         }
@@ -420,22 +495,22 @@ impl Items {
 
     /// Number of items linked (live or expired-but-not-yet-reclaimed).
     pub fn len(&self) -> usize {
-        self.items.len()
+        self.index.len()
     }
 
     /// True if no item is linked.
     pub fn is_empty(&self) -> bool {
-        self.items.is_empty()
+        self.index.is_empty()
     }
 
     /// Every linked key with its item, in key order.
     pub fn iter(&self) -> impl Iterator<Item = (&Key, &Item)> {
-        self.items.iter()
+        self.index.iter().map(|(k, &slot)| (k, &self.slot(slot).item))
     }
 
     /// Mutable access for warm restarts, which shift every exptime.
     pub fn items_mut(&mut self) -> impl Iterator<Item = &mut Item> {
-        self.items.values_mut()
+        self.slots.iter_mut().flatten().map(|s| &mut s.item)
     }
 
     /// Forgets `flush_all` state (a new process).

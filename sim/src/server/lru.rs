@@ -1,11 +1,14 @@
 //! The segmented LRU of one slab class: HOT, WARM and COLD queues.
 //!
-//! Each queue is ordered by a sequence number taken when an item is linked at its head;
-//! the tail is the smallest number. A `BTreeMap` keeps the order deterministic.
+//! As in memcached, each queue is a doubly linked list threaded through the items
+//! themselves: an item is linked at the head, the tail is the oldest, and unlinking is
+//! constant time. Items are named by their slot in the item table's arena
+//! ([`crate::server::Items`]), and the links live in a vector parallel to that arena, so
+//! a store moves no key and allocates nothing. The order is fully determined by the
+//! order of pushes, as the sequence numbers of an ordered map would give it.
 
-use std::collections::BTreeMap;
-
-use crate::memcache::Key;
+/// No slot: the end of a list.
+pub const NIL: u32 = u32::MAX;
 
 /// Which queue an item is in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -28,38 +31,93 @@ impl Segment {
     }
 }
 
+/// An item's neighbours in its queue: `prev` towards the head (newer), `next` towards
+/// the tail (older).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Links {
+    prev: u32,
+    next: u32,
+}
+
+impl Links {
+    /// Not in any queue.
+    pub const UNLINKED: Links = Links {
+        prev: NIL,
+        next: NIL,
+    };
+}
+
+/// One queue's ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Queue {
+    head: u32,
+    tail: u32,
+}
+
 /// The three queues of one class, and the bytes each holds.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct ClassLru {
-    queues: [BTreeMap<u64, Key>; 3],
+    queues: [Queue; 3],
     bytes: [u64; 3],
+}
+
+impl Default for ClassLru {
+    fn default() -> ClassLru {
+        ClassLru::new()
+    }
 }
 
 impl ClassLru {
     /// Empty queues.
     pub const fn new() -> ClassLru {
+        const EMPTY: Queue = Queue {
+            head: NIL,
+            tail: NIL,
+        };
         ClassLru {
-            queues: [BTreeMap::new(), BTreeMap::new(), BTreeMap::new()],
+            queues: [EMPTY; 3],
             bytes: [0; 3],
         }
     }
 
-    /// The key at the tail of a queue (the oldest), if any.
-    pub fn oldest(&self, segment: Segment) -> Option<&Key> {
-        self.queues[segment.index()].values().next()
+    /// The slot at the tail of a queue (the oldest), if any.
+    pub fn oldest(&self, segment: Segment) -> Option<u32> {
+        let tail = self.queues[segment.index()].tail;
+        (tail != NIL).then_some(tail)
     }
 
-    /// Links a key at the head of a queue.
-    pub fn push(&mut self, segment: Segment, seq: u64, key: Key, bytes: u64) {
-        self.queues[segment.index()].insert(seq, key);
+    /// Links a slot at the head of a queue.
+    pub fn push(&mut self, links: &mut [Links], segment: Segment, slot: u32, bytes: u64) {
+        let q = &mut self.queues[segment.index()];
+        links[slot as usize] = Links {
+            prev: NIL,
+            next: q.head,
+        };
+        if q.head == NIL {
+            q.tail = slot;
+        } else {
+            links[q.head as usize].prev = slot;
+        }
+        q.head = slot;
         self.bytes[segment.index()] += bytes;
     }
 
-    /// Unlinks a key.
-    pub fn remove(&mut self, segment: Segment, seq: u64, bytes: u64) {
-        if self.queues[segment.index()].remove(&seq).is_some() {
-            self.bytes[segment.index()] -= bytes;
+    /// Unlinks a slot from the queue it is in.
+    pub fn remove(&mut self, links: &mut [Links], segment: Segment, slot: u32, bytes: u64) {
+        let Links { prev, next } = links[slot as usize];
+        let q = &mut self.queues[segment.index()];
+        if prev == NIL {
+            q.head = next;
+        } else {
+            links[prev as usize].next = next;
         }
+        if next == NIL {
+            q.tail = prev;
+        } else {
+            links[next as usize].prev = prev;
+        }
+        links[slot as usize] = Links::UNLINKED;
+        self.bytes[segment.index()] -= bytes;
     }
 
     /// Bytes held by a queue.
@@ -70,5 +128,45 @@ impl ClassLru {
     /// Bytes held by the whole class.
     pub fn total_bytes(&self) -> u64 {
         self.bytes.iter().sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn order(lru: &ClassLru, links: &[Links], segment: Segment) -> Vec<u32> {
+        let mut out = Vec::new();
+        let mut at = lru.oldest(segment);
+        while let Some(slot) = at {
+            out.push(slot);
+            let prev = links[slot as usize].prev;
+            at = (prev != NIL).then_some(prev);
+        }
+        out
+    }
+
+    #[test]
+    fn queues_keep_push_order_and_unlink_anywhere() {
+        let mut links = vec![Links::UNLINKED; 5];
+        let mut lru = ClassLru::new();
+        for slot in 0..5 {
+            lru.push(&mut links, Segment::Hot, slot, 10);
+        }
+        assert_eq!(order(&lru, &links, Segment::Hot), vec![0, 1, 2, 3, 4]);
+        lru.remove(&mut links, Segment::Hot, 2, 10);
+        lru.remove(&mut links, Segment::Hot, 0, 10);
+        lru.remove(&mut links, Segment::Hot, 4, 10);
+        assert_eq!(order(&lru, &links, Segment::Hot), vec![1, 3]);
+        assert_eq!(lru.bytes(Segment::Hot), 20);
+        lru.push(&mut links, Segment::Cold, 0, 7);
+        lru.push(&mut links, Segment::Hot, 4, 10);
+        assert_eq!(order(&lru, &links, Segment::Hot), vec![1, 3, 4]);
+        assert_eq!(order(&lru, &links, Segment::Cold), vec![0]);
+        assert_eq!(lru.total_bytes(), 37);
+        for slot in [1, 3, 4] {
+            lru.remove(&mut links, Segment::Hot, slot, 10);
+        }
+        assert_eq!(lru.oldest(Segment::Hot), None);
     }
 }
