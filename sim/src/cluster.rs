@@ -133,6 +133,26 @@ impl Cluster {
         }
     }
 
+    /// True if this cluster was built from these settings (so [`Cluster::reset`] gives
+    /// what [`Cluster::new`] would).
+    pub fn built_from(&self, configs: &[ServerConfig], distribution: Distribution) -> bool {
+        self.distribution == distribution
+            && self.servers.len() == configs.len()
+            && self.servers.iter().zip(configs).all(|(s, c)| s.config() == c)
+    }
+
+    /// Back to the state of [`Cluster::new`]: every server reset and booted at time
+    /// zero, all in the list. Reuses the servers' memory.
+    pub fn reset(&mut self) {
+        for s in &mut self.servers {
+            s.reset(VirtualTime::ZERO);
+        }
+        if self.listed.iter().any(|&l| !l) {
+            self.listed.fill(true);
+            self.ring = Ring::new(self.distribution, (0..self.servers.len()).collect());
+        }
+    }
+
     /// The server a key maps to now.
     pub fn server_for(&self, key: &Key) -> usize {
         self.ring.server_for(key.as_bytes()).unwrap_or(0)
@@ -181,17 +201,22 @@ impl Cluster {
     /// A hash of every server's live items (key, value, flags) at `now`: equal for equal
     /// final states.
     pub fn state_hash(&self, now: VirtualTime) -> u64 {
-        use std::fmt::Write as _;
+        // The bytes hashed: per server `server {i} up={up}\n`, then per live item
+        // `{key} {data} {flags}\n`, written without the formatting machinery.
         let mut h = crate::trace::Fnv1a::new();
         for (i, server) in self.servers.iter().enumerate() {
-            let _ = writeln!(h, "server {i} up={}", server.is_up());
+            h.write(b"server ");
+            h.write_decimal(i as u64);
+            h.write(if server.is_up() { b" up=true\n" } else { b" up=false\n" });
             let tick = server.tick(now);
             for (key, item) in server.items().iter() {
                 if server.items().peek(key, tick).is_some() {
                     h.write(key.as_bytes());
                     h.write(b" ");
                     h.write(&item.data);
-                    let _ = writeln!(h, " {}", item.flags);
+                    h.write(b" ");
+                    h.write_decimal(u64::from(item.flags));
+                    h.write(b"\n");
                 }
             }
         }

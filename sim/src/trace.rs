@@ -104,6 +104,21 @@ impl Fnv1a {
         }
     }
 
+    /// Hashes `n` written in decimal (the bytes `write!(h, "{n}")` would hash).
+    pub fn write_decimal(&mut self, mut n: u64) {
+        let mut buf = [0u8; 20];
+        let mut at = buf.len();
+        loop {
+            at -= 1;
+            buf[at] = b'0' + (n % 10) as u8;
+            n /= 10;
+            if n == 0 {
+                break;
+            }
+        }
+        self.write(&buf[at..]);
+    }
+
     /// The hash so far.
     pub fn finish(self) -> u64 {
         self.0
@@ -227,5 +242,22 @@ pub fn describe_reply(r: &Reply) -> String {
             s
         }
         Reply::Silent => "(no reply)".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fmt::Write as _;
+
+    #[test]
+    fn decimal_hashes_like_formatting() {
+        for n in [0, 7, 10, 65_535, u64::MAX] {
+            let mut direct = Fnv1a::new();
+            direct.write_decimal(n);
+            let mut formatted = Fnv1a::new();
+            write!(formatted, "{n}").unwrap();
+            assert_eq!(direct.finish(), formatted.finish());
+        }
     }
 }

@@ -650,14 +650,42 @@ fn phase() -> impl Strategy<Value = u64> {
 // The harness.
 // ---------------------------------------------------------------------------------------
 
-/// Runs one sequence against a fresh server and a fresh model, comparing every reply.
-fn run(phase: u64, steps: &[Step]) -> Result<(), TestCaseError> {
-    let config = ServerConfig {
+fn config(phase: u64) -> ServerConfig {
+    ServerConfig {
         phase: Duration::from_micros(phase),
         unix_at_zero: UNIX_AT_ZERO,
         ..ServerConfig::default()
-    };
-    let mut server = Server::new(config, VirtualTime::ZERO);
+    }
+}
+
+/// Runs one sequence against a fresh server and a fresh model, comparing every reply.
+fn run(phase: u64, steps: &[Step]) -> Result<(), TestCaseError> {
+    run_on(Server::new(config(phase), VirtualTime::ZERO), phase, steps)
+}
+
+/// Runs `warmup` on a server, resets it, then compares it with a fresh model on `steps`:
+/// a reset server is indistinguishable from a new one.
+fn run_after_reset(phase: u64, warmup: &[Step], steps: &[Step]) -> Result<(), TestCaseError> {
+    let mut server = Server::new(config(phase), VirtualTime::ZERO);
+    let mut model = Model::new(phase);
+    let seen = BTreeMap::new();
+    let mut now = 0;
+    for step in warmup {
+        match step {
+            Step::Advance(us) => now += us,
+            Step::ToEdge(_) => now += SEC,
+            step => {
+                let request = request(step, &model, &seen, now);
+                model.apply(&request, now);
+                server.apply(&request, VirtualTime(now));
+            }
+        }
+    }
+    server.reset(VirtualTime::ZERO);
+    run_on(server, phase, steps)
+}
+
+fn run_on(mut server: Server, phase: u64, steps: &[Step]) -> Result<(), TestCaseError> {
     let mut model = Model::new(phase);
     let mut now: u64 = 0;
     // The last cas a gets/gats returned, per key.
@@ -824,6 +852,16 @@ proptest! {
         steps in proptest::collection::vec(step(), 1..=MAX_STEPS),
     ) {
         run(phase, &steps)?;
+    }
+
+    /// A server reset after any history answers exactly like a new one.
+    #[test]
+    fn reset_server_matches_model(
+        phase in phase(),
+        warmup in proptest::collection::vec(step(), 1..=MAX_STEPS),
+        steps in proptest::collection::vec(step(), 1..=MAX_STEPS),
+    ) {
+        run_after_reset(phase, &warmup, &steps)?;
     }
 }
 

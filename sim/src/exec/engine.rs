@@ -31,6 +31,8 @@ pub fn execute(
     let mut engine = Engine::new(config, sim);
     let verdict = engine.run(strategy);
     let state_hash = engine.cluster.state_hash(engine.now());
+    let end_time = engine.core.borrow().now;
+    SPARE_CLUSTER.with(|spare| *spare.borrow_mut() = Some(engine.cluster));
     Execution {
         pruned: engine.pruned,
         state_hash,
@@ -43,7 +45,26 @@ pub fn execute(
         metrics: engine.metrics,
         steps: engine.step,
         calls: engine.calls,
-        end_time: engine.core.borrow().now,
+        end_time,
+    }
+}
+
+thread_local! {
+    /// The cluster of the thread's last execution, reset and reused by the next one
+    /// with the same settings: booting servers (slab tables, item arenas) costs more
+    /// than clearing them. Resetting gives exactly the state a new cluster has.
+    static SPARE_CLUSTER: RefCell<Option<Cluster>> = const { RefCell::new(None) };
+}
+
+/// A cluster for these settings at time zero: the spare one reset, or a new one.
+fn boot_cluster(config: &ExecConfig) -> Cluster {
+    let spare = SPARE_CLUSTER.with(|spare| spare.borrow_mut().take());
+    match spare {
+        Some(mut c) if c.built_from(&config.servers, config.distribution) => {
+            c.reset();
+            c
+        }
+        _ => Cluster::new(&config.servers, config.distribution),
     }
 }
 
@@ -104,13 +125,13 @@ impl<'c> Engine<'c> {
             tasks: sim.tasks.into_iter().map(Some).collect(),
             always: sim.always,
             at_end: sim.at_end,
-            cluster: Cluster::new(&config.servers, config.distribution),
+            cluster: boot_cluster(config),
             deferred: vec![None; n],
             timers,
             timer_seq,
             fault_counts: BTreeMap::new(),
             faults_fired: Vec::new(),
-            choices: Vec::new(),
+            choices: Vec::with_capacity(16),
             trace: Trace::default(),
             metrics: BTreeMap::new(),
             step: 0,

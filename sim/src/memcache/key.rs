@@ -82,7 +82,11 @@ impl Key {
             bytes[at..at + p.len()].copy_from_slice(p);
             at += p.len();
         }
-        Key::new(&bytes[..len])
+        Key::validate(&bytes[..len])?;
+        Ok(Key(Repr::Inline {
+            len: len as u8,
+            bytes,
+        }))
     }
 
     fn validate(bytes: &[u8]) -> Result<(), KeyError> {

@@ -18,7 +18,7 @@ use std::time::Duration;
 pub use error::{McError, Transport};
 pub use exptime::{Exptime, MAX_RELATIVE_EXPTIME};
 pub use key::{Key, KeyError, MAX_KEY_LEN};
-pub use value::{Cas, Value};
+pub use value::{Cas, Value, decimal};
 
 use crate::clock::VirtualTime;
 use crate::protocol::{

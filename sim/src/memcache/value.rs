@@ -77,8 +77,24 @@ impl From<Vec<u8>> for Value {
 
 impl From<u64> for Value {
     fn from(n: u64) -> Value {
-        Value::new(n.to_string())
+        Value::new(decimal(n))
     }
+}
+
+/// `n` in decimal ASCII, as memcached writes numbers into values, without going through
+/// the formatting machinery (counters store one on every increment).
+pub fn decimal(mut n: u64) -> Vec<u8> {
+    let mut buf = [0u8; 20];
+    let mut at = buf.len();
+    loop {
+        at -= 1;
+        buf[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    buf[at..].to_vec()
 }
 
 /// A cas unique, as returned by `gets` and expected by `cas`.
@@ -88,5 +104,17 @@ pub struct Cas(pub u64);
 impl fmt::Debug for Cas {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "cas:{}", self.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decimal_matches_display() {
+        for n in [0, 1, 9, 10, 99, 100, 12345, u64::MAX - 1, u64::MAX] {
+            assert_eq!(decimal(n), n.to_string().into_bytes());
+        }
     }
 }

@@ -27,7 +27,7 @@ pub fn apply(incr: bool, value: u64, delta: u64) -> u64 {
 /// The new number written over the old bytes when it fits: right-padded with spaces to the
 /// old length. `None` if it needs more room.
 pub fn in_place(old_len: usize, value: u64) -> Option<Vec<u8>> {
-    let digits = value.to_string().into_bytes();
+    let digits = crate::memcache::decimal(value);
     if digits.len() > old_len {
         return None;
     }

@@ -154,6 +154,21 @@ impl Items {
         self.lrus.get(class).unwrap_or(&EMPTY)
     }
 
+    /// Empties the table as [`Items::new`] would build it for the same settings, keeping
+    /// the room its vectors have grown (an executor reuses servers across executions).
+    pub fn reset(&mut self) {
+        self.index.clear();
+        self.slots.clear();
+        self.links.clear();
+        self.free.clear();
+        self.slabs.reset();
+        self.lrus.clear();
+        self.cas_id = 0;
+        self.oldest_live = 0;
+        self.oldest_cas = 0;
+        self.stats = Stats::default();
+    }
+
     /// Creates a class's LRU on first use.
     fn ensure_lru(&mut self, class: usize) {
         if class >= self.lrus.len() {

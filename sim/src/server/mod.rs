@@ -113,8 +113,16 @@ impl Server {
 
     /// Fault: the process dies. Everything is lost; calls fail until [`Server::restart`].
     pub fn crash(&mut self) {
-        self.items = Items::new(&self.config);
+        self.items.reset();
         self.up = false;
+    }
+
+    /// Back to the state of [`Server::new`] with the same settings, booted at `boot`,
+    /// reusing this server's memory.
+    pub fn reset(&mut self, boot: VirtualTime) {
+        self.clock = ServerClock::new(boot, self.config.phase, self.config.unix_at_zero);
+        self.items.reset();
+        self.up = true;
     }
 
     /// A new process starts at `now`; its clock starts again at 62. A warm restart
@@ -133,7 +141,7 @@ impl Server {
             }
             self.items.reset_flush();
         } else {
-            self.items = Items::new(&self.config);
+            self.items.reset();
         }
         self.up = true;
     }
@@ -406,7 +414,7 @@ impl Server {
             self.items.touch_time(key, tick);
             return Reply::Number(value);
         }
-        let digits = value.to_string().into_bytes();
+        let digits = crate::memcache::decimal(value);
         match self.items.reserve(key.len(), flags, digits.len(), tick) {
             Ok(r) => {
                 self.items

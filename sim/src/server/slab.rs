@@ -102,6 +102,12 @@ impl Slabs {
         }
     }
 
+    /// Back to no pages handed out, keeping the class table and the usage vector's room.
+    pub fn reset(&mut self) {
+        self.usage.clear();
+        self.malloced = 0;
+    }
+
     /// The class and number of chunks an item of `total` bytes needs.
     pub fn class_for(&self, total: u64) -> (usize, u64) {
         if total > self.chunk_max {
