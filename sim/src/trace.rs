@@ -248,7 +248,6 @@ pub fn describe_reply(r: &Reply) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::fmt::Write as _;
 
     #[test]
     fn decimal_hashes_like_formatting() {
