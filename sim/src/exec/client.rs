@@ -85,11 +85,11 @@ struct CallFuture {
 impl Future for CallFuture {
     type Output = Result<Reply, Transport>;
 
-    fn poll(mut self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let id = self.client.id;
-        let core = self.client.core.clone();
-        let mut core = core.borrow_mut();
-        if let Some(request) = self.request.take() {
+    fn poll(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.get_mut();
+        let id = this.client.id;
+        let mut core = this.client.core.borrow_mut();
+        if let Some(request) = this.request.take() {
             let issued = core.now;
             let mailbox = &mut core.mailboxes[id];
             mailbox.reply = None;
@@ -112,11 +112,11 @@ struct SleepFuture {
 impl Future for SleepFuture {
     type Output = ();
 
-    fn poll(mut self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<()> {
-        let id = self.client.id;
-        let core = self.client.core.clone();
-        let mut core = core.borrow_mut();
-        if let Some(d) = self.duration.take() {
+    fn poll(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<()> {
+        let this = self.get_mut();
+        let id = this.client.id;
+        let mut core = this.client.core.borrow_mut();
+        if let Some(d) = this.duration.take() {
             core.mailboxes[id].woken = false;
             core.sleep_until(id, d);
             return Poll::Pending;

@@ -223,6 +223,12 @@ impl Items {
     /// memcached's `do_item_get` without the LRU bump: the live item, unlinking it first
     /// if it is flushed or expired.
     pub fn find(&mut self, key: &Key, tick: u32) -> Option<&mut Item> {
+        let slot = self.find_slot(key, tick)?;
+        Some(self.item_mut(slot))
+    }
+
+    /// `find`, answering with the item's slot.
+    fn find_slot(&mut self, key: &Key, tick: u32) -> Option<u32> {
         let slot = *self.index.get(key)?;
         let item = &self.slot(slot).item;
         if self.is_flushed(item, tick) {
@@ -235,14 +241,13 @@ impl Items {
             self.unlink_slot(slot);
             return None;
         }
-        Some(self.item_mut(slot))
+        Some(slot)
     }
 
     /// `find` and then the fetch bump of a read: the second read marks an item active
     /// (protected); an active item in COLD moves to WARM.
     pub fn fetch(&mut self, key: &Key, tick: u32, bump: bool) -> Option<&mut Item> {
-        self.find(key, tick)?;
-        let slot = self.index[key];
+        let slot = self.find_slot(key, tick)?;
         if bump {
             self.bump_slot(slot, tick);
         }

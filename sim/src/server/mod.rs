@@ -266,7 +266,7 @@ impl Server {
     }
 
     fn get(&mut self, keys: &[Key], with_cas: bool, touch: Option<u32>, tick: u32) -> Reply {
-        let mut out = Vec::new();
+        let mut out = Vec::with_capacity(keys.len());
         for key in keys {
             if touch.is_some() {
                 self.items.stats.cmd_touch += 1;
