@@ -138,7 +138,11 @@ impl Cluster {
     pub fn built_from(&self, configs: &[ServerConfig], distribution: Distribution) -> bool {
         self.distribution == distribution
             && self.servers.len() == configs.len()
-            && self.servers.iter().zip(configs).all(|(s, c)| s.config() == c)
+            && self
+                .servers
+                .iter()
+                .zip(configs)
+                .all(|(s, c)| s.config() == c)
     }
 
     /// Back to the state of [`Cluster::new`]: every server reset and booted at time
@@ -207,7 +211,11 @@ impl Cluster {
         for (i, server) in self.servers.iter().enumerate() {
             h.write(b"server ");
             h.write_decimal(i as u64);
-            h.write(if server.is_up() { b" up=true\n" } else { b" up=false\n" });
+            h.write(if server.is_up() {
+                b" up=true\n"
+            } else {
+                b" up=false\n"
+            });
             let tick = server.tick(now);
             for (key, item) in server.items().iter() {
                 if server.items().peek(key, tick).is_some() {

@@ -478,12 +478,13 @@ impl<'c> Engine<'c> {
             self.calls += 1;
             Ok(self.cluster.servers[server].apply(&request, at))
         };
-        let server_note = if self.cluster.servers.len() > 1 {
-            format!(" @s{server}")
-        } else {
-            String::new()
-        };
+        let several_servers = self.cluster.servers.len() > 1;
         self.log(Actor::Client(client), || {
+            let server_note = if several_servers {
+                format!(" @s{server}")
+            } else {
+                String::new()
+            };
             let what = describe_request(&request);
             match (&outcome, fault) {
                 (_, Some(Fault::RequestLost { .. })) => {
@@ -715,7 +716,9 @@ impl<'c> Engine<'c> {
             }
         }
         self.metrics = view.metrics.into_inner();
-        if let Verdict::Violation(v) = &verdict {
+        if self.config.trace
+            && let Verdict::Violation(v) = &verdict
+        {
             let text = format!("END CHECK {} fails: {}", v.invariant, v.failure.message);
             self.log(Actor::World, || text);
         }

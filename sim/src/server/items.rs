@@ -525,7 +525,9 @@ impl Items {
 
     /// Every linked key with its item, in key order.
     pub fn iter(&self) -> impl Iterator<Item = (&Key, &Item)> {
-        self.index.iter().map(|(k, &slot)| (k, &self.slot(slot).item))
+        self.index
+            .iter()
+            .map(|(k, &slot)| (k, &self.slot(slot).item))
     }
 
     /// Mutable access for warm restarts, which shift every exptime.
