@@ -43,8 +43,8 @@ pub struct Counter {
 impl Counter {
     /// The counter `name`.
     pub fn new(name: &str, variant: CounterVariant, store: Rc<Cell<u64>>) -> Counter {
-        let key = Key::from_parts(&[b"counter_", name.as_bytes()])
-            .expect("counter names are valid keys");
+        let key =
+            Key::from_parts(&[b"counter_", name.as_bytes()]).expect("counter names are valid keys");
         Counter {
             key,
             variant,
