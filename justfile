@@ -36,4 +36,5 @@ compare *ARGS:
 lint:
     cargo fmt --all -- --check
     cargo clippy --workspace --all-targets -- -D warnings
+    RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps
     RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo clippy -p mcsim -p mcsim-models --tests -- -D warnings

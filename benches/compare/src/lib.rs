@@ -4,10 +4,10 @@
 //! [`ShuttleClient`]) and the shuttle model of the counter workload; the `compare` binary
 //! measures mcsim, loom and shuttle side by side and writes `reports/bench.md`.
 //!
-//! The shuttle backend models what [`mcsim::loom`] models under loom: every call atomic at
-//! the server (a `shuttle::sync::Mutex` around one simulated memcached and a logical
-//! clock advanced by a tick per call), sleeps that advance the clock and yield, no
-//! latency windows and no faults.
+//! The shuttle backend models what `mcsim::loom` (built under `--cfg loom`) models under
+//! loom: every call atomic at the server (a `shuttle::sync::Mutex` around one simulated
+//! memcached and a logical clock advanced by a tick per call), sleeps that advance the
+//! clock and yield, no latency windows and no faults.
 
 use std::cell::Cell;
 use std::rc::Rc;
