@@ -105,18 +105,8 @@ impl Fnv1a {
     }
 
     /// Hashes `n` written in decimal (the bytes `write!(h, "{n}")` would hash).
-    pub fn write_decimal(&mut self, mut n: u64) {
-        let mut buf = [0u8; 20];
-        let mut at = buf.len();
-        loop {
-            at -= 1;
-            buf[at] = b'0' + (n % 10) as u8;
-            n /= 10;
-            if n == 0 {
-                break;
-            }
-        }
-        self.write(&buf[at..]);
+    pub fn write_decimal(&mut self, n: u64) {
+        self.write(crate::memcache::decimal_in(n, &mut [0; 20]));
     }
 
     /// The hash so far.

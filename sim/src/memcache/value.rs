@@ -83,8 +83,12 @@ impl From<u64> for Value {
 
 /// `n` in decimal ASCII, as memcached writes numbers into values, without going through
 /// the formatting machinery (counters store one on every increment).
-pub fn decimal(mut n: u64) -> Vec<u8> {
-    let mut buf = [0u8; 20];
+pub fn decimal(n: u64) -> Vec<u8> {
+    decimal_in(n, &mut [0; 20]).to_vec()
+}
+
+/// `n` in decimal ASCII, written at the end of `buf` (20 bytes hold any `u64`).
+pub(crate) fn decimal_in(mut n: u64, buf: &mut [u8; 20]) -> &[u8] {
     let mut at = buf.len();
     loop {
         at -= 1;
@@ -94,7 +98,7 @@ pub fn decimal(mut n: u64) -> Vec<u8> {
             break;
         }
     }
-    buf[at..].to_vec()
+    &buf[at..]
 }
 
 /// A cas unique, as returned by `gets` and expected by `cas`.
