@@ -8,21 +8,11 @@ use mcsim::Fault;
 use mcsim::history::Entry;
 use mcsim::lin;
 use mcsim_models::array::{ArrayOp, ArraySpec, apply, decode, encode};
-use support::{run, violation};
-
-fn assert_pass(name: &str) -> mcsim::run::RunReport {
-    let (_, report) = run(name);
-    assert!(
-        report.first_failure.is_none(),
-        "{name}: {:?}",
-        report.first_failure.map(|f| f.execution.verdict)
-    );
-    report
-}
+use support::{assert_passes, run, violation};
 
 #[test]
 fn lock_variant_is_exact_without_faults() {
-    let report = assert_pass("array-lock");
+    let report = assert_passes("array-lock");
     // Three writers: +c.0, then +c.1 -c.0: one element each at the end.
     assert_eq!(report.metrics["array.elements"].min, 3.0);
     assert_eq!(report.metrics["array.elements"].max, 3.0);
@@ -32,7 +22,7 @@ fn lock_variant_is_exact_without_faults() {
 
 #[test]
 fn cas_variant_is_exact_without_faults() {
-    let report = assert_pass("array-cas");
+    let report = assert_passes("array-cas");
     assert_eq!(report.metrics["array.elements"].min, 3.0);
     assert_eq!(report.metrics["array.lost"].max, 0.0);
 }
