@@ -716,11 +716,10 @@ impl<'c> Engine<'c> {
             }
         }
         self.metrics = view.metrics.into_inner();
-        if self.config.trace
-            && let Verdict::Violation(v) = &verdict
-        {
-            let text = format!("END CHECK {} fails: {}", v.invariant, v.failure.message);
-            self.log(Actor::World, || text);
+        if let Verdict::Violation(v) = &verdict {
+            self.log(Actor::World, || {
+                format!("END CHECK {} fails: {}", v.invariant, v.failure.message)
+            });
         }
         verdict
     }

@@ -14,7 +14,7 @@ const INLINE: usize = 30;
 /// The text protocol splits tokens on spaces and lines on `\n`, so those bytes can never be
 /// part of a key; a tab is accepted, as memcached itself does.
 ///
-/// A key of up to 32 bytes (most recipe keys) lives inline: creating, cloning and
+/// A key of up to 30 bytes (most recipe keys) lives inline: creating, cloning and
 /// dropping it never touches the allocator, which matters because the simulated server
 /// clones keys into its item table and LRU queues on every store.
 #[derive(Clone)]

@@ -191,7 +191,7 @@ impl Items {
     fn lru_remove(&mut self, slot: u32) {
         let item = &self.slot(slot).item;
         let (class, segment, total) = (item.class, item.segment, item.total);
-        self.ensure_lru(class);
+        // A queued item was queued by `relink`, which created its class's LRU.
         self.lrus[class].remove(&mut self.links, segment, slot, total);
     }
 
