@@ -298,8 +298,10 @@ pub fn explore(
         let e = execute(&scenario.config, &*setup, &mut dfs, i);
         calls += e.calls;
         let failed = !e.pruned && !e.verdict.is_pass();
-        if !e.pruned {
-            states.insert(e.state_hash);
+        if !e.pruned
+            && let Some(hash) = e.state_hash
+        {
+            states.insert(hash);
         }
         let more = dfs.end(failed);
         if failed {

@@ -135,3 +135,82 @@ fn client_clocks_carry_their_skew() {
     let e = execute(&ExecConfig::default(), &setup, &mut Random::new(1), 0);
     assert_eq!(e.verdict, Verdict::Pass);
 }
+
+/// Executions on one thread reuse each other's buffers and cluster; none may see
+/// another's state, whatever their sizes and in whatever order they run.
+#[test]
+fn executions_of_different_sizes_do_not_leak_into_each_other() {
+    let counting = |clients: usize| {
+        move |sim: &mut mcsim::Sim| {
+            for _ in 0..clients {
+                sim.client(Skew::default(), |mc| async move {
+                    let k = Key::new("n").unwrap();
+                    if mc.incr(&k, 1).await.is_err() {
+                        mc.add(&k, Value::from(1u64), Exptime::NEVER).await.ok();
+                    }
+                    Ok(())
+                });
+            }
+            let key = Key::new("n").unwrap();
+            sim.at_end("one add, the rest incr", move |view| {
+                let n = view.peek(&key).and_then(|v| v.as_u64()).unwrap_or(0);
+                // Under interleaving an add may lose to another: never more than `clients`.
+                if n >= 1 && n <= clients as u64 {
+                    Ok(())
+                } else {
+                    Err(mcsim::Failure::new(format!("n = {n}")))
+                }
+            });
+        }
+    };
+    let run = move |clients: usize, seed: u64| {
+        execute(
+            &ExecConfig::default(),
+            &counting(clients),
+            &mut Random::new(seed),
+            0,
+        )
+    };
+    for (i, clients) in [4, 1, 3, 2, 4].into_iter().enumerate() {
+        let seed = i as u64;
+        let reused = run(clients, seed);
+        // A new thread has nothing to reuse.
+        let alone = std::thread::spawn(move || run(clients, seed))
+            .join()
+            .unwrap();
+        assert!(reused.verdict.is_pass(), "{:?}", reused.verdict);
+        assert_eq!(reused.schedule.choices, alone.schedule.choices);
+        assert_eq!(reused.trace.render(), alone.trace.render());
+        assert_eq!(reused.end_time, alone.end_time);
+    }
+}
+
+/// A client handle kept past its execution still sees that execution, not the next one.
+#[test]
+fn a_client_handle_kept_after_its_execution_is_not_reset() {
+    use std::cell::RefCell;
+    use std::rc::Rc;
+    let kept: Rc<RefCell<Option<mcsim::Client>>> = Rc::default();
+    let keep = kept.clone();
+    let setup = move |sim: &mut mcsim::Sim| {
+        let keep = keep.clone();
+        sim.client(Skew::default(), move |mc| {
+            *keep.borrow_mut() = Some(mc.clone());
+            async move {
+                mc.sleep(Duration::from_secs(5)).await;
+                Ok(())
+            }
+        });
+    };
+    let first = execute(&ExecConfig::default(), &setup, &mut Random::new(0), 0);
+    assert_eq!(first.end_time.secs(), 5);
+    let other = |sim: &mut mcsim::Sim| {
+        sim.client(Skew::default(), |mc| async move {
+            mc.sleep(Duration::from_secs(1)).await;
+            Ok(())
+        });
+    };
+    execute(&ExecConfig::default(), &other, &mut Random::new(0), 0);
+    let handle = kept.borrow().clone().unwrap();
+    assert_eq!(handle.global_now().secs(), 5);
+}

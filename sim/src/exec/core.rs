@@ -61,6 +61,14 @@ impl Core {
         }
     }
 
+    /// Back to the state [`Core::new`] gives, keeping the buffers' capacity.
+    pub fn reset(&mut self) {
+        self.now = VirtualTime::ZERO;
+        self.mailboxes.clear();
+        self.notes.clear();
+        self.step = 0;
+    }
+
     pub fn add_client(&mut self, skew: Skew) -> usize {
         self.mailboxes.push(Mailbox {
             wait: Wait::Running,

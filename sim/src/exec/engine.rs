@@ -1,5 +1,6 @@
 //! The step loop of one execution.
 
+use std::borrow::Cow;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -10,6 +11,7 @@ use crate::check::{EndView, Failure, Verdict, Violation};
 use crate::clock::VirtualTime;
 use crate::cluster::Cluster;
 use crate::exec::core::{Core, Wait};
+use crate::exec::spare::{Spare, emptied};
 use crate::exec::{ExecConfig, Execution, Sim, Task};
 use crate::explore::{CallOption, Choice, FaultOption, Footprint, Options, Schedule, Strategy};
 use crate::fault::{EvictTarget, Fault, FaultKind};
@@ -25,40 +27,37 @@ pub fn execute(
     strategy: &mut dyn Strategy,
     index: u64,
 ) -> Execution {
-    let mut sim = Sim::new();
+    let mut spare = Spare::take();
+    let mut sim = Sim::reusing(&mut spare);
     setup(&mut sim);
     strategy.begin(index);
-    let mut engine = Engine::new(config, sim);
+    let mut engine = Engine::new(config, sim, &mut spare);
     let verdict = engine.run(strategy);
-    let state_hash = engine.cluster.state_hash(engine.now());
+    let state_hash = strategy
+        .wants_final_state()
+        .then(|| engine.cluster.state_hash(engine.now()));
     let end_time = engine.core.borrow().now;
-    SPARE_CLUSTER.with(|spare| *spare.borrow_mut() = Some(engine.cluster));
-    Execution {
+    let execution = Execution {
         pruned: engine.pruned,
         state_hash,
         index,
         verdict,
         schedule: Schedule {
-            choices: engine.choices,
+            choices: std::mem::take(&mut engine.choices),
         },
-        trace: engine.trace,
-        metrics: engine.metrics,
+        trace: std::mem::take(&mut engine.trace),
+        metrics: std::mem::take(&mut engine.metrics),
         steps: engine.step,
         calls: engine.calls,
         end_time,
-    }
-}
-
-thread_local! {
-    /// The cluster of the thread's last execution, reset and reused by the next one
-    /// with the same settings: booting servers (slab tables, item arenas) costs more
-    /// than clearing them. Resetting gives exactly the state a new cluster has.
-    static SPARE_CLUSTER: RefCell<Option<Cluster>> = const { RefCell::new(None) };
+    };
+    engine.recycle(&mut spare);
+    spare.give_back();
+    execution
 }
 
 /// A cluster for these settings at time zero: the spare one reset, or a new one.
-fn boot_cluster(config: &ExecConfig) -> Cluster {
-    let spare = SPARE_CLUSTER.with(|spare| spare.borrow_mut().take());
+fn boot_cluster(config: &ExecConfig, spare: Option<Cluster>) -> Cluster {
     match spare {
         Some(mut c) if c.built_from(&config.servers, config.distribution) => {
             c.reset();
@@ -72,8 +71,8 @@ struct Engine<'c> {
     config: &'c ExecConfig,
     core: Rc<RefCell<Core>>,
     tasks: Vec<Option<Task>>,
-    always: Vec<(String, crate::check::StepCheck)>,
-    at_end: Vec<(String, crate::check::EndCheck)>,
+    always: Vec<(Cow<'static, str>, crate::check::StepCheck)>,
+    at_end: Vec<(Cow<'static, str>, crate::check::EndCheck)>,
     cluster: Cluster,
     /// A timeout to hand a client when its sleep ends (lost request or reply).
     deferred: Vec<Option<Transport>>,
@@ -94,7 +93,7 @@ struct Engine<'c> {
 
 /// A timed event of the world.
 #[derive(Debug, Clone)]
-enum Timer {
+pub(crate) enum Timer {
     Restart(usize),
     Rejoin(usize),
     Scripted(Fault),
@@ -104,29 +103,28 @@ enum Timer {
 type Stop = Verdict;
 
 impl<'c> Engine<'c> {
-    fn new(config: &'c ExecConfig, sim: Sim) -> Engine<'c> {
+    fn new(config: &'c ExecConfig, sim: Sim, spare: &mut Spare) -> Engine<'c> {
         let n = sim.tasks.len();
-        let timers: Vec<(VirtualTime, u64, Timer)> = sim
-            .scripted
-            .iter()
-            .enumerate()
-            .map(|(i, (at, f))| {
-                (
-                    VirtualTime::ZERO + *at,
-                    i as u64,
-                    Timer::Scripted(f.clone()),
-                )
-            })
-            .collect();
+        let mut timers = emptied(std::mem::take(&mut spare.timers));
+        timers.extend(sim.scripted.iter().enumerate().map(|(i, (at, f))| {
+            (
+                VirtualTime::ZERO + *at,
+                i as u64,
+                Timer::Scripted(f.clone()),
+            )
+        }));
         let timer_seq = timers.len() as u64;
+        let mut deferred = emptied(std::mem::take(&mut spare.deferred));
+        deferred.resize(n, None);
+        spare.scripted = sim.scripted;
         Engine {
             config,
             core: sim.core,
-            tasks: sim.tasks.into_iter().map(Some).collect(),
+            tasks: sim.tasks,
             always: sim.always,
             at_end: sim.at_end,
-            cluster: boot_cluster(config),
-            deferred: vec![None; n],
+            cluster: boot_cluster(config, spare.cluster.take()),
+            deferred,
             timers,
             timer_seq,
             fault_counts: BTreeMap::new(),
@@ -137,8 +135,22 @@ impl<'c> Engine<'c> {
             step: 0,
             calls: 0,
             pruned: false,
-            calls_buf: Vec::with_capacity(n),
+            calls_buf: emptied(std::mem::take(&mut spare.calls)),
         }
+    }
+
+    /// Empties the engine into `spare` for the next execution. The clients' futures and
+    /// the checks are dropped first, so that the core is free to reuse when no client
+    /// handle outlives them.
+    fn recycle(self, spare: &mut Spare) {
+        spare.tasks = emptied(self.tasks);
+        spare.always = emptied(self.always);
+        spare.at_end = emptied(self.at_end);
+        spare.deferred = self.deferred;
+        spare.timers = self.timers;
+        spare.calls = self.calls_buf;
+        spare.cluster = Some(self.cluster);
+        spare.core = Some(self.core);
     }
 
     fn now(&self) -> VirtualTime {
@@ -663,7 +675,7 @@ impl<'c> Engine<'c> {
     fn check_always(&mut self) -> Result<(), Stop> {
         for (name, check) in &self.always {
             if let Err(failure) = check() {
-                return Err(self.violation(name.clone(), failure));
+                return Err(self.violation(name.to_string(), failure));
             }
         }
         Ok(())
@@ -712,7 +724,7 @@ impl<'c> Engine<'c> {
             if let Err(failure) = check(&view)
                 && verdict.is_pass()
             {
-                verdict = self.violation(name.clone(), failure);
+                verdict = self.violation(name.to_string(), failure);
             }
         }
         self.metrics = view.metrics.into_inner();

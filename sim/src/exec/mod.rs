@@ -16,7 +16,9 @@
 mod client;
 mod core;
 mod engine;
+mod spare;
 
+use std::borrow::Cow;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::future::Future;
@@ -77,20 +79,21 @@ type Task = Pin<Box<dyn Future<Output = Result<(), McError>>>>;
 /// What a setup function registers for one execution: clients and invariants.
 pub struct Sim {
     core: Rc<RefCell<core::Core>>,
-    tasks: Vec<Task>,
-    always: Vec<(String, StepCheck)>,
-    at_end: Vec<(String, EndCheck)>,
+    tasks: Vec<Option<Task>>,
+    always: Vec<(Cow<'static, str>, StepCheck)>,
+    at_end: Vec<(Cow<'static, str>, EndCheck)>,
     scripted: Vec<(Duration, Fault)>,
 }
 
 impl Sim {
-    fn new() -> Sim {
+    /// An empty registration built from the spare parts of an earlier execution.
+    fn reusing(spare: &mut spare::Spare) -> Sim {
         Sim {
-            core: Rc::new(RefCell::new(core::Core::new())),
-            tasks: Vec::new(),
-            always: Vec::new(),
-            at_end: Vec::new(),
-            scripted: Vec::new(),
+            core: spare.core(),
+            tasks: spare::emptied(std::mem::take(&mut spare.tasks)),
+            always: spare::emptied(std::mem::take(&mut spare.always)),
+            at_end: spare::emptied(std::mem::take(&mut spare.at_end)),
+            scripted: spare::emptied(std::mem::take(&mut spare.scripted)),
         }
     }
 
@@ -102,7 +105,7 @@ impl Sim {
     {
         let id = self.core.borrow_mut().add_client(skew);
         let handle = Client::new(id, self.core.clone());
-        self.tasks.push(Box::pin(body(handle)));
+        self.tasks.push(Some(Box::pin(body(handle))));
         id
     }
 
@@ -118,17 +121,21 @@ impl Sim {
     }
 
     /// An invariant checked after every step.
-    pub fn always(&mut self, name: &str, check: impl Fn() -> Result<(), Failure> + 'static) {
-        self.always.push((name.to_string(), Box::new(check)));
+    pub fn always(
+        &mut self,
+        name: impl Into<Cow<'static, str>>,
+        check: impl Fn() -> Result<(), Failure> + 'static,
+    ) {
+        self.always.push((name.into(), Box::new(check)));
     }
 
     /// An invariant checked at quiescence.
     pub fn at_end(
         &mut self,
-        name: &str,
+        name: impl Into<Cow<'static, str>>,
         check: impl Fn(&EndView<'_>) -> Result<(), Failure> + 'static,
     ) {
-        self.at_end.push((name.to_string(), Box::new(check)));
+        self.at_end.push((name.into(), Box::new(check)));
     }
 }
 
@@ -151,8 +158,9 @@ pub struct Execution {
     pub calls: u64,
     /// Virtual time at the end.
     pub end_time: VirtualTime,
-    /// A hash of every server's live items at the end.
-    pub state_hash: u64,
+    /// A hash of every server's live items at the end, when the strategy asks for it
+    /// ([`Strategy::wants_final_state`](crate::explore::Strategy::wants_final_state)).
+    pub state_hash: Option<u64>,
     /// Cut short by the strategy as a redundant interleaving (no verdict of its own).
     pub pruned: bool,
 }

@@ -184,6 +184,10 @@ impl Strategy for Dfs {
         self.reduce
     }
 
+    fn wants_final_state(&self) -> bool {
+        true
+    }
+
     fn stop_requested(&self) -> bool {
         self.blocked
     }

@@ -128,6 +128,12 @@ pub trait Strategy {
         false
     }
 
+    /// Whether [`Execution::state_hash`](crate::exec::Execution::state_hash) should be
+    /// computed (costs a pass over every server's items per execution).
+    fn wants_final_state(&self) -> bool {
+        false
+    }
+
     /// Called after each execution with its verdict; returns false when the strategy has
     /// nothing left to explore.
     fn end(&mut self, _failed: bool) -> bool {
