@@ -8,8 +8,10 @@
 //!    reduction (timed here), loom (the `exhaust_counters` case of `models/tests/loom.rs`,
 //!    run as a child `cargo test` with `--cfg loom`; its printed counts and times are read
 //!    back), shuttle's `DfsScheduler`.
-//! 2. Executions per second on the 3-client get/set counter, one thread: mcsim `random`
-//!    and `pct` against shuttle's random and PCT schedulers.
+//! 2. Executions per second on the 3-client get/set and incr/add counters, one thread:
+//!    mcsim `random` and `pct` against shuttle's random and PCT schedulers, and the same
+//!    recipe code and server calls run with no checker at all
+//!    ([`mcsim_compare::counter_direct`]), the ceiling for any checker on the workload.
 //! 3. Executions until the first violation, over many seeds, for every scenario in
 //!    `scenarios/` that expects a violation (mcsim `random`).
 //! 4. The loom cross-check table: every case of `models/tests/loom.rs`, loom's verdict and
@@ -31,8 +33,8 @@ use mcsim::exec::{ExecConfig, Sim, execute};
 use mcsim::explore::{Dfs, Pct, Random, Strategy};
 use mcsim::run::{ExploreOptions, explore};
 use mcsim::scenario::Scenario;
-use mcsim::{Failure, Skew};
-use mcsim_compare::counter_model;
+use mcsim::{Failure, Server, Skew};
+use mcsim_compare::{counter_direct, counter_model};
 use mcsim_models::Recipes;
 use mcsim_models::counter::{Counter, CounterVariant};
 use shuttle::scheduler::{DfsScheduler, PctScheduler, RandomScheduler};
@@ -391,9 +393,9 @@ fn section_exhaust(md: &mut String, loom: Option<&[String]>) {
     }
 }
 
-/// Executions per second on one 3-client counter; returns mcsim `random` and `pct` over
-/// shuttle's random and PCT schedulers.
-fn section_rate(md: &mut String, name: &str, variant: CounterVariant) -> (f64, f64) {
+/// Executions per second on one 3-client counter, mcsim against shuttle, and the rate of
+/// the same work with no checker at all.
+fn section_rate(md: &mut String, name: &str, variant: CounterVariant) -> Rates {
     writeln!(
         md,
         "\n### counter/{name}\n\n\
@@ -433,18 +435,44 @@ fn section_rate(md: &mut String, name: &str, variant: CounterVariant) -> (f64, f
     eprintln!("rate counter/{name}: shuttle pct");
     let sh_pct = rate(|n| shuttle_run(PctScheduler::new_from_seed(0, 3, n), variant).1);
     row("shuttle `check_pct` (`PctScheduler`, depth 3)", &sh_pct);
-    let ratios = (
-        random.per_sec() / sh_random.per_sec(),
-        pct.per_sec() / sh_pct.per_sec(),
+    eprintln!("rate counter/{name}: no checker");
+    let mut server = Server::with_defaults();
+    let floor = rate(|n| {
+        (0..n)
+            .filter(|_| !counter_direct(variant, 3, &mut server))
+            .count()
+    });
+    row(
+        "no checker: the clients one after another, every call executed at once (floor)",
+        &floor,
     );
+    let rates = Rates {
+        random: random.per_sec() / sh_random.per_sec(),
+        pct: pct.per_sec() / sh_pct.per_sec(),
+        ceiling: floor.per_sec() / sh_random.per_sec(),
+    };
     writeln!(
         md,
         "\nSame workload: `random` {:.1}× shuttle's random scheduler, `pct` {:.1}× its PCT \
-         scheduler.",
-        ratios.0, ratios.1
+         scheduler. The last row runs the recipe code and the server calls that every checker \
+         above repeats, with no scheduler at all: it bounds what any checker can reach on \
+         this workload, {:.1}× shuttle's random scheduler. mcsim `random` spends {:.0}% of \
+         its time in that shared work.",
+        rates.random,
+        rates.pct,
+        rates.ceiling,
+        100.0 * random.per_sec() / floor.per_sec()
     )
     .unwrap();
-    ratios
+    rates
+}
+
+/// Executions-per-second ratios on one counter: mcsim over shuttle, and the no-checker
+/// floor over shuttle's random scheduler (the most any checker could reach).
+struct Rates {
+    random: f64,
+    pct: f64,
+    ceiling: f64,
 }
 
 fn section_first_violation(md: &mut String, seeds: u64) {
@@ -614,8 +642,10 @@ fn main() -> ExitCode {
         RATE_TARGET.as_secs()
     )
     .unwrap();
-    let (random_ratio, pct_ratio) = section_rate(&mut md, "get-set", CounterVariant::GetSet);
-    let (random_ratio_ia, _) = section_rate(&mut md, "incr-add", CounterVariant::IncrAdd);
+    let gs_rates = section_rate(&mut md, "get-set", CounterVariant::GetSet);
+    let ia_rates = section_rate(&mut md, "incr-add", CounterVariant::IncrAdd);
+    let (random_ratio, pct_ratio) = (gs_rates.random, gs_rates.pct);
+    let random_ratio_ia = ia_rates.random;
     section_first_violation(&mut md, args.seeds);
     let agree = match &loom {
         Some(lines) => section_xcheck(&mut md, lines),
@@ -630,7 +660,9 @@ fn main() -> ExitCode {
          executions ({} more cut short), {} → **{}**.\n\
          - `random` ≥ 10× shuttle's executions per second on one core: {random_ratio:.1}× \
          on the get/set counter ({random_ratio_ia:.1}× on incr/add; `pct` vs shuttle PCT: \
-         {pct_ratio:.1}×) → **{}**.\n{}\
+         {pct_ratio:.1}×) → **{}**. With no checker at all, the same work runs at \
+         {:.1}× shuttle's random scheduler on get/set ({:.1}× on incr/add): the most any \
+         scheduler could reach with this recipe code and this server.\n{}\
          \nWhole run: {:.0} s.",
         x.executions,
         x.pruned,
@@ -645,6 +677,8 @@ fn main() -> ExitCode {
         } else {
             "not met"
         },
+        gs_rates.ceiling,
+        ia_rates.ceiling,
         match &loom {
             Some(_) if agree => "- Loom and `mcsim explore` agree on every cross-check case.\n",
             Some(_) => "- Loom and `mcsim explore` **disagree** on some case (see §4).\n",
