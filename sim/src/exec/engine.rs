@@ -526,6 +526,14 @@ impl<'c> Engine<'c> {
             let now = self.now();
             let sleeper = {
                 let core = self.core.borrow();
+                if self.timers.is_empty()
+                    && !core
+                        .mailboxes
+                        .iter()
+                        .any(|m| matches!(m.wait, Wait::Sleep { .. }))
+                {
+                    return Ok(());
+                }
                 core.mailboxes
                     .iter()
                     .enumerate()
@@ -644,7 +652,7 @@ impl<'c> Engine<'c> {
                 Ok(())
             }
             Ok(Poll::Pending) => {
-                if self.core.borrow().mailboxes[client].wait == Wait::Running {
+                if matches!(self.core.borrow().mailboxes[client].wait, Wait::Running) {
                     let message =
                         "awaited something other than a memcached call or a sleep".to_string();
                     return Err(Verdict::Panic {
@@ -659,6 +667,9 @@ impl<'c> Engine<'c> {
     }
 
     fn drain_notes(&mut self) {
+        if self.core.borrow().notes.is_empty() {
+            return;
+        }
         let notes = std::mem::take(&mut self.core.borrow_mut().notes);
         if self.config.trace {
             for n in notes {
