@@ -126,7 +126,7 @@ impl Memcache for LoomClient {
         let elapsed = self.slept.take() + self.shared.tick;
         Ok(self.shared.with(|state| {
             state.now += elapsed;
-            state.server.apply(&request, state.now)
+            state.server.apply_owned(request, state.now)
         }))
     }
 

@@ -659,8 +659,13 @@ fn config(phase: u64) -> ServerConfig {
 }
 
 /// Runs one sequence against a fresh server and a fresh model, comparing every reply.
-fn run(phase: u64, steps: &[Step]) -> Result<(), TestCaseError> {
-    run_on(Server::new(config(phase), VirtualTime::ZERO), phase, steps)
+fn run(phase: u64, steps: &[Step], by_value: bool) -> Result<(), TestCaseError> {
+    run_on(
+        Server::new(config(phase), VirtualTime::ZERO),
+        phase,
+        steps,
+        by_value,
+    )
 }
 
 /// Runs `warmup` on a server, resets it, then compares it with a fresh model on `steps`:
@@ -682,10 +687,17 @@ fn run_after_reset(phase: u64, warmup: &[Step], steps: &[Step]) -> Result<(), Te
         }
     }
     server.reset(VirtualTime::ZERO);
-    run_on(server, phase, steps)
+    run_on(server, phase, steps, false)
 }
 
-fn run_on(mut server: Server, phase: u64, steps: &[Step]) -> Result<(), TestCaseError> {
+/// Compares the server with the model on `steps`, each request sent through
+/// [`Server::apply_owned`] if `by_value`, else [`Server::apply`].
+fn run_on(
+    mut server: Server,
+    phase: u64,
+    steps: &[Step],
+    by_value: bool,
+) -> Result<(), TestCaseError> {
     let mut model = Model::new(phase);
     let mut now: u64 = 0;
     // The last cas a gets/gats returned, per key.
@@ -709,7 +721,11 @@ fn run_on(mut server: Server, phase: u64, steps: &[Step]) -> Result<(), TestCase
             step => request(step, &model, &seen, now),
         };
         let expected = model.apply(&request, now);
-        let got = server.apply(&request, VirtualTime(now));
+        let got = if by_value {
+            server.apply_owned(request.clone(), VirtualTime(now))
+        } else {
+            server.apply(&request, VirtualTime(now))
+        };
         prop_assert_eq!(
             &got,
             &expected,
@@ -851,7 +867,16 @@ proptest! {
         phase in phase(),
         steps in proptest::collection::vec(step(), 1..=MAX_STEPS),
     ) {
-        run(phase, &steps)?;
+        run(phase, &steps, false)?;
+    }
+
+    /// The same with every request handed over by value (the executor's path).
+    #[test]
+    fn server_taking_requests_by_value_matches_model(
+        phase in phase(),
+        steps in proptest::collection::vec(step(), 1..=MAX_STEPS),
+    ) {
+        run(phase, &steps, true)?;
     }
 
     /// A server reset after any history answers exactly like a new one.
@@ -1168,8 +1193,10 @@ fn fixed_sequences() {
         ),
     ];
     for (phase, steps) in sequences {
-        if let Err(e) = run(phase, &steps) {
-            panic!("{e}\nsequence: {steps:#?}");
+        for by_value in [false, true] {
+            if let Err(e) = run(phase, &steps, by_value) {
+                panic!("{e}\nsequence: {steps:#?}");
+            }
         }
     }
 }

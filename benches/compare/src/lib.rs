@@ -82,7 +82,7 @@ impl Memcache for ShuttleClient {
     async fn call(&self, request: Request) -> Result<Reply, Transport> {
         Ok(self.shared.with(|state| {
             state.now += TICK;
-            state.server.apply(&request, state.now)
+            state.server.apply_owned(request, state.now)
         }))
     }
 
@@ -156,7 +156,7 @@ pub fn counter_direct(variant: CounterVariant, clients: usize, server: &mut Serv
             let mut state = self.state.borrow_mut();
             state.1 += TICK;
             let now = state.1;
-            Ok(state.0.apply(&request, now))
+            Ok(state.0.apply_owned(request, now))
         }
 
         fn now(&self) -> VirtualTime {

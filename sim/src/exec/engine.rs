@@ -481,6 +481,8 @@ impl<'c> Engine<'c> {
             }
         };
         let server = self.cluster.route(&request);
+        // Described before the server takes the request by value (only when tracing).
+        let what = self.config.trace.then(|| describe_request(&request));
         let lost_request = matches!(fault, Some(Fault::RequestLost { .. }));
         let outcome = if lost_request {
             Err(Transport::TimedOut)
@@ -488,7 +490,7 @@ impl<'c> Engine<'c> {
             Err(Transport::ServerDown)
         } else {
             self.calls += 1;
-            Ok(self.cluster.servers[server].apply(&request, at))
+            Ok(self.cluster.servers[server].apply_owned(request, at))
         };
         let several_servers = self.cluster.servers.len() > 1;
         self.log(Actor::Client(client), || {
@@ -497,7 +499,7 @@ impl<'c> Engine<'c> {
             } else {
                 String::new()
             };
-            let what = describe_request(&request);
+            let what = what.unwrap_or_default();
             match (&outcome, fault) {
                 (_, Some(Fault::RequestLost { .. })) => {
                     format!("{what}{server_note} -> (request lost: FAULT)")

@@ -21,6 +21,8 @@ mod meta;
 mod slab;
 mod stats;
 
+use std::borrow::Cow;
+
 use crate::clock::{ServerClock, VirtualTime};
 use crate::memcache::{Exptime, Key, MAX_RELATIVE_EXPTIME};
 use crate::protocol::{ArithOp, Reply, Request, StoreMode, ValueEntry};
@@ -190,6 +192,27 @@ impl Server {
         reply
     }
 
+    /// [`Server::apply`] taking the request by value: a storage command's bytes move into
+    /// the new item instead of being copied.
+    pub fn apply_owned(&mut self, request: Request, now: VirtualTime) -> Reply {
+        match request {
+            Request::Store {
+                mode,
+                key,
+                flags,
+                exptime,
+                data,
+                noreply,
+            } => {
+                let tick = self.tick(now);
+                let e = self.expiry_tick(exptime, now);
+                let reply = self.store(mode, &key, flags, e, Cow::Owned(data), tick);
+                if noreply { Reply::Silent } else { reply }
+            }
+            other => self.apply(&other, now),
+        }
+    }
+
     fn execute(&mut self, request: &Request, now: VirtualTime) -> Reply {
         let tick = self.tick(now);
         match request {
@@ -211,7 +234,7 @@ impl Server {
                 ..
             } => {
                 let e = self.expiry_tick(*exptime, now);
-                self.store(*mode, key, *flags, e, data, tick)
+                self.store(*mode, key, *flags, e, Cow::Borrowed(data), tick)
             }
             Request::Arith { op, key, delta, .. } => self.arith(*op, key, *delta, tick),
             Request::Delete { key, .. } => {
@@ -303,7 +326,7 @@ impl Server {
         key: &Key,
         flags: u32,
         exptime: u32,
-        data: &[u8],
+        data: Cow<'_, [u8]>,
         tick: u32,
     ) -> Reply {
         self.items.stats.cmd_set += 1;
@@ -337,7 +360,7 @@ impl Server {
         let reply = match (mode, old) {
             (StoreMode::Set, _) | (StoreMode::Add, None) | (StoreMode::Replace, Some(_)) => {
                 self.items
-                    .link(key, new_item(data.to_vec()), reservation, tick);
+                    .link(key, new_item(data.into_owned()), reservation, tick);
                 return Reply::Stored;
             }
             (StoreMode::Add, Some(_)) => {
@@ -353,7 +376,7 @@ impl Server {
                 if want != 0 && want == cas {
                     self.items.stats.cas_hits += 1;
                     self.items
-                        .link(key, new_item(data.to_vec()), reservation, tick);
+                        .link(key, new_item(data.into_owned()), reservation, tick);
                     return Reply::Stored;
                 }
                 self.items.stats.cas_badval += 1;
@@ -363,9 +386,9 @@ impl Server {
                 let mut joined = Vec::with_capacity(old_data.len() + data.len());
                 if mode == StoreMode::Append {
                     joined.extend_from_slice(&old_data);
-                    joined.extend_from_slice(data);
+                    joined.extend_from_slice(&data);
                 } else {
-                    joined.extend_from_slice(data);
+                    joined.extend_from_slice(&data);
                     joined.extend_from_slice(&old_data);
                 }
                 match self.items.reserve(key.len(), old_flags, joined.len(), tick) {
