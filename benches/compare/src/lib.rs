@@ -21,6 +21,10 @@ use mcsim::protocol::{Reply, Request};
 use mcsim::{Server, ServerConfig, VirtualTime};
 use mcsim_models::counter::{Counter, CounterVariant};
 
+mod floor;
+
+pub use floor::{counter_direct, counter_minimal};
+
 /// Virtual time one call takes.
 pub const TICK: Duration = Duration::from_micros(100);
 
@@ -126,81 +130,6 @@ pub fn counter_model(
             shuttle::future::block_on(counter.value(&server.client())).expect("counter value");
         if value != clients as u64 {
             violations.fetch_add(1, Ordering::Relaxed);
-        }
-    }
-}
-
-/// The shared work of the counter workload with no checker at all: `clients` clients
-/// increment once, one after another, each call executed by the server the moment it is
-/// made, on `server` reset to time zero. Returns true if the counter ends right.
-///
-/// Every checker that runs this workload runs the same recipe code and makes the same
-/// server calls (at least as many: a sequential run of incr/add takes the fewest), and
-/// keeps each client's future on the heap while others run. So the rate of this loop
-/// bounds from above the executions per second any scheduler, mcsim's included, can
-/// reach on the workload.
-pub fn counter_direct(variant: CounterVariant, clients: usize, server: &mut Server) -> bool {
-    use std::cell::RefCell;
-    use std::future::Future;
-    use std::pin::Pin;
-    use std::task::{Context, Poll, Waker};
-
-    /// A connection whose calls complete at once, a tick apart.
-    #[derive(Clone)]
-    struct Direct<'a, 's> {
-        state: &'a RefCell<(&'s mut Server, VirtualTime)>,
-    }
-
-    impl Memcache for Direct<'_, '_> {
-        async fn call(&self, request: Request) -> Result<Reply, Transport> {
-            let mut state = self.state.borrow_mut();
-            state.1 += TICK;
-            let now = state.1;
-            Ok(state.0.apply_owned(request, now))
-        }
-
-        fn now(&self) -> VirtualTime {
-            self.state.borrow().1
-        }
-
-        async fn sleep(&self, duration: Duration) {
-            self.state.borrow_mut().1 += duration;
-        }
-    }
-
-    server.reset(VirtualTime::ZERO);
-    let state = RefCell::new((server, VirtualTime::ZERO));
-    let mut cx = Context::from_waker(Waker::noop());
-    for _ in 0..clients {
-        let mc = Direct { state: &state };
-        let mut client: Pin<Box<dyn Future<Output = _> + '_>> = Box::pin(async move {
-            let counter = Counter::new("views", variant, Rc::new(Cell::new(0)));
-            counter.increment(&mc, 1).await
-        });
-        match client.as_mut().poll(&mut cx) {
-            Poll::Ready(Ok(())) => {}
-            Poll::Ready(Err(e)) => panic!("a direct increment failed: {e}"),
-            Poll::Pending => panic!("a direct call never waits"),
-        }
-    }
-    let (server, now) = state.into_inner();
-    let key = Counter::new("views", variant, Rc::default()).key().clone();
-    let value = server.peek(&key, now).map(|item| item.data.clone());
-    value.and_then(|v| std::str::from_utf8(&v).ok()?.trim().parse::<u64>().ok())
-        == Some(clients as u64)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_direct_run_counts_every_increment_and_starts_afresh_each_time() {
-        let mut server = Server::with_defaults();
-        for variant in [CounterVariant::GetSet, CounterVariant::IncrAdd] {
-            // A second run on the same server would count 6 if the reset kept items.
-            assert!(counter_direct(variant, 3, &mut server));
-            assert!(counter_direct(variant, 3, &mut server));
         }
     }
 }

@@ -11,7 +11,8 @@
 //! 2. Executions per second on the 3-client get/set and incr/add counters, one thread:
 //!    mcsim `random` and `pct` against shuttle's random and PCT schedulers, and the same
 //!    recipe code and server calls run with no checker at all
-//!    ([`mcsim_compare::counter_direct`]), the ceiling for any checker on the workload.
+//!    ([`mcsim_compare::counter_direct`]), the ceiling for any checker on the workload,
+//!    and under a minimal scheduler ([`mcsim_compare::counter_minimal`]).
 //! 3. Executions until the first violation, over many seeds, for every scenario in
 //!    `scenarios/` that expects a violation (mcsim `random`).
 //! 4. The loom cross-check table: every case of `models/tests/loom.rs`, loom's verdict and
@@ -34,7 +35,7 @@ use mcsim::explore::{Dfs, Pct, Random, Strategy};
 use mcsim::run::{ExploreOptions, explore};
 use mcsim::scenario::Scenario;
 use mcsim::{Failure, Server, Skew};
-use mcsim_compare::{counter_direct, counter_model};
+use mcsim_compare::{counter_direct, counter_minimal, counter_model};
 use mcsim_models::Recipes;
 use mcsim_models::counter::{Counter, CounterVariant};
 use shuttle::scheduler::{DfsScheduler, PctScheduler, RandomScheduler};
@@ -435,8 +436,22 @@ fn section_rate(md: &mut String, name: &str, variant: CounterVariant) -> Rates {
     eprintln!("rate counter/{name}: shuttle pct");
     let sh_pct = rate(|n| shuttle_run(PctScheduler::new_from_seed(0, 3, n), variant).1);
     row("shuttle `check_pct` (`PctScheduler`, depth 3)", &sh_pct);
-    eprintln!("rate counter/{name}: no checker");
+    eprintln!("rate counter/{name}: minimal scheduler");
     let mut server = Server::with_defaults();
+    let mut seed = 0;
+    let minimal = rate(|n| {
+        (0..n)
+            .filter(|_| {
+                seed += 1;
+                !counter_minimal(variant, 3, &mut server, seed)
+            })
+            .count()
+    });
+    row(
+        "minimal scheduler: a uniform pick among parked calls, nothing else (see above)",
+        &minimal,
+    );
+    eprintln!("rate counter/{name}: no checker");
     let floor = rate(|n| {
         (0..n)
             .filter(|_| !counter_direct(variant, 3, &mut server))
@@ -450,27 +465,32 @@ fn section_rate(md: &mut String, name: &str, variant: CounterVariant) -> Rates {
         random: random.per_sec() / sh_random.per_sec(),
         pct: pct.per_sec() / sh_pct.per_sec(),
         ceiling: floor.per_sec() / sh_random.per_sec(),
+        minimal: minimal.per_sec() / sh_random.per_sec(),
     };
     writeln!(
         md,
         "\nSame workload: `random` {:.1}× shuttle's random scheduler, `pct` {:.1}× its PCT \
          scheduler. With no checker, the shared work alone runs at {:.1}× shuttle's random \
-         scheduler; it takes {:.0}% of mcsim `random`'s time.",
+         scheduler; it takes {:.0}% of mcsim `random`'s time. The minimal scheduler runs at \
+         {:.1}× shuttle's random scheduler.",
         rates.random,
         rates.pct,
         rates.ceiling,
-        100.0 * random.per_sec() / floor.per_sec()
+        100.0 * random.per_sec() / floor.per_sec(),
+        rates.minimal
     )
     .unwrap();
     rates
 }
 
 /// Executions-per-second ratios on one counter: mcsim over shuttle, and the no-checker
-/// floor over shuttle's random scheduler (the most any checker could reach).
+/// floor (the most any checker could reach) and the minimal scheduler over shuttle's
+/// random scheduler.
 struct Rates {
     random: f64,
     pct: f64,
     ceiling: f64,
+    minimal: f64,
 }
 
 fn section_first_violation(md: &mut String, seeds: u64) {
@@ -641,7 +661,12 @@ fn main() -> ExitCode {
          clients one after another, every call executed the moment it is made. Every checker \
          repeats that work, so its rate bounds what any of them can reach. A sequential run \
          makes the fewest calls (on incr/add, interleavings add misses and retries), so the \
-         bound is loose there.",
+         bound is loose there. The row before it runs the workload under a minimal \
+         scheduler (`counter_minimal` in `benches/compare/src/floor.rs`): at each step one \
+         parked call, picked uniformly, executes a tick later and its client is polled, \
+         with none of the latency windows, faults, invariant checks, panic catching, \
+         livelock budget or replayable schedule record that mcsim's executor carries: what \
+         scheduling alone costs.",
         RATE_TARGET.as_secs()
     )
     .unwrap();
@@ -665,7 +690,8 @@ fn main() -> ExitCode {
          on the get/set counter ({random_ratio_ia:.1}× on incr/add; `pct` vs shuttle PCT: \
          {pct_ratio:.1}×) → **{}**. With no checker at all, the same work runs at \
          {:.1}× shuttle's random scheduler on get/set ({:.1}× on incr/add): the most any \
-         scheduler could reach with this recipe code and this server.\n{}\
+         scheduler could reach with this recipe code and this server. A minimal scheduler \
+         with none of mcsim's checking reaches {:.1}× ({:.1}× on incr/add).\n{}\
          \nWhole run: {:.0} s.",
         x.executions,
         x.pruned,
@@ -682,6 +708,8 @@ fn main() -> ExitCode {
         },
         gs_rates.ceiling,
         ia_rates.ceiling,
+        gs_rates.minimal,
+        ia_rates.minimal,
         match &loom {
             Some(_) if agree => "- Loom and `mcsim explore` agree on every cross-check case.\n",
             Some(_) => "- Loom and `mcsim explore` **disagree** on some case (see §4).\n",
