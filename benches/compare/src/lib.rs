@@ -2,7 +2,8 @@
 //!
 //! The library holds the [shuttle](https://docs.rs/shuttle) backend ([`ShuttleServer`],
 //! [`ShuttleClient`]), the shuttle model of the counter workload, and that workload with no
-//! checker at all ([`counter_direct`], the floor every checker pays); the `compare` binary
+//! checker at all ([`counter_direct`], the floor every checker pays) and under a minimal
+//! scheduler ([`counter_minimal`], what scheduling alone costs); the `compare` binary
 //! measures mcsim, loom and shuttle side by side and writes `reports/bench.md`.
 //!
 //! The shuttle backend models what `mcsim::loom` (built under `--cfg loom`) models under
