@@ -185,32 +185,27 @@ impl Server {
     /// Executes one request at `now`. A `noreply` request still runs and answers
     /// [`Reply::Silent`].
     pub fn apply(&mut self, request: &Request, now: VirtualTime) -> Reply {
+        let silent = silenced(request);
         let reply = self.execute(request, now);
-        if request.is_noreply() && !matches!(request, Request::Meta { .. }) {
-            return Reply::Silent;
-        }
-        reply
+        if silent { Reply::Silent } else { reply }
     }
 
     /// [`Server::apply`] taking the request by value: a storage command's bytes move into
     /// the new item instead of being copied.
     pub fn apply_owned(&mut self, request: Request, now: VirtualTime) -> Reply {
-        match request {
+        let silent = silenced(&request);
+        let reply = match request {
             Request::Store {
                 mode,
                 key,
                 flags,
                 exptime,
                 data,
-                noreply,
-            } => {
-                let tick = self.tick(now);
-                let e = self.expiry_tick(exptime, now);
-                let reply = self.store(mode, &key, flags, e, Cow::Owned(data), tick);
-                if noreply { Reply::Silent } else { reply }
-            }
-            other => self.apply(&other, now),
-        }
+                ..
+            } => self.store_at(mode, &key, flags, exptime, Cow::Owned(data), now),
+            other => self.execute(&other, now),
+        };
+        if silent { Reply::Silent } else { reply }
     }
 
     fn execute(&mut self, request: &Request, now: VirtualTime) -> Reply {
@@ -232,10 +227,7 @@ impl Server {
                 exptime,
                 data,
                 ..
-            } => {
-                let e = self.expiry_tick(*exptime, now);
-                self.store(*mode, key, *flags, e, Cow::Borrowed(data), tick)
-            }
+            } => self.store_at(*mode, key, *flags, *exptime, Cow::Borrowed(data), now),
             Request::Arith { op, key, delta, .. } => self.arith(*op, key, *delta, tick),
             Request::Delete { key, .. } => {
                 if self.items.find(key, tick).is_some() {
@@ -318,6 +310,20 @@ impl Server {
             }
         }
         Reply::Values(out)
+    }
+
+    /// A storage command with its wire exptime, at `now`.
+    fn store_at(
+        &mut self,
+        mode: StoreMode,
+        key: &Key,
+        flags: u32,
+        exptime: Exptime,
+        data: Cow<'_, [u8]>,
+        now: VirtualTime,
+    ) -> Reply {
+        let expiry = self.expiry_tick(exptime, now);
+        self.store(mode, key, flags, expiry, data, self.tick(now))
     }
 
     fn store(
@@ -447,4 +453,10 @@ impl Server {
             Err(_) => Reply::ServerError("out of memory".into()),
         }
     }
+}
+
+/// True if the server answers `request` with nothing: a `noreply` classic command (a meta
+/// command's `q` flag only hides some replies, which the meta code decides).
+fn silenced(request: &Request) -> bool {
+    request.is_noreply() && !matches!(request, Request::Meta { .. })
 }
