@@ -105,7 +105,7 @@ type Stop = Verdict;
 impl<'c> Engine<'c> {
     fn new(config: &'c ExecConfig, sim: Sim, spare: &mut Spare) -> Engine<'c> {
         let n = sim.tasks.len();
-        let mut timers = emptied(std::mem::take(&mut spare.timers));
+        let mut timers = std::mem::take(&mut spare.timers);
         timers.extend(sim.scripted.iter().enumerate().map(|(i, (at, f))| {
             (
                 VirtualTime::ZERO + *at,
@@ -114,9 +114,9 @@ impl<'c> Engine<'c> {
             )
         }));
         let timer_seq = timers.len() as u64;
-        let mut deferred = emptied(std::mem::take(&mut spare.deferred));
+        let mut deferred = std::mem::take(&mut spare.deferred);
         deferred.resize(n, None);
-        spare.scripted = sim.scripted;
+        spare.scripted = emptied(sim.scripted);
         Engine {
             config,
             core: sim.core,
@@ -135,7 +135,7 @@ impl<'c> Engine<'c> {
             step: 0,
             calls: 0,
             pruned: false,
-            calls_buf: emptied(std::mem::take(&mut spare.calls)),
+            calls_buf: std::mem::take(&mut spare.calls),
         }
     }
 
@@ -146,9 +146,9 @@ impl<'c> Engine<'c> {
         spare.tasks = emptied(self.tasks);
         spare.always = emptied(self.always);
         spare.at_end = emptied(self.at_end);
-        spare.deferred = self.deferred;
-        spare.timers = self.timers;
-        spare.calls = self.calls_buf;
+        spare.deferred = emptied(self.deferred);
+        spare.timers = emptied(self.timers);
+        spare.calls = emptied(self.calls_buf);
         spare.cluster = Some(self.cluster);
         spare.core = Some(self.core);
     }

@@ -90,10 +90,10 @@ impl Sim {
     fn reusing(spare: &mut spare::Spare) -> Sim {
         Sim {
             core: spare.core(),
-            tasks: spare::emptied(std::mem::take(&mut spare.tasks)),
-            always: spare::emptied(std::mem::take(&mut spare.always)),
-            at_end: spare::emptied(std::mem::take(&mut spare.at_end)),
-            scripted: spare::emptied(std::mem::take(&mut spare.scripted)),
+            tasks: std::mem::take(&mut spare.tasks),
+            always: std::mem::take(&mut spare.always),
+            at_end: std::mem::take(&mut spare.at_end),
+            scripted: std::mem::take(&mut spare.scripted),
         }
     }
 

@@ -22,7 +22,8 @@ use crate::explore::CallOption;
 use crate::fault::Fault;
 use crate::memcache::Transport;
 
-/// Emptied buffers and the last cluster, ready for the next execution.
+/// Emptied buffers and the last cluster, ready for the next execution. Every vector is
+/// empty whenever the parts sit here: the engine clears them as it hands them back.
 #[derive(Default)]
 pub(crate) struct Spare {
     pub cluster: Option<Cluster>,
