@@ -10,7 +10,7 @@ use std::rc::Rc;
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
-use mcsim::memcache::{McError, Memcache, Transport};
+use mcsim::memcache::{McError, Memcache, Transport, Value};
 use mcsim::protocol::{Reply, Request};
 use mcsim::{Server, VirtualTime};
 use mcsim_models::counter::{Counter, CounterVariant};
@@ -32,9 +32,10 @@ fn increment<'a>(variant: CounterVariant, mc: impl Memcache + 'a) -> Client<'a> 
 /// True if the counter on `server` holds `clients` at `now`.
 fn counted(variant: CounterVariant, clients: usize, server: &Server, now: VirtualTime) -> bool {
     let key = Counter::new("views", variant, Rc::default()).key().clone();
-    let value = server.peek(&key, now).map(|item| item.data.clone());
-    value.and_then(|v| std::str::from_utf8(&v).ok()?.trim().parse::<u64>().ok())
-        == Some(clients as u64)
+    let value = server
+        .peek(&key, now)
+        .map(|item| Value::new(item.data.as_slice()));
+    value.and_then(|v| v.as_u64()) == Some(clients as u64)
 }
 
 /// The shared work of the counter workload with no checker at all: `clients` clients

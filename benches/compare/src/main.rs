@@ -394,8 +394,8 @@ fn section_exhaust(md: &mut String, loom: Option<&[String]>) {
     }
 }
 
-/// Executions per second on one 3-client counter, mcsim against shuttle, and the rate of
-/// the same work with no checker at all.
+/// Executions per second on one 3-client counter, mcsim against shuttle, and the rates of
+/// the same work under a minimal scheduler and with no checker at all.
 fn section_rate(md: &mut String, name: &str, variant: CounterVariant) -> Rates {
     writeln!(
         md,
