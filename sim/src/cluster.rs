@@ -7,6 +7,11 @@
 //!   weights); a key goes to the first point at or after the first four bytes of its MD5;
 //!   when a server leaves, about `1/n` of the keys move.
 //!
+//! A multi-key read (`get`/`gets`/`gat`/`gats` with several keys) is split the way client
+//! libraries split it: each server gets the keys that map to it, and the hits are merged
+//! back in the order the keys were asked. Keys on a server that is down read as misses;
+//! only when every server the read needs is down does the call fail.
+//!
 //! A server can leave the client's list (it keeps running and keeps its items) and come
 //! back later: its old values resurface. A crashed server stays in the list: its keys fail
 //! until it restarts.
@@ -14,8 +19,8 @@
 use md5::{Digest, Md5};
 
 use crate::clock::VirtualTime;
-use crate::memcache::{Key, Value};
-use crate::protocol::Request;
+use crate::memcache::{Key, Transport, Value};
+use crate::protocol::{Reply, Request};
 use crate::server::{Server, ServerConfig};
 
 /// How keys map to servers.
@@ -171,6 +176,75 @@ impl Cluster {
         }
     }
 
+    /// The servers a request needs, in the order of its keys' first appearance: one for
+    /// every request but a multi-key read whose keys live on several servers.
+    pub fn servers_for(&self, request: &Request) -> Vec<usize> {
+        let mut out = vec![self.route(request)];
+        if let Request::Get { keys, .. } | Request::Gat { keys, .. } = request {
+            for k in keys.iter().skip(1) {
+                let s = self.server_for(k);
+                if !out.contains(&s) {
+                    out.push(s);
+                }
+            }
+        }
+        out
+    }
+
+    /// Sends a request as a client library would: to the server of its key, or, for a
+    /// multi-key read spread over several servers, each server its own keys, with the
+    /// hits merged back in request order. `servers` is [`Cluster::servers_for`].
+    pub fn call(
+        &mut self,
+        request: Request,
+        servers: &[usize],
+        at: VirtualTime,
+    ) -> Result<Reply, Transport> {
+        if let [server] = servers {
+            let server = &mut self.servers[*server];
+            if !server.is_up() {
+                return Err(Transport::ServerDown);
+            }
+            return Ok(server.apply_owned(request, at));
+        }
+        if servers.iter().all(|&s| !self.servers[s].is_up()) {
+            return Err(Transport::ServerDown);
+        }
+        let keys = request.keys().to_vec();
+        // Each server's hits, in the order its share of the keys was asked.
+        let mut hits: Vec<std::collections::VecDeque<crate::protocol::ValueEntry>> =
+            Vec::with_capacity(servers.len());
+        for &s in servers {
+            let share: Vec<Key> = keys
+                .iter()
+                .filter(|k| self.server_for(k) == s)
+                .cloned()
+                .collect();
+            let sub = with_keys(&request, share);
+            let reply = if self.servers[s].is_up() {
+                self.servers[s].apply_owned(sub, at)
+            } else {
+                Reply::Values(Vec::new())
+            };
+            match reply {
+                Reply::Values(v) => hits.push(v.into()),
+                // A server's error answers the whole call, as a client library reports it.
+                other => return Ok(other),
+            }
+        }
+        let mut merged = Vec::new();
+        for k in &keys {
+            let i = servers
+                .iter()
+                .position(|&s| s == self.server_for(k))
+                .unwrap_or(0);
+            if hits[i].front().is_some_and(|e| e.key == k.as_bytes()) {
+                merged.extend(hits[i].pop_front());
+            }
+        }
+        Ok(Reply::Values(merged))
+    }
+
     /// True if the server is in the client's list.
     pub fn is_listed(&self, server: usize) -> bool {
         self.listed[server]
@@ -232,6 +306,24 @@ impl Cluster {
     }
 }
 
+/// The same multi-key read with other keys.
+fn with_keys(request: &Request, keys: Vec<Key>) -> Request {
+    match request {
+        Request::Get { with_cas, .. } => Request::Get {
+            keys,
+            with_cas: *with_cas,
+        },
+        Request::Gat {
+            exptime, with_cas, ..
+        } => Request::Gat {
+            exptime: *exptime,
+            keys,
+            with_cas: *with_cas,
+        },
+        other => other.clone(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -268,5 +360,52 @@ mod tests {
                 assert_eq!(before, fewer.server_for(k.as_bytes()));
             }
         }
+    }
+
+    #[test]
+    fn a_multi_key_read_is_split_by_server_and_merged_in_request_order() {
+        let configs = vec![ServerConfig::default(); 3];
+        let mut c = Cluster::new(&configs, Distribution::Ketama);
+        let keys: Vec<Key> = (0..12)
+            .map(|i| Key::new(format!("k{i}")).unwrap())
+            .collect();
+        let t = VirtualTime::ZERO;
+        for k in &keys {
+            let s = c.server_for(k);
+            let set = Request::Store {
+                mode: crate::protocol::StoreMode::Set,
+                key: k.clone(),
+                flags: 0,
+                exptime: crate::memcache::Exptime::NEVER,
+                data: k.as_bytes().to_vec(),
+                noreply: false,
+            };
+            assert_eq!(c.call(set, &[s], t), Ok(Reply::Stored));
+        }
+        let mut asked = keys.clone();
+        asked.reverse();
+        asked.push(keys[0].clone());
+        let get = Request::Get {
+            keys: asked.clone(),
+            with_cas: false,
+        };
+        let servers = c.servers_for(&get);
+        assert_eq!(servers.len(), 3, "12 keys should land on every server");
+        let Ok(Reply::Values(v)) = c.call(get.clone(), &servers, t) else {
+            panic!("no values")
+        };
+        let got: Vec<&[u8]> = v.iter().map(|e| e.key.as_slice()).collect();
+        let want: Vec<&[u8]> = asked.iter().map(|k| k.as_bytes()).collect();
+        assert_eq!(got, want);
+        // A server that is down: its keys read as misses, the others still answer.
+        c.servers[servers[1]].crash();
+        let Ok(Reply::Values(v)) = c.call(get.clone(), &servers, t) else {
+            panic!("no values")
+        };
+        assert!(!v.is_empty() && v.len() < asked.len());
+        for s in &servers {
+            c.servers[*s].crash();
+        }
+        assert_eq!(c.call(get, &servers, t), Err(Transport::ServerDown));
     }
 }

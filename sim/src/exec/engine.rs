@@ -480,22 +480,24 @@ impl<'c> Engine<'c> {
                 }
             }
         };
-        let server = self.cluster.route(&request);
+        let servers = self.cluster.servers_for(&request);
         // Described before the server takes the request by value (only when tracing).
         let what = self.config.trace.then(|| describe_request(&request));
         let lost_request = matches!(fault, Some(Fault::RequestLost { .. }));
         let outcome = if lost_request {
             Err(Transport::TimedOut)
-        } else if !self.cluster.servers[server].is_up() {
-            Err(Transport::ServerDown)
         } else {
-            self.calls += 1;
-            Ok(self.cluster.servers[server].apply_owned(request, at))
+            let outcome = self.cluster.call(request, &servers, at);
+            if outcome.is_ok() {
+                self.calls += 1;
+            }
+            outcome
         };
         let several_servers = self.cluster.servers.len() > 1;
         self.log(Actor::Client(client), || {
             let server_note = if several_servers {
-                format!(" @s{server}")
+                let names: Vec<String> = servers.iter().map(|s| format!("s{s}")).collect();
+                format!(" @{}", names.join(","))
             } else {
                 String::new()
             };

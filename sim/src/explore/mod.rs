@@ -38,7 +38,7 @@ pub struct CallOption {
 /// What a pending call touches: for deciding whether two calls commute.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Footprint {
-    /// The server it goes to.
+    /// The server it goes to (the first key's, for a read spread over several).
     pub server: usize,
     /// Hashes of its keys (empty for server-wide commands such as `flush_all`).
     pub keys: Vec<u64>,
@@ -47,16 +47,17 @@ pub struct Footprint {
 }
 
 impl Footprint {
-    /// True if the two calls commute: different servers, disjoint keys, or both reads.
-    /// Server-wide commands (no keys) commute with nothing on their server.
+    /// True if the two calls commute: disjoint keys, or both reads. A key lives on one
+    /// server at a time, so keys decide even for a multi-key read spread over several
+    /// servers. Server-wide commands (no keys) commute with nothing on their server.
     pub fn commutes_with(&self, other: &Footprint) -> bool {
-        if self.server != other.server {
+        if self.read_only && other.read_only {
             return true;
         }
         if self.keys.is_empty() || other.keys.is_empty() {
-            return self.read_only && other.read_only;
+            return self.server != other.server;
         }
-        (self.read_only && other.read_only) || !self.keys.iter().any(|k| other.keys.contains(k))
+        !self.keys.iter().any(|k| other.keys.contains(k))
     }
 }
 

@@ -15,6 +15,7 @@ use std::time::Duration;
 
 pub use error::{FieldError, ScenarioError, key_at, line_col};
 pub use params::Params;
+pub(crate) use sweep::Setting;
 pub use sweep::load_points;
 
 use crate::clock::Skew;
@@ -127,6 +128,8 @@ pub struct Scenario {
     pub setup: Setup,
     /// For a point of a sweep, the swept fields and their values (`rate_per_s=5`).
     pub point: Vec<String>,
+    /// Fields set over the file's own values (a sweep point's, or `--set`).
+    settings: Vec<Setting>,
     /// The file's text and the catalog, to rebuild the scenario with other settings.
     origin: Rc<(String, Rc<dyn Catalog>)>,
 }
@@ -147,6 +150,56 @@ impl Scenario {
     /// The same scenario with another number of clients (skews are recomputed for the new
     /// count; an explicit `skews_ms` list is cut or fails).
     pub fn with_clients(&self, clients: usize) -> Result<Scenario, ScenarioError> {
+        self.with_changes(|doc| {
+            doc.insert("clients".into(), toml::Value::Integer(clients as i64));
+            if let Some(toml::Value::Table(t)) = doc.get_mut("timing")
+                && let Some(toml::Value::Array(skews)) = t.get_mut("skews_ms")
+            {
+                skews.truncate(clients);
+            }
+        })
+    }
+
+    /// The same scenario with fields of its file set, each `path=value` with a dotted
+    /// path and a TOML value (`servers.count=3`, `params.rate_per_s=0.5`; a value that is
+    /// not TOML is a string: `servers.distribution=ketama`). The result is read again with
+    /// every check a file gets, so a wrong path or value is an error naming the field.
+    pub fn with_set(&self, assignments: &[String]) -> Result<Scenario, ScenarioError> {
+        let mut parsed = Vec::new();
+        for a in assignments {
+            let setting = Setting::parse(a).map_err(|message| ScenarioError {
+                file: self.path.clone(),
+                line: 0,
+                column: 0,
+                field: Some(a.split('=').next().unwrap_or_default().to_string()),
+                message,
+            })?;
+            parsed.push(setting);
+        }
+        let mut s = self.with_changes(|doc| {
+            for setting in &parsed {
+                setting.apply(doc);
+            }
+        })?;
+        for setting in parsed {
+            s.settings.retain(|old| old.path != setting.path);
+            s.settings.push(setting);
+        }
+        Ok(s)
+    }
+
+    /// The fields this scenario sets over its file (a sweep point's values, or `--set`),
+    /// as `path=value` arguments that rebuild it with [`Scenario::with_set`].
+    pub fn settings(&self) -> Vec<String> {
+        self.settings.iter().map(Setting::to_string).collect()
+    }
+
+    /// The same scenario with its file's TOML changed by `edit` and read again, with every
+    /// check a file gets. Keeps the name, the sweep point and the budget.
+    pub(crate) fn with_changes(
+        &self,
+        edit: impl FnOnce(&mut toml::Table),
+    ) -> Result<Scenario, ScenarioError> {
         let (source, catalog) = &*self.origin;
         let mut doc: toml::Table = toml::from_str(source).map_err(|e| ScenarioError {
             file: self.path.clone(),
@@ -155,17 +208,13 @@ impl Scenario {
             field: None,
             message: e.to_string(),
         })?;
-        doc.insert("clients".into(), toml::Value::Integer(clients as i64));
-        if let Some(toml::Value::Table(t)) = doc.get_mut("timing")
-            && let Some(toml::Value::Array(skews)) = t.get_mut("skews_ms")
-        {
-            skews.truncate(clients);
-        }
         doc.remove("sweep");
+        edit(&mut doc);
         let text = toml::to_string(&doc).unwrap_or_default();
         let mut s = Scenario::parse(&self.path, &text, &**catalog)?;
         s.name = self.name.clone();
         s.point = self.point.clone();
+        s.settings = self.settings.clone();
         s.executions = self.executions;
         Ok(s)
     }
@@ -355,6 +404,7 @@ impl Scenario {
             expect,
             setup,
             point: Vec::new(),
+            settings: Vec::new(),
             origin: Rc::new((source.to_string(), catalog.shared())),
         })
     }

@@ -53,6 +53,50 @@ fn set(table: &mut toml::Table, path: &[String], value: toml::Value) {
     t.insert(last.clone(), value);
 }
 
+/// One field set over a scenario file: a dotted path and a TOML value.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Setting {
+    pub path: Vec<String>,
+    pub value: toml::Value,
+}
+
+impl Setting {
+    /// Reads `a.b.c=value`; a value that does not read as TOML is a string.
+    pub fn parse(text: &str) -> Result<Setting, String> {
+        let (path, value) = text
+            .split_once('=')
+            .ok_or_else(|| format!("{text:?}: expected FIELD=VALUE, e.g. servers.count=3"))?;
+        let path: Vec<String> = path.trim().split('.').map(str::to_string).collect();
+        if path.iter().any(|p| p.is_empty()) {
+            return Err(format!("{text:?}: empty field name"));
+        }
+        let value = value.trim();
+        let value = toml::from_str::<toml::Table>(&format!("v = {value}"))
+            .ok()
+            .and_then(|mut t| t.remove("v"))
+            .unwrap_or_else(|| toml::Value::String(value.to_string()));
+        Ok(Setting { path, value })
+    }
+
+    /// Sets the field in a scenario file's table.
+    pub fn apply(&self, doc: &mut toml::Table) {
+        set(doc, &self.path, self.value.clone());
+    }
+}
+
+impl std::fmt::Display for Setting {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let shown = show(&self.value);
+        // A string that would read back as another type is written quoted.
+        let plain = Setting::parse(&format!("x={shown}")).map(|s| s.value);
+        if plain.as_ref() == Ok(&self.value) {
+            write!(f, "{}={shown}", self.path.join("."))
+        } else {
+            write!(f, "{}={}", self.path.join("."), self.value)
+        }
+    }
+}
+
 fn show(v: &toml::Value) -> String {
     match v {
         toml::Value::String(s) => s.clone(),
@@ -146,6 +190,13 @@ pub fn load_points(path: &Path, catalog: &dyn Catalog) -> Result<Vec<Scenario>, 
         })?;
         s.name = format!("{}[{}]", base.name, label.join(","));
         s.point = label;
+        s.settings = point
+            .iter()
+            .map(|&(a, i)| Setting {
+                path: list[a].path.clone(),
+                value: list[a].values[i].clone(),
+            })
+            .collect();
         out.push(s);
     }
     Ok(out)
