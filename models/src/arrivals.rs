@@ -94,7 +94,7 @@ impl Traffic {
                 format!("unknown pattern {name:?}: poisson, uniform, bursty or edge"),
             )
         })?;
-        let rate_per_s = p.f64("rate_per_s", default_rate)?;
+        let rate_per_s = p.f64_in("rate_per_s", default_rate, 0.0..=10_000.0)?;
         if !(rate_per_s > 0.0 && rate_per_s.is_finite()) {
             return Err(FieldError::new(
                 "params.rate_per_s",
@@ -105,11 +105,15 @@ impl Traffic {
         Ok(Traffic {
             pattern,
             rate_per_s,
-            burst_size: p.u32("burst_size", 5)?.max(1),
+            burst_size: p.count("burst_size", 5)?.max(1),
             burst_spread: p.millis("burst_spread_ms", 2)?,
             burst_every: p.millis("burst_every_ms", 0)?,
             burst_offset: p.millis("burst_offset_ms", 0)?,
-            edge_offset: Duration::from_micros(p.u64("edge_offset_us", 200)?),
+            edge_offset: Duration::from_micros(p.u64_in(
+                "edge_offset_us",
+                200,
+                0..=3_600_000_000,
+            )?),
             seed: p.u64("seed", 0)?,
             vary: p.bool("vary", true)?,
         })

@@ -119,3 +119,98 @@ fn a_bad_sweep_value_names_the_sweep_field() {
     assert_eq!(e.line, 13, "{e}");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn a_server_index_past_the_servers_is_rejected_not_a_panic() {
+    let text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios/cluster-rehash.toml"),
+    )
+    .unwrap()
+    .replace("leave_server = 0", "leave_server = 7");
+    let e = match Scenario::parse(Path::new("scenarios/bad.toml"), &text, &Recipes) {
+        Ok(_) => panic!("accepted"),
+        Err(e) => e,
+    };
+    assert_eq!(e.field.as_deref(), Some("params.leave_server"), "{e}");
+    assert_eq!(e.line, 8, "{e}");
+    assert!(e.message.contains("4"), "{e}");
+}
+
+#[test]
+fn values_out_of_range_name_their_field_and_line() {
+    for (edit, field, line) in [
+        ("clients = 100000", "clients", 4),
+        ("clients = 2\n[servers]\ncount = 0", "servers.count", 12),
+        (
+            "clients = 2\n[servers]\nmemory_mb = 1\nitem_size_max = 1048576",
+            "servers.item_size_max",
+            13,
+        ),
+        (
+            "clients = 2\n[servers]\nitem_size_max = 10",
+            "servers.item_size_max",
+            12,
+        ),
+        (
+            "clients = 2\n[servers]\nphase_ms = 1000",
+            "servers.phase_ms",
+            12,
+        ),
+        (
+            "clients = 2\n[timing]\nmax_steps = 0",
+            "timing.max_steps",
+            12,
+        ),
+        (
+            "clients = 2\n[timing]\nmax_time_s = 0",
+            "timing.max_time_s",
+            12,
+        ),
+        (
+            "clients = 2\n[faults]\ntimeout_ms = 0",
+            "faults.timeout_ms",
+            12,
+        ),
+        (
+            "clients = 2\n[explore]\nexecutions = 0",
+            "explore.executions",
+            12,
+        ),
+    ] {
+        // The edited lines go where `clients` was, before `[params]`: move params after.
+        let text = GOOD
+            .replace("clients = 2", edit)
+            .replace("[params]\nhold_ms = 5\n", "");
+        let text = format!("{text}\n");
+        let e = error(&text);
+        assert_eq!(e.field.as_deref(), Some(field), "{edit}: {e}");
+        assert!(
+            e.line > 0 && (e.line == line || field != "clients"),
+            "{edit}: {e}"
+        );
+    }
+}
+
+#[test]
+fn parameters_out_of_range_are_rejected() {
+    for (value, field) in [
+        ("hold_ms = 99999999999999", "params.hold_ms"),
+        ("rounds = 4000000000", "params.rounds"),
+    ] {
+        let e = error(&GOOD.replace("hold_ms = 5", value));
+        assert_eq!(e.field.as_deref(), Some(field), "{e}");
+        assert_eq!(e.line, 7, "{e}");
+    }
+}
+
+#[test]
+fn a_misspelt_name_gets_a_suggestion() {
+    let e = error(&GOOD.replace("recipe = \"lock\"", "recipe = \"lokc\""));
+    assert!(e.message.contains("did you mean \"lock\""), "{e}");
+    let e = error(&GOOD.replace("variant = \"add\"", "variant = \"get-sett\""));
+    assert!(e.message.contains("did you mean \"get-set\""), "{e}");
+    let e = error(&GOOD.replace("verdict = \"pass\"", "verdict = \"lock.exclusoin\""));
+    assert!(e.message.contains("did you mean \"lock.exclusion\""), "{e}");
+    let e = error(&GOOD.replace("hold_ms = 5", "hodl_ms = 5"));
+    assert!(e.message.contains("did you mean \"hold_ms\""), "{e}");
+}

@@ -39,8 +39,8 @@ pub fn build(
     let params = Array2Params {
         variant: Array2Variant::parse(cx.variant)
             .ok_or_else(|| crate::catalog::unknown_variant(cx))?,
-        elements: p.u32("elements", 3)?,
-        retries: p.u32("retries", 3)?,
+        elements: p.count("elements", 3)?,
+        retries: p.count("retries", 3)?,
         think: p.millis("think_ms", 0)?,
         skews: cx.skews.to_vec(),
     };

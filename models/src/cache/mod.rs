@@ -58,21 +58,21 @@ pub fn build(
     let cache = CacheConfig {
         variant: CacheVariant::parse(cx.variant)
             .ok_or_else(|| crate::catalog::unknown_variant(cx))?,
-        ttl_s: p.u32("ttl_s", 2)?,
-        lock_timeout_s: p.u32("lock_timeout_s", 10)?,
+        ttl_s: p.seconds("ttl_s", 2)?,
+        lock_timeout_s: p.seconds("lock_timeout_s", 10)?,
         poll: p.millis("poll_ms", 100)?,
         max_wait: p.millis("max_wait_ms", 2500)?,
         serve_stale: p.bool("serve_stale", false)?,
-        vivify_s: p.u32("vivify_s", 30)?,
-        recache_s: p.u32("recache_s", 0)?,
+        vivify_s: p.seconds("vivify_s", 30)?,
+        recache_s: p.seconds("recache_s", 0)?,
     };
     let params = CacheParams {
         cache,
         rebuild: p.millis("rebuild_ms", 300)?,
-        requests: p.u32("requests", 40)?,
+        requests: p.count("requests", 40)?,
         interval: p.millis("interval_ms", 100)?,
         spread: p.bool("spread", false)?,
-        keys: p.u32("keys", 1)?,
+        keys: p.count("keys", 1)?,
         skews: cx.skews.to_vec(),
     };
     let clients = cx.clients;

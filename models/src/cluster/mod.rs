@@ -32,8 +32,8 @@ pub fn build(
 ) -> Result<mcsim::scenario::Setup, mcsim::scenario::FieldError> {
     let p = cx.params;
     let params = ClusterParams {
-        keys: p.u32("keys", 1000)?,
-        leave_server: p.u32("leave_server", 0)? as usize,
+        keys: p.count("keys", 1000)?,
+        leave_server: p.server("leave_server", 0, cx.servers)?,
         leave_at: p.millis("leave_at_ms", 1000)?,
         read_after_rejoin: p.millis("read_after_rejoin_ms", 3000)?,
     };

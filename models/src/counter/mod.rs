@@ -39,10 +39,10 @@ pub fn build(
     let params = CounterParams {
         variant: CounterVariant::parse(cx.variant)
             .ok_or_else(|| crate::catalog::unknown_variant(cx))?,
-        increments: p.u32("increments", 1)?,
-        reads: p.u32("reads", 0)?,
+        increments: p.count("increments", 1)?,
+        reads: p.count("reads", 0)?,
         think: p.millis("think_ms", 0)?,
-        retries: p.u32("retries", 3)?,
+        retries: p.count("retries", 3)?,
         skews: cx.skews.to_vec(),
     };
     let clients = cx.clients;

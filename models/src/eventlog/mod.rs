@@ -50,19 +50,19 @@ pub fn build(
     let params = EventLogParams {
         variant: EventLogVariant::parse(cx.variant)
             .ok_or_else(|| crate::catalog::unknown_variant(cx))?,
-        chunk_s: p.u32("chunk_s", 2)?.max(1),
-        chunks: p.u32("chunks", 4)?.max(2),
-        parts: p.u32("parts", 4)?.max(1),
-        cycles: p.u32("cycles", 2)?.max(1),
+        chunk_s: p.seconds("chunk_s", 2)?.max(1),
+        chunks: p.count("chunks", 4)?.max(2),
+        parts: p.count("parts", 4)?.max(1),
+        cycles: p.count("cycles", 2)?.max(1),
         traffic: crate::arrivals::Traffic::from_params(p, 5.0)?,
-        event_bytes: p.u32("event_bytes", 32)?,
-        large_every: p.u32("large_every", 0)?,
-        large_bytes: p.u32("large_bytes", 0)?,
-        late_every: p.u32("late_every", 0)?,
+        event_bytes: p.count("event_bytes", 32)?,
+        large_every: p.count("large_every", 0)?,
+        large_bytes: p.count("large_bytes", 0)?,
+        late_every: p.count("late_every", 0)?,
         late: p.millis("late_ms", 0)?,
         fetch_every: p.millis("fetch_every_ms", 250)?,
         tail_reader: p.bool("tail_reader", false)?,
-        put_deadline: Duration::from_millis(p.u64("put_deadline_ms", 250)?),
+        put_deadline: Duration::from_millis(p.u64_in("put_deadline_ms", 250, 0..=3_600_000)?),
         skews: cx.skews.to_vec(),
     };
     let clients = cx.clients;

@@ -37,11 +37,11 @@ pub fn build(
     let params = LockParams {
         variant: LockVariant::parse(cx.variant)
             .ok_or_else(|| crate::catalog::unknown_variant(cx))?,
-        timeout_s: p.u32("timeout_s", 10)?,
+        timeout_s: p.seconds("timeout_s", 10)?,
         hold: p.millis("hold_ms", 50)?,
         backoff: p.millis("backoff_ms", 10)?,
-        rounds: p.u32("rounds", 2)?,
-        attempts: p.u32("attempts", 0)?,
+        rounds: p.count("rounds", 2)?,
+        attempts: p.count("attempts", 0)?,
         skews: cx.skews.to_vec(),
     };
     let clients = cx.clients;

@@ -42,16 +42,16 @@ pub fn build(
     cx: &mcsim::scenario::BuildContext<'_>,
 ) -> Result<mcsim::scenario::Setup, mcsim::scenario::FieldError> {
     let p = cx.params;
-    let keys = p.u32("keys", 6)?.max(2);
+    let keys = p.count("keys", 6)?.max(2);
     let params = OnlineParams {
         variant: OnlineVariant::parse(cx.variant)
             .ok_or_else(|| crate::catalog::unknown_variant(cx))?,
         keys,
-        minute_s: p.u32("minute_s", 4)?.max(1),
-        minutes: p.u32("minutes", keys + 3)?.max(1),
+        minute_s: p.seconds("minute_s", 4)?.max(1),
+        minutes: p.count("minutes", keys + 3)?.max(1),
         traffic: crate::arrivals::Traffic::from_params(p, 2.0)?,
-        sessions: p.u64("sessions", 0)?,
-        reads_per_minute: p.u32("reads_per_minute", 4)?,
+        sessions: p.u64_in("sessions", 0, 0..=100_000)?,
+        reads_per_minute: p.count("reads_per_minute", 4)?,
         skews: cx.skews.to_vec(),
     };
     let clients = cx.clients;

@@ -56,10 +56,10 @@ pub fn build(
     let params = SetParams {
         variant: SetVariant::parse(cx.variant)
             .ok_or_else(|| crate::catalog::unknown_variant(cx))?,
-        ops: p.u32("ops", 4)?,
-        read_every: p.u32("read_every", 1)?,
-        dirtiness_threshold: p.u32("dirtiness_threshold", 1)?,
-        retries: p.u32("retries", 3)?,
+        ops: p.count("ops", 4)?,
+        read_every: p.count("read_every", 1)?,
+        dirtiness_threshold: p.count("dirtiness_threshold", 1)?,
+        retries: p.count("retries", 3)?,
         think: p.millis("think_ms", 0)?,
         skews: cx.skews.to_vec(),
     };

@@ -55,16 +55,16 @@ pub fn build(
     }
     let p = cx.params;
     let params = TableParams {
-        members: p.u32("members", 2)?,
-        deletes: p.u32("deletes", 0)?,
-        readers: p.u32("readers", 0)?,
-        reads: p.u32("reads", 4)?,
+        members: p.count("members", 2)?,
+        deletes: p.count("deletes", 0)?,
+        readers: p.count("readers", 0)?,
+        reads: p.count("reads", 4)?,
         read_gap: p.millis("read_gap_ms", 1)?,
-        lock_timeout_s: p.u32("lock_timeout_s", 5)?,
+        lock_timeout_s: p.seconds("lock_timeout_s", 5)?,
         backoff: p.millis("backoff_ms", 2)?,
         work: p.millis("work_ms", 0)?,
         slow: p.millis("slow_ms", 0)?,
-        retries: p.u32("retries", 3)?,
+        retries: p.count("retries", 3)?,
         skews: cx.skews.to_vec(),
     };
     let clients = cx.clients;

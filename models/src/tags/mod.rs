@@ -48,19 +48,23 @@ pub fn build(
 ) -> Result<mcsim::scenario::Setup, mcsim::scenario::FieldError> {
     let p = cx.params;
     let replica_lag = p.millis("replica_lag_ms", 0)?;
-    let window = p.u64("master_window_ms", replica_lag.as_millis() as u64 + 100)?;
+    let window = p.u64_in(
+        "master_window_ms",
+        replica_lag.as_millis() as u64 + 100,
+        0..=3_600_000,
+    )?;
     let params = TagsParams {
         cache: TagsConfig {
             variant: TagsVariant::parse(cx.variant)
                 .ok_or_else(|| crate::catalog::unknown_variant(cx))?,
-            entry_ttl_s: p.u32("entry_ttl_s", 60)?,
+            entry_ttl_s: p.seconds("entry_ttl_s", 60)?,
             master_window_ms: (!replica_lag.is_zero()).then_some(window),
         },
-        tags: p.u32("tags", 2)?,
-        writers: p.u32("writers", 1)? as usize,
-        invalidations: p.u32("invalidations", 5)?,
+        tags: p.count("tags", 2)?,
+        writers: p.count("writers", 1)? as usize,
+        invalidations: p.count("invalidations", 5)?,
         write_interval: p.millis("write_interval_ms", 500)?,
-        reads: p.u32("reads", 30)?,
+        reads: p.count("reads", 30)?,
         read_interval: p.millis("read_interval_ms", 100)?,
         rebuild: p.millis("rebuild_ms", 20)?,
         replica_lag,

@@ -47,10 +47,10 @@ pub fn build(
     let params = VisitorParams {
         variant: VisitorVariant::parse(cx.variant)
             .ok_or_else(|| crate::catalog::unknown_variant(cx))?,
-        period_s: p.u32("period_s", 4)?.max(1),
-        windows: p.u32("windows", 5)?.max(1),
+        period_s: p.seconds("period_s", 4)?.max(1),
+        windows: p.count("windows", 5)?.max(1),
         traffic: crate::arrivals::Traffic::from_params(p, 2.0)?,
-        reads_per_window: p.u32("reads_per_window", 8)?,
+        reads_per_window: p.count("reads_per_window", 8)?,
         skews: cx.skews.to_vec(),
     };
     let clients = cx.clients;

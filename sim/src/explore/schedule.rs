@@ -47,7 +47,14 @@ pub enum ScheduleError {
         /// Its index.
         position: usize,
     },
+    /// More choices than any execution can take.
+    #[error("schedule of more than {MAX_CHOICES} choices")]
+    TooLong,
 }
+
+/// The most choices a schedule may hold (the longest step budget a scenario may give is
+/// far beyond what a replay needs; this bounds what a pasted string can allocate).
+pub const MAX_CHOICES: u64 = 10_000_000;
 
 const VERSION: &str = "mc1:";
 
@@ -122,7 +129,8 @@ fn token(choice: &Choice) -> String {
 }
 
 fn parse_token(t: &str) -> Option<Choice> {
-    let (head, rest) = t.split_at(1);
+    let head_len = t.chars().next()?.len_utf8();
+    let (head, rest) = t.split_at(head_len);
     let n = |s: &str| parse_b36(s).map(|v| v as usize);
     Some(match head {
         "E" => {
@@ -174,6 +182,9 @@ impl Schedule {
                 return Err(bad());
             }
             let choice = parse_token(t).ok_or_else(bad)?;
+            if choices.len() as u64 + count > MAX_CHOICES {
+                return Err(ScheduleError::TooLong);
+            }
             for _ in 0..count {
                 choices.push(choice.clone());
             }

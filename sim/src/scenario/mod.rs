@@ -6,6 +6,7 @@
 
 mod error;
 mod file;
+mod limits;
 mod params;
 mod sweep;
 
@@ -13,8 +14,9 @@ use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::time::Duration;
 
-pub use error::{FieldError, ScenarioError, key_at, line_col};
-pub use params::Params;
+pub use error::{FieldError, ScenarioError, did_you_mean, key_at, line_col};
+pub use limits::{MAX_CLIENTS, MAX_SERVERS};
+pub use params::{MAX_COUNT, Params, YEAR_S};
 pub(crate) use sweep::Setting;
 pub use sweep::load_points;
 
@@ -38,6 +40,8 @@ pub struct BuildContext<'a> {
     pub skews: &'a [Skew],
     /// The `[params]` table.
     pub params: &'a Params,
+    /// Number of servers (for parameters that name one: [`Params::server`]).
+    pub servers: usize,
 }
 
 /// The recipes a scenario can name. `mcsim-models` provides the catalog of every recipe.
@@ -271,22 +275,9 @@ impl Scenario {
             }
         })?;
 
+        limits::check(&f, source).map_err(at)?;
         let clients = *f.clients.get_ref();
-        if clients == 0 {
-            return Err(at(FieldError::new(
-                "clients",
-                Some(f.clients.span()),
-                "must be at least 1",
-            )));
-        }
         let [lat_min, lat_max] = *f.timing.latency_us.get_ref();
-        if lat_min > lat_max {
-            return Err(at(FieldError::new(
-                "timing.latency_us",
-                Some(f.timing.latency_us.span()),
-                format!("minimum {lat_min} is above maximum {lat_max}"),
-            )));
-        }
         let skews = skews(&f.timing, clients).map_err(at)?;
         let distribution =
             Distribution::parse(f.servers.distribution.get_ref()).ok_or_else(|| {
@@ -300,13 +291,6 @@ impl Scenario {
                 ))
             })?;
         let count = *f.servers.count.get_ref();
-        if count == 0 {
-            return Err(at(FieldError::new(
-                "servers.count",
-                Some(f.servers.count.span()),
-                "must be at least 1",
-            )));
-        }
         let server = ServerConfig::default()
             .memory_mb(f.servers.memory_mb)
             .item_size_max(f.servers.item_size_max)
@@ -346,7 +330,11 @@ impl Scenario {
             return Err(at(FieldError::new(
                 "recipe",
                 Some(f.recipe.span()),
-                format!("unknown recipe {recipe:?}; known: {}", known.join(", ")),
+                format!(
+                    "unknown recipe {recipe:?}{}; known: {}",
+                    did_you_mean(&recipe, known.iter().copied()),
+                    known.join(", ")
+                ),
             )));
         };
         let variant = f.variant.get_ref().clone();
@@ -355,7 +343,8 @@ impl Scenario {
                 "variant",
                 Some(f.variant.span()),
                 format!(
-                    "unknown variant {variant:?} of {recipe}; known: {}",
+                    "unknown variant {variant:?} of {recipe}{}; known: {}",
+                    did_you_mean(&variant, variants.iter().copied()),
                     variants.join(", ")
                 ),
             )));
@@ -366,6 +355,7 @@ impl Scenario {
             clients,
             skews: &skews,
             params: &params,
+            servers: count,
         };
         let setup = catalog.build(&recipe, &cx).map_err(at)?;
         params.finish(&format!("{recipe}/{variant}")).map_err(at)?;
@@ -382,7 +372,11 @@ impl Scenario {
             return Err(at(FieldError::new(
                 "expect.verdict",
                 Some(f.expect.verdict.span()),
-                format!("unknown verdict {expect:?}; known: {}", known.join(", ")),
+                format!(
+                    "unknown verdict {expect:?}{}; known: {}",
+                    did_you_mean(&expect, known.iter().map(String::as_str)),
+                    known.join(", ")
+                ),
             )));
         }
         let name = f.name.unwrap_or_else(|| {

@@ -9,6 +9,13 @@ use toml::Spanned;
 
 use crate::scenario::error::FieldError;
 
+/// The largest count a parameter may give ([`Params::count`]): enough for any workload
+/// mcsim can run in reasonable time, small enough that no setup allocates without bound.
+pub const MAX_COUNT: u32 = 100_000;
+
+/// Seconds in a year: the longest duration a parameter may give.
+pub const YEAR_S: u64 = 365 * 24 * 3600;
+
 /// A recipe's parameters as written in the scenario file.
 #[derive(Debug, Default)]
 pub struct Params {
@@ -89,10 +96,91 @@ impl Params {
             None => Ok(default),
             Some(v) => match v.get_ref() {
                 toml::Value::Integer(i) => Ok(*i as f64),
-                toml::Value::Float(f) => Ok(*f),
-                other => Err(self.err(name, v, format!("expected a number, found {other}"))),
+                toml::Value::Float(f) if f.is_finite() => Ok(*f),
+                other => Err(self.err(name, v, format!("expected a finite number, found {other}"))),
             },
         }
+    }
+
+    /// A non-negative integer within `range` (a count, a size, a limit).
+    pub fn u64_in(
+        &self,
+        name: &str,
+        default: u64,
+        range: std::ops::RangeInclusive<u64>,
+    ) -> Result<u64, FieldError> {
+        let n = self.u64(name, default)?;
+        self.within(name, n, &range)
+    }
+
+    /// Like [`Params::u64_in`], as a `u32`.
+    pub fn u32_in(
+        &self,
+        name: &str,
+        default: u32,
+        range: std::ops::RangeInclusive<u32>,
+    ) -> Result<u32, FieldError> {
+        let n = self.u32(name, default)?;
+        self.within(name, n, &range)
+    }
+
+    /// A number within `range` (a rate, a fraction).
+    pub fn f64_in(
+        &self,
+        name: &str,
+        default: f64,
+        range: std::ops::RangeInclusive<f64>,
+    ) -> Result<f64, FieldError> {
+        let n = self.f64(name, default)?;
+        self.within(name, n, &range)
+    }
+
+    /// The index of one of `servers` servers (`0` to `servers - 1`).
+    pub fn server(&self, name: &str, default: usize, servers: usize) -> Result<usize, FieldError> {
+        let n = self.u64(name, default as u64)?;
+        if n >= servers as u64 {
+            let v = self.values.get(name).expect("present when out of range");
+            return Err(self.err(
+                name,
+                v,
+                format!(
+                    "{n} is not a server: the scenario has {servers} (0 to {})",
+                    servers - 1
+                ),
+            ));
+        }
+        Ok(n as usize)
+    }
+
+    /// A duration in milliseconds within `range` (the parameter's name should end in `_ms`).
+    pub fn millis_in(
+        &self,
+        name: &str,
+        default_ms: u64,
+        range: std::ops::RangeInclusive<u64>,
+    ) -> Result<Duration, FieldError> {
+        Ok(Duration::from_millis(self.u64_in(name, default_ms, range)?))
+    }
+
+    fn within<T: PartialOrd + std::fmt::Display>(
+        &self,
+        name: &str,
+        n: T,
+        range: &std::ops::RangeInclusive<T>,
+    ) -> Result<T, FieldError> {
+        if range.contains(&n) {
+            return Ok(n);
+        }
+        let v = self.values.get(name).expect("present when out of range");
+        Err(self.err(
+            name,
+            v,
+            format!(
+                "{n} is out of range: must be {} to {}",
+                range.start(),
+                range.end()
+            ),
+        ))
     }
 
     /// A boolean.
@@ -117,9 +205,21 @@ impl Params {
         }
     }
 
-    /// A duration given in milliseconds (the parameter's name should end in `_ms`).
+    /// A duration given in milliseconds, at most a year (the parameter's name should end
+    /// in `_ms`).
     pub fn millis(&self, name: &str, default_ms: u64) -> Result<Duration, FieldError> {
-        Ok(Duration::from_millis(self.u64(name, default_ms)?))
+        self.millis_in(name, default_ms, 0..=YEAR_S * 1000)
+    }
+
+    /// A count (of keys, rounds, requests, …): 0 to [`MAX_COUNT`].
+    pub fn count(&self, name: &str, default: u32) -> Result<u32, FieldError> {
+        self.u32_in(name, default, 0..=MAX_COUNT)
+    }
+
+    /// A whole number of seconds (a TTL, a period), at most a year (the parameter's name
+    /// should end in `_s`).
+    pub fn seconds(&self, name: &str, default: u32) -> Result<u32, FieldError> {
+        self.u32_in(name, default, 0..=YEAR_S as u32)
     }
 
     /// Fails on the first parameter no getter asked for: a typo or a parameter the recipe
@@ -135,10 +235,11 @@ impl Params {
                     .map(|s| s.as_str())
                     .collect::<Vec<_>>()
                     .join(", ");
+                let hint = crate::scenario::did_you_mean(name, used.iter().map(String::as_str));
                 return Err(self.err(
                     name,
                     v,
-                    format!("unknown parameter for {known}; known parameters: {list}"),
+                    format!("unknown parameter for {known}{hint}; known parameters: {list}"),
                 ));
             }
         }

@@ -1,0 +1,173 @@
+//! The ranges a scenario file's numbers must lie in, checked when the file is read, so no
+//! value reaches the engine that would make it panic, allocate without bound or spin:
+//! every error names the field and points at its line.
+
+use std::ops::{Range, RangeInclusive};
+
+use crate::scenario::error::FieldError;
+use crate::scenario::file::ScenarioFile;
+
+/// The most virtual clients a scenario may run.
+pub const MAX_CLIENTS: usize = 1024;
+/// The most simulated servers.
+pub const MAX_SERVERS: usize = 64;
+/// The most memory one simulated server may have, in megabytes (memcached's `-m`).
+pub const MAX_MEMORY_MB: u64 = 64 * 1024;
+/// memcached's bounds on `-I`: at least 1 KiB, at most 1 GiB.
+pub const ITEM_SIZE_MAX: RangeInclusive<u64> = 1024..=1024 * 1024 * 1024;
+/// The most steps or executions a scenario may ask for.
+pub const MAX_COUNT: u64 = 1_000_000_000;
+/// The longest virtual duration a field may give, in milliseconds (a year).
+pub const MAX_MILLIS: u64 = 365 * 24 * 3600 * 1000;
+
+/// Where `key = …` is written inside `[table]` (or at the top when `table` is empty).
+pub fn locate(source: &str, table: &str, key: &str) -> Option<Range<usize>> {
+    let mut current = String::new();
+    let mut offset = 0;
+    for line in source.split_inclusive('\n') {
+        let t = line.trim();
+        if let Some(h) = t.strip_prefix('[').and_then(|h| h.strip_suffix(']')) {
+            current = h.trim().to_string();
+        } else if let Some((k, _)) = t.split_once('=') {
+            let k = k.trim();
+            let hit = (current == table && k == key)
+                || (current.is_empty() && !table.is_empty() && k == format!("{table}.{key}"));
+            if hit {
+                let start = offset + line.find(k).unwrap_or(0);
+                return Some(start..start + line.trim_end().len());
+            }
+        }
+        offset += line.len();
+    }
+    None
+}
+
+struct Checker<'a> {
+    source: &'a str,
+}
+
+impl Checker<'_> {
+    fn range(
+        &self,
+        table: &str,
+        key: &str,
+        value: u64,
+        ok: RangeInclusive<u64>,
+    ) -> Result<(), FieldError> {
+        if ok.contains(&value) {
+            return Ok(());
+        }
+        Err(self.error(
+            table,
+            key,
+            format!(
+                "{value} is out of range: must be {} to {}",
+                ok.start(),
+                ok.end()
+            ),
+        ))
+    }
+
+    fn error(&self, table: &str, key: &str, message: String) -> FieldError {
+        let field = if table.is_empty() {
+            key.to_string()
+        } else {
+            format!("{table}.{key}")
+        };
+        FieldError::new(field, locate(self.source, table, key), message)
+    }
+}
+
+/// Checks every number of the file against its range.
+pub(crate) fn check(f: &ScenarioFile, source: &str) -> Result<(), FieldError> {
+    let c = Checker { source };
+    let clients = *f.clients.get_ref();
+    if !(1..=MAX_CLIENTS).contains(&clients) {
+        return Err(FieldError::new(
+            "clients",
+            Some(f.clients.span()),
+            format!("{clients} clients: must be 1 to {MAX_CLIENTS}"),
+        ));
+    }
+    let count = *f.servers.count.get_ref();
+    if !(1..=MAX_SERVERS).contains(&count) {
+        return Err(FieldError::new(
+            "servers.count",
+            Some(f.servers.count.span()),
+            format!("{count} servers: must be 1 to {MAX_SERVERS}"),
+        ));
+    }
+    let t = &f.timing;
+    let [lat_min, lat_max] = *t.latency_us.get_ref();
+    if lat_max > MAX_MILLIS * 1000 {
+        return Err(FieldError::new(
+            "timing.latency_us",
+            Some(t.latency_us.span()),
+            format!("{lat_max} µs is more than a year"),
+        ));
+    }
+    if lat_min > lat_max {
+        return Err(FieldError::new(
+            "timing.latency_us",
+            Some(t.latency_us.span()),
+            format!("minimum {lat_min} is above maximum {lat_max}"),
+        ));
+    }
+    for (name, range) in [(
+        "skew_ms",
+        t.skew_ms.as_ref().map(|s| (s.span(), s.get_ref().to_vec())),
+    )]
+    .into_iter()
+    .chain([(
+        "skews_ms",
+        t.skews_ms.as_ref().map(|s| (s.span(), s.get_ref().clone())),
+    )]) {
+        if let Some((span, values)) = range
+            && values.iter().any(|v| v.unsigned_abs() > MAX_MILLIS)
+        {
+            return Err(FieldError::new(
+                format!("timing.{name}"),
+                Some(span),
+                "a clock skew of more than a year",
+            ));
+        }
+    }
+    c.range("timing", "max_steps", t.max_steps, 1..=MAX_COUNT)?;
+    c.range("timing", "max_time_s", t.max_time_s, 1..=MAX_MILLIS / 1000)?;
+    let s = &f.servers;
+    c.range("servers", "memory_mb", s.memory_mb, 1..=MAX_MEMORY_MB)?;
+    let item = u64::from(s.item_size_max);
+    c.range("servers", "item_size_max", item, ITEM_SIZE_MAX)?;
+    if item > s.memory_mb * 1024 * 1024 / 2 {
+        // memcached refuses to start: "Cannot set item size limit higher than 1/2 of
+        // memory max."
+        return Err(c.error(
+            "servers",
+            "item_size_max",
+            format!(
+                "{item} bytes is more than half of memory_mb = {} (memcached refuses to start)",
+                s.memory_mb
+            ),
+        ));
+    }
+    c.range("servers", "phase_ms", s.phase_ms, 0..=999)?;
+    let fl = &f.faults;
+    c.range("faults", "timeout_ms", fl.timeout_ms, 1..=MAX_MILLIS)?;
+    c.range(
+        "faults",
+        "restart_after_ms",
+        fl.restart_after_ms,
+        1..=MAX_MILLIS,
+    )?;
+    c.range(
+        "faults",
+        "rejoin_after_ms",
+        fl.rejoin_after_ms,
+        1..=MAX_MILLIS,
+    )?;
+    let e = &f.explore;
+    c.range("explore", "executions", e.executions, 1..=MAX_COUNT)?;
+    c.range("explore", "depth", e.depth as u64, 1..=64)?;
+    c.range("explore", "steps_estimate", e.steps_estimate, 1..=MAX_COUNT)?;
+    Ok(())
+}
