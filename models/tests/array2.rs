@@ -58,11 +58,20 @@ fn fixed_spins_for_ever_at_the_item_size_limit() {
     let report = run::run(&s, &options);
     let failure = report.first_failure.expect("a livelock");
     match &failure.execution.verdict {
-        Verdict::Livelock { waiting, .. } => {
+        Verdict::Livelock {
+            waiting, repeated, ..
+        } => {
             assert!(
                 waiting.iter().any(|w| w.contains("array_log")),
                 "{waiting:?}"
-            )
+            );
+            // Found as a spin, at the default step budget, long before it.
+            assert!(*repeated >= 2000, "{repeated}");
+            assert!(
+                failure.execution.steps < 5_000,
+                "{}",
+                failure.execution.steps
+            );
         }
         other => panic!("expected a livelock, got {other}"),
     }

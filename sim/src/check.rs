@@ -77,7 +77,10 @@ pub enum Verdict {
     Pass,
     /// An invariant broke.
     Violation(Violation),
-    /// Clients were still busy when the step or time budget ran out.
+    /// The recipe spins: for `repeated` calls nothing changed on the servers, every call
+    /// repeated an earlier one of its client with the same reply, and nothing scheduled
+    /// (an expiry, a timer, a clock read) could change that. (`repeated` is 0 when no
+    /// client could run at all.)
     Livelock {
         /// Steps taken.
         step: u64,
@@ -85,6 +88,22 @@ pub enum Verdict {
         time: VirtualTime,
         /// What each unfinished client was doing.
         waiting: Vec<String>,
+        /// Consecutive calls that repeated earlier ones.
+        repeated: u64,
+    },
+    /// Clients were still busy, without spinning, when the step or time budget ran out:
+    /// a liveness finding (a recipe waiting on a TTL, a lost reply, a dead holder).
+    Stuck {
+        /// Steps taken.
+        step: u64,
+        /// Virtual time reached.
+        time: VirtualTime,
+        /// What each unfinished client was doing.
+        waiting: Vec<String>,
+        /// The longest any unfinished client went without progress, and which one.
+        longest_wait: (usize, std::time::Duration),
+        /// The earliest expiry ahead that may release them: key and time.
+        next_expiry: Option<(String, VirtualTime)>,
     },
     /// Recipe code panicked.
     Panic {
@@ -123,6 +142,7 @@ impl Verdict {
             Verdict::Pass => "pass".into(),
             Verdict::Violation(v) => v.invariant.clone(),
             Verdict::Livelock { .. } => "livelock".into(),
+            Verdict::Stuck { .. } => "stuck".into(),
             Verdict::Panic { .. } => "panic".into(),
             Verdict::ClientError { .. } => "client_error".into(),
             Verdict::Diverged { .. } => "diverged".into(),
@@ -154,11 +174,44 @@ impl fmt::Display for Verdict {
                 step,
                 time,
                 waiting,
+                repeated: 0,
             } => write!(
                 f,
-                "livelock: no quiescence after {step} steps (t={time}); still busy: {}",
+                "livelock: no client can run at step {step} (t={time}); still busy: {}",
                 waiting.join(", ")
             ),
+            Verdict::Livelock {
+                step,
+                time,
+                waiting,
+                repeated,
+            } => write!(
+                f,
+                "livelock: spinning at step {step} (t={time}): the last {repeated} calls \
+                 changed nothing and repeated earlier calls with the same replies, and no \
+                 expiry, timer or clock read can change that; still busy: {}",
+                waiting.join(", ")
+            ),
+            Verdict::Stuck {
+                step,
+                time,
+                waiting,
+                longest_wait: (client, wait),
+                next_expiry,
+            } => {
+                write!(
+                    f,
+                    "stuck: {} client{} still busy when the budget ran out at step {step} \
+                     (t={time}), without spinning; c{client} went {:.3} s without progress",
+                    waiting.len(),
+                    if waiting.len() == 1 { "" } else { "s" },
+                    wait.as_secs_f64()
+                )?;
+                if let Some((key, at)) = next_expiry {
+                    write!(f, "; the earliest expiry ahead: {key} at t={at}")?;
+                }
+                write!(f, "; still busy: {}", waiting.join(", "))
+            }
             Verdict::Panic {
                 client,
                 message,

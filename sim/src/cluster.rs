@@ -276,6 +276,25 @@ impl Cluster {
         })
     }
 
+    /// The earliest expiry ahead of `now` among the live items of the running servers:
+    /// the key and the virtual time it disappears.
+    pub fn next_expiry(&self, now: VirtualTime) -> Option<(Key, VirtualTime)> {
+        let mut best: Option<(Key, VirtualTime)> = None;
+        for server in self.servers.iter().filter(|s| s.is_up()) {
+            let tick = server.tick(now);
+            for (key, item) in server.items().iter() {
+                if item.exptime == 0 || server.items().peek(key, tick).is_none() {
+                    continue;
+                }
+                let at = server.clock().time_of_tick(item.exptime);
+                if best.as_ref().is_none_or(|(_, b)| at < *b) {
+                    best = Some((key.clone(), at));
+                }
+            }
+        }
+        best
+    }
+
     /// A hash of every server's live items (key, value, flags) at `now`: equal for equal
     /// final states.
     pub fn state_hash(&self, now: VirtualTime) -> u64 {

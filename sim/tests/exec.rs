@@ -46,12 +46,82 @@ fn spinning_without_progress_is_a_livelock_not_a_hang() {
     };
     let e = execute(&config, &setup, &mut Random::new(1), 0);
     match e.verdict {
-        Verdict::Livelock { time, waiting, .. } => {
-            assert!(time.secs() >= 60);
+        Verdict::Livelock {
+            time,
+            waiting,
+            repeated,
+            ..
+        } => {
+            // Found as a spin, long before the time budget.
+            assert!(time.secs() < 60, "{time}");
+            assert!(repeated >= 2000, "{repeated}");
             assert_eq!(waiting.len(), 1);
         }
         other => panic!("{other:?}"),
     }
+}
+
+#[test]
+fn waiting_on_a_ttl_is_stuck_not_a_livelock() {
+    // c0 takes a lock for 600 s and never releases it; c1 polls with a backoff. Nothing
+    // changes on the server, but the lock's expiry would: a wait, not a spin.
+    let setup = |sim: &mut mcsim::Sim| {
+        sim.client(Skew::default(), |mc| async move {
+            let k = Key::new("lock").unwrap();
+            mc.add(&k, mcsim::memcache::Value::from("1"), Exptime::secs(600))
+                .await?;
+            Ok(())
+        });
+        sim.client(Skew::default(), |mc| async move {
+            let k = Key::new("lock").unwrap();
+            mc.sleep(Duration::from_millis(5)).await;
+            while mc
+                .add(&k, mcsim::memcache::Value::from("2"), Exptime::secs(600))
+                .await
+                .is_err()
+            {
+                mc.sleep(Duration::from_millis(50)).await;
+            }
+            Ok(())
+        });
+    };
+    let config = ExecConfig {
+        max_time: Duration::from_secs(120),
+        ..ExecConfig::default()
+    };
+    let e = execute(&config, &setup, &mut Random::new(1), 0);
+    match e.verdict {
+        Verdict::Stuck {
+            time,
+            waiting,
+            longest_wait: (client, wait),
+            next_expiry: Some((key, at)),
+            ..
+        } => {
+            assert!(time.secs() >= 120);
+            assert_eq!((waiting.len(), client, key.as_str()), (1, 1, "lock"));
+            assert!(wait.as_secs() >= 110, "{wait:?}");
+            assert!(at.secs() >= 600, "{at}");
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn a_loop_that_reads_its_clock_is_not_called_a_spin() {
+    // Retries until its own deadline: repeated calls, but the clock may end the loop.
+    let setup = |sim: &mut mcsim::Sim| {
+        sim.client(Skew::default(), |mc| async move {
+            let k = Key::new("never").unwrap();
+            let deadline = mc.now() + Duration::from_secs(30);
+            while mc.get(&k).await?.is_none() && mc.now() < deadline {
+                mc.sleep(Duration::from_millis(1)).await;
+            }
+            Ok(())
+        });
+    };
+    let e = execute(&ExecConfig::default(), &setup, &mut Random::new(1), 0);
+    assert!(e.verdict.is_pass(), "{}", e.verdict);
 }
 
 #[test]

@@ -64,7 +64,8 @@ impl Memcache for Client {
     }
 
     fn now(&self) -> VirtualTime {
-        let core = self.core.borrow();
+        let mut core = self.core.borrow_mut();
+        core.clock_reads += 1;
         core.now.skewed(core.mailboxes[self.id].skew)
     }
 

@@ -49,6 +49,8 @@ pub(crate) struct Core {
     pub mailboxes: Vec<Mailbox>,
     pub notes: Vec<Note>,
     pub step: u64,
+    /// How often clients read their clocks (a spin is only proven while none does).
+    pub clock_reads: u64,
 }
 
 impl Core {
@@ -58,6 +60,7 @@ impl Core {
             mailboxes: Vec::new(),
             notes: Vec::new(),
             step: 0,
+            clock_reads: 0,
         }
     }
 
@@ -67,6 +70,7 @@ impl Core {
         self.mailboxes.clear();
         self.notes.clear();
         self.step = 0;
+        self.clock_reads = 0;
     }
 
     pub fn add_client(&mut self, skew: Skew) -> usize {

@@ -8,8 +8,9 @@
 //! hour of simulated traffic costs no real time. One thread, no wall clock, no thread RNG:
 //! the same setup and the same choices give the same execution, byte for byte.
 //!
-//! A client that never reaches quiescence within the step or time budget ends the
-//! execution as a livelock; a panic in recipe code is caught and reported with the step.
+//! A recipe that spins (repeats the same calls with the same replies while nothing can
+//! change) ends the execution as a livelock at once; one still busy when the step or time
+//! budget runs out, without spinning, is `stuck` (see `spin`); a panic in recipe code is caught and reported with the step.
 //! A client that loops forever without awaiting anything cannot be interrupted by a
 //! single-threaded engine; recipes must await a call or a sleep in every loop.
 
@@ -17,6 +18,7 @@ mod client;
 mod core;
 mod engine;
 mod spare;
+mod spin;
 
 use std::borrow::Cow;
 use std::cell::RefCell;

@@ -35,6 +35,7 @@ pub(crate) struct Spare {
     pub deferred: Vec<Option<Transport>>,
     pub calls: Vec<CallOption>,
     pub timers: Vec<(VirtualTime, u64, super::engine::Timer)>,
+    pub spin: super::spin::SpinWatch,
 }
 
 thread_local! {

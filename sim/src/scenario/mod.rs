@@ -364,6 +364,7 @@ impl Scenario {
         let mut known = vec![
             "pass".to_string(),
             "livelock".into(),
+            "stuck".into(),
             "panic".into(),
             "client_error".into(),
         ];

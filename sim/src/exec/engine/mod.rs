@@ -7,17 +7,22 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::rc::Rc;
 use std::task::{Context, Poll, Waker};
 
-use crate::check::{EndView, Failure, Verdict, Violation};
+use crate::check::Verdict;
 use crate::clock::VirtualTime;
 use crate::cluster::Cluster;
 use crate::exec::core::{Core, Wait};
 use crate::exec::spare::{Spare, emptied};
+use crate::exec::spin::{SpinWatch, changes_state, request_hash};
 use crate::exec::{ExecConfig, Execution, Sim, Task};
 use crate::explore::{CallOption, Choice, FaultOption, Footprint, Options, Schedule, Strategy};
-use crate::fault::{EvictTarget, Fault, FaultKind};
+use crate::fault::{Fault, FaultKind};
 use crate::memcache::{Key, Transport};
 use crate::protocol::Reply;
 use crate::trace::{Actor, Trace, describe_reply, describe_request, fnv1a};
+
+mod ending;
+mod faults;
+mod timers;
 
 /// Runs one execution: `setup` registers clients and invariants, `strategy` makes every
 /// choice. `index` tells the strategy which execution this is.
@@ -89,6 +94,8 @@ struct Engine<'c> {
     pruned: bool,
     /// The call options of the current step (a buffer kept across steps).
     calls_buf: Vec<CallOption>,
+    /// Tells a spin from a wait.
+    spin: SpinWatch,
 }
 
 /// A timed event of the world.
@@ -117,6 +124,8 @@ impl<'c> Engine<'c> {
         let mut deferred = std::mem::take(&mut spare.deferred);
         deferred.resize(n, None);
         spare.scripted = emptied(sim.scripted);
+        let mut spin = std::mem::take(&mut spare.spin);
+        spin.reset(n);
         Engine {
             config,
             core: sim.core,
@@ -136,6 +145,7 @@ impl<'c> Engine<'c> {
             calls: 0,
             pruned: false,
             calls_buf: std::mem::take(&mut spare.calls),
+            spin,
         }
     }
 
@@ -149,6 +159,7 @@ impl<'c> Engine<'c> {
         spare.deferred = emptied(self.deferred);
         spare.timers = emptied(self.timers);
         spare.calls = emptied(self.calls_buf);
+        spare.spin = self.spin;
         spare.cluster = Some(self.cluster);
         spare.core = Some(self.core);
     }
@@ -184,7 +195,7 @@ impl<'c> Engine<'c> {
             if self.step >= self.config.max_steps
                 || now.since(VirtualTime::ZERO) > self.config.max_time
             {
-                return Err(self.livelock());
+                return Err(self.stuck());
             }
             let mut calls = std::mem::take(&mut self.calls_buf);
             let next_timer = self.options(&mut calls);
@@ -195,7 +206,7 @@ impl<'c> Engine<'c> {
                         self.core.borrow_mut().now = t.max(now);
                         continue;
                     }
-                    None => return Err(self.livelock()),
+                    None => return Err(self.livelock(0)),
                 }
             }
             let faults = self.fault_options(&calls);
@@ -282,107 +293,6 @@ impl<'c> Engine<'c> {
         })
     }
 
-    fn budget_left(&self, kind: FaultKind) -> Option<f64> {
-        let rule = self.config.faults.rule(kind)?;
-        let used = self.fault_counts.get(&kind).copied().unwrap_or(0);
-        (used < rule.max).then_some(rule.probability)
-    }
-
-    fn fault_options(&self, calls: &[CallOption]) -> Vec<FaultOption> {
-        let mut out = Vec::new();
-        if self.config.faults.is_empty() {
-            return out;
-        }
-        let now = self.now();
-        if let Some(p) = self.budget_left(FaultKind::Evict) {
-            for (s, server) in self.cluster.servers.iter().enumerate() {
-                if !server.is_up() {
-                    continue;
-                }
-                match &self.config.faults.evict {
-                    EvictTarget::Keys(keys) => {
-                        for k in keys {
-                            if let Ok(key) = Key::new(k.as_bytes())
-                                && server.peek(&key, now).is_some()
-                            {
-                                out.push(FaultOption {
-                                    fault: Fault::Evict {
-                                        server: s,
-                                        key: k.clone(),
-                                    },
-                                    probability: p,
-                                });
-                            }
-                        }
-                    }
-                    EvictTarget::Any => {
-                        let tick = server.tick(now);
-                        for (key, _) in server.items().iter() {
-                            if server.items().peek(key, tick).is_some() {
-                                out.push(FaultOption {
-                                    fault: Fault::Evict {
-                                        server: s,
-                                        key: key.to_string(),
-                                    },
-                                    probability: p,
-                                });
-                            }
-                        }
-                    }
-                }
-            }
-        }
-        for (kind, make) in [
-            (
-                FaultKind::ReplyLost,
-                (|client| Fault::ReplyLost { client }) as fn(usize) -> Fault,
-            ),
-            (FaultKind::RequestLost, |client| Fault::RequestLost {
-                client,
-            }),
-        ] {
-            if let Some(p) = self.budget_left(kind) {
-                for c in calls {
-                    out.push(FaultOption {
-                        fault: make(c.client),
-                        probability: p,
-                    });
-                }
-            }
-        }
-        if let Some(p) = self.budget_left(FaultKind::Crash) {
-            for (s, server) in self.cluster.servers.iter().enumerate() {
-                if server.is_up() {
-                    out.push(FaultOption {
-                        fault: Fault::Crash { server: s },
-                        probability: p,
-                    });
-                }
-            }
-        }
-        if let Some(p) = self.budget_left(FaultKind::Leave)
-            && self.cluster.listed_count() >= 2
-        {
-            for s in 0..self.cluster.servers.len() {
-                if self.cluster.is_listed(s) {
-                    out.push(FaultOption {
-                        fault: Fault::Leave { server: s },
-                        probability: p,
-                    });
-                }
-            }
-        }
-        if let Some(p) = self.budget_left(FaultKind::SkipSecond) {
-            for s in 0..self.cluster.servers.len() {
-                out.push(FaultOption {
-                    fault: Fault::SkipSecond { server: s },
-                    probability: p,
-                });
-            }
-        }
-        out
-    }
-
     fn diverged(&self, detail: String) -> Stop {
         Verdict::Diverged {
             step: self.step,
@@ -417,6 +327,7 @@ impl<'c> Engine<'c> {
                 self.step += 1;
                 *self.fault_counts.entry(fault.kind()).or_insert(0) += 1;
                 self.faults_fired.push((self.step, fault.clone()));
+                self.spin.changed();
                 self.inject(fault, calls)?;
             }
         }
@@ -481,6 +392,8 @@ impl<'c> Engine<'c> {
             }
         };
         let servers = self.cluster.servers_for(&request);
+        let read_only = request.is_read_only();
+        let hash = self.spin.tracking_next().then(|| request_hash(&request));
         // Described before the server takes the request by value (only when tracing).
         let what = self.config.trace.then(|| describe_request(&request));
         let lost_request = matches!(fault, Some(Fault::RequestLost { .. }));
@@ -514,107 +427,29 @@ impl<'c> Engine<'c> {
                 (Err(t), _) => format!("{what}{server_note} -> {t}"),
             }
         });
+        let changed = match &outcome {
+            Ok(reply) if !lost_request => changes_state(read_only, reply),
+            _ => false,
+        };
+        let clock_reads = self.core.borrow().clock_reads;
+        let spin_due = self.spin.call(
+            client,
+            hash,
+            outcome.as_ref().ok(),
+            changed,
+            at,
+            clock_reads,
+        );
         if fault.is_some() {
             let timeout = self.config.faults.timeout;
             self.core.borrow_mut().sleep_until(client, timeout);
             self.deferred[client] = Some(Transport::TimedOut);
-            return Ok(());
+        } else {
+            self.core.borrow_mut().mailboxes[client].reply = Some(outcome.map(|r: Reply| r));
+            self.poll(client)?;
         }
-        self.core.borrow_mut().mailboxes[client].reply = Some(outcome.map(|r: Reply| r));
-        self.poll(client)
-    }
-
-    /// Wakes sleepers and restarts servers whose deadline has come, earliest first.
-    fn fire_due_timers(&mut self) -> Result<(), Stop> {
-        loop {
-            let now = self.now();
-            let sleeper = {
-                let core = self.core.borrow();
-                if self.timers.is_empty()
-                    && !core
-                        .mailboxes
-                        .iter()
-                        .any(|m| matches!(m.wait, Wait::Sleep { .. }))
-                {
-                    return Ok(());
-                }
-                core.mailboxes
-                    .iter()
-                    .enumerate()
-                    .filter_map(|(c, m)| match m.wait {
-                        Wait::Sleep { until } if until <= now => Some((until, c)),
-                        _ => None,
-                    })
-                    .min()
-            };
-            let timer = self
-                .timers
-                .iter()
-                .enumerate()
-                .filter(|(_, t)| t.0 <= now)
-                .min_by_key(|(_, t)| (t.0, t.1))
-                .map(|(i, t)| (i, t.0));
-            match (sleeper, timer) {
-                (_, Some((i, at))) if sleeper.is_none_or(|s| at <= s.0) => {
-                    let (at, _, timer) = self.timers.remove(i);
-                    self.fire(at, timer)?;
-                }
-                (Some((_, c)), _) => {
-                    {
-                        let mut core = self.core.borrow_mut();
-                        let m = &mut core.mailboxes[c];
-                        m.wait = Wait::Running;
-                        match self.deferred[c].take() {
-                            Some(t) => m.reply = Some(Err(t)),
-                            None => m.woken = true,
-                        }
-                    }
-                    if self.config.trace && self.core.borrow().mailboxes[c].reply.is_some() {
-                        self.log(Actor::Client(c), || "times out".into());
-                    }
-                    self.poll(c)?;
-                    self.check_always()?;
-                }
-                _ => return Ok(()),
-            }
-        }
-    }
-
-    fn add_timer(&mut self, at: VirtualTime, timer: Timer) {
-        self.timer_seq += 1;
-        self.timers.push((at, self.timer_seq, timer));
-    }
-
-    fn fire(&mut self, at: VirtualTime, timer: Timer) -> Result<(), Stop> {
-        match timer {
-            Timer::Restart(server) => {
-                let warm = self.config.faults.warm_restart;
-                self.cluster.servers[server].restart(at, warm);
-                self.log(Actor::World, || {
-                    format!(
-                        "server {server} restarts ({})",
-                        if warm { "warm" } else { "empty" }
-                    )
-                });
-            }
-            Timer::Rejoin(server) => {
-                self.cluster.set_listed(server, true);
-                self.log(Actor::World, || {
-                    format!("server {server} rejoins the client's list")
-                });
-            }
-            Timer::Scripted(fault) => {
-                if matches!(fault, Fault::ReplyLost { .. } | Fault::RequestLost { .. }) {
-                    self.log(Actor::World, || {
-                        format!("scripted {fault} ignored: not a timed fault")
-                    });
-                    return Ok(());
-                }
-                self.faults_fired.push((self.step, fault.clone()));
-                self.log(Actor::World, || "scripted:".into());
-                self.inject(&fault, &[])?;
-                self.check_always()?;
-            }
+        if spin_due {
+            self.check_spin()?;
         }
         Ok(())
     }
@@ -643,6 +478,9 @@ impl<'c> Engine<'c> {
             }
             Ok(Poll::Ready(result)) => {
                 self.tasks[client] = None;
+                self.spin.changed();
+                let now = self.now();
+                self.spin.progress(client, now);
                 self.core.borrow_mut().mailboxes[client].wait = Wait::Done;
                 if let Err(e) = result {
                     self.log(Actor::Client(client), || format!("gives up: {e}"));
@@ -685,69 +523,5 @@ impl<'c> Engine<'c> {
                 );
             }
         }
-    }
-
-    fn check_always(&mut self) -> Result<(), Stop> {
-        for (name, check) in &self.always {
-            if let Err(failure) = check() {
-                return Err(self.violation(name.to_string(), failure));
-            }
-        }
-        Ok(())
-    }
-
-    fn violation(&self, invariant: String, failure: Failure) -> Verdict {
-        Verdict::Violation(Violation {
-            invariant,
-            step: self.step,
-            time: self.now(),
-            failure,
-            faults: self.faults_fired.clone(),
-        })
-    }
-
-    fn livelock(&self) -> Verdict {
-        let core = self.core.borrow();
-        let waiting = core
-            .mailboxes
-            .iter()
-            .enumerate()
-            .filter_map(|(c, m)| match &m.wait {
-                Wait::Call { request, .. } => {
-                    Some(format!("c{c} in {}", describe_request(request)))
-                }
-                Wait::Sleep { until } => Some(format!("c{c} sleeping until {until}")),
-                _ => None,
-            })
-            .collect();
-        Verdict::Livelock {
-            step: self.step,
-            time: core.now,
-            waiting,
-        }
-    }
-
-    fn finish(&mut self) -> Verdict {
-        let view = EndView {
-            cluster: &self.cluster,
-            now: self.now(),
-            metrics: Default::default(),
-        };
-        // Every end check runs, so each records its metrics; the first failure is the verdict.
-        let mut verdict = Verdict::Pass;
-        for (name, check) in &self.at_end {
-            if let Err(failure) = check(&view)
-                && verdict.is_pass()
-            {
-                verdict = self.violation(name.to_string(), failure);
-            }
-        }
-        self.metrics = view.metrics.into_inner();
-        if let Verdict::Violation(v) = &verdict {
-            self.log(Actor::World, || {
-                format!("END CHECK {} fails: {}", v.invariant, v.failure.message)
-            });
-        }
-        verdict
     }
 }

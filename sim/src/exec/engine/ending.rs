@@ -1,0 +1,115 @@
+//! How an execution ends: invariant checks, violations, spins, waits past the budget and
+//! the end-of-run checks.
+
+use crate::check::{EndView, Failure, Verdict, Violation};
+use crate::exec::core::Wait;
+use crate::trace::{Actor, describe_request};
+
+use super::{Engine, Stop};
+
+impl Engine<'_> {
+    pub(super) fn check_always(&mut self) -> Result<(), Stop> {
+        for (name, check) in &self.always {
+            if let Err(failure) = check() {
+                return Err(self.violation(name.to_string(), failure));
+            }
+        }
+        Ok(())
+    }
+
+    pub(super) fn violation(&self, invariant: String, failure: Failure) -> Verdict {
+        Verdict::Violation(Violation {
+            invariant,
+            step: self.step,
+            time: self.now(),
+            failure,
+            faults: self.faults_fired.clone(),
+        })
+    }
+
+    /// What each unfinished client is doing.
+    pub(super) fn waiting(&self) -> Vec<String> {
+        let core = self.core.borrow();
+        core.mailboxes
+            .iter()
+            .enumerate()
+            .filter_map(|(c, m)| match &m.wait {
+                Wait::Call { request, .. } => {
+                    Some(format!("c{c} in {}", describe_request(request)))
+                }
+                Wait::Sleep { until } => Some(format!("c{c} sleeping until {until}")),
+                _ => None,
+            })
+            .collect()
+    }
+
+    pub(super) fn livelock(&self, repeated: u64) -> Verdict {
+        Verdict::Livelock {
+            step: self.step,
+            time: self.now(),
+            waiting: self.waiting(),
+            repeated,
+        }
+    }
+
+    /// A spin is proven when nothing scheduled can end it: no world timer, no clock read
+    /// since the repetitions began, no live item with an expiry ahead.
+    pub(super) fn check_spin(&self) -> Result<(), Stop> {
+        let now = self.now();
+        if self.timers.is_empty()
+            && self.spin.clock_untouched(self.core.borrow().clock_reads)
+            && self.cluster.next_expiry(now).is_none()
+        {
+            return Err(self.livelock(self.spin.repeats()));
+        }
+        Ok(())
+    }
+
+    pub(super) fn stuck(&self) -> Verdict {
+        let now = self.now();
+        let busy: Vec<usize> = self
+            .tasks
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| t.is_some())
+            .map(|(c, _)| c)
+            .collect();
+        Verdict::Stuck {
+            step: self.step,
+            time: now,
+            waiting: self.waiting(),
+            longest_wait: self
+                .spin
+                .longest_wait(busy.into_iter(), now)
+                .unwrap_or((0, std::time::Duration::ZERO)),
+            next_expiry: self
+                .cluster
+                .next_expiry(now)
+                .map(|(k, at)| (k.to_string(), at)),
+        }
+    }
+
+    pub(super) fn finish(&mut self) -> Verdict {
+        let view = EndView {
+            cluster: &self.cluster,
+            now: self.now(),
+            metrics: Default::default(),
+        };
+        // Every end check runs, so each records its metrics; the first failure is the verdict.
+        let mut verdict = Verdict::Pass;
+        for (name, check) in &self.at_end {
+            if let Err(failure) = check(&view)
+                && verdict.is_pass()
+            {
+                verdict = self.violation(name.to_string(), failure);
+            }
+        }
+        self.metrics = view.metrics.into_inner();
+        if let Verdict::Violation(v) = &verdict {
+            self.log(Actor::World, || {
+                format!("END CHECK {} fails: {}", v.invariant, v.failure.message)
+            });
+        }
+        verdict
+    }
+}

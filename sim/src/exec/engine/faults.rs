@@ -1,0 +1,110 @@
+//! The faults that may fire at a step, within the plan's budgets.
+
+use crate::explore::{CallOption, FaultOption};
+use crate::fault::{EvictTarget, Fault, FaultKind};
+use crate::memcache::Key;
+
+use super::Engine;
+
+impl Engine<'_> {
+    fn budget_left(&self, kind: FaultKind) -> Option<f64> {
+        let rule = self.config.faults.rule(kind)?;
+        let used = self.fault_counts.get(&kind).copied().unwrap_or(0);
+        (used < rule.max).then_some(rule.probability)
+    }
+
+    pub(super) fn fault_options(&self, calls: &[CallOption]) -> Vec<FaultOption> {
+        let mut out = Vec::new();
+        if self.config.faults.is_empty() {
+            return out;
+        }
+        let now = self.now();
+        if let Some(p) = self.budget_left(FaultKind::Evict) {
+            for (s, server) in self.cluster.servers.iter().enumerate() {
+                if !server.is_up() {
+                    continue;
+                }
+                match &self.config.faults.evict {
+                    EvictTarget::Keys(keys) => {
+                        for k in keys {
+                            if let Ok(key) = Key::new(k.as_bytes())
+                                && server.peek(&key, now).is_some()
+                            {
+                                out.push(FaultOption {
+                                    fault: Fault::Evict {
+                                        server: s,
+                                        key: k.clone(),
+                                    },
+                                    probability: p,
+                                });
+                            }
+                        }
+                    }
+                    EvictTarget::Any => {
+                        let tick = server.tick(now);
+                        for (key, _) in server.items().iter() {
+                            if server.items().peek(key, tick).is_some() {
+                                out.push(FaultOption {
+                                    fault: Fault::Evict {
+                                        server: s,
+                                        key: key.to_string(),
+                                    },
+                                    probability: p,
+                                });
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        for (kind, make) in [
+            (
+                FaultKind::ReplyLost,
+                (|client| Fault::ReplyLost { client }) as fn(usize) -> Fault,
+            ),
+            (FaultKind::RequestLost, |client| Fault::RequestLost {
+                client,
+            }),
+        ] {
+            if let Some(p) = self.budget_left(kind) {
+                for c in calls {
+                    out.push(FaultOption {
+                        fault: make(c.client),
+                        probability: p,
+                    });
+                }
+            }
+        }
+        if let Some(p) = self.budget_left(FaultKind::Crash) {
+            for (s, server) in self.cluster.servers.iter().enumerate() {
+                if server.is_up() {
+                    out.push(FaultOption {
+                        fault: Fault::Crash { server: s },
+                        probability: p,
+                    });
+                }
+            }
+        }
+        if let Some(p) = self.budget_left(FaultKind::Leave)
+            && self.cluster.listed_count() >= 2
+        {
+            for s in 0..self.cluster.servers.len() {
+                if self.cluster.is_listed(s) {
+                    out.push(FaultOption {
+                        fault: Fault::Leave { server: s },
+                        probability: p,
+                    });
+                }
+            }
+        }
+        if let Some(p) = self.budget_left(FaultKind::SkipSecond) {
+            for s in 0..self.cluster.servers.len() {
+                out.push(FaultOption {
+                    fault: Fault::SkipSecond { server: s },
+                    probability: p,
+                });
+            }
+        }
+        out
+    }
+}

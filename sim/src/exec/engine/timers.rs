@@ -1,0 +1,106 @@
+//! Timed events: sleepers waking, servers restarting and rejoining, scripted faults.
+
+use crate::clock::VirtualTime;
+use crate::exec::core::Wait;
+use crate::fault::Fault;
+use crate::trace::Actor;
+
+use super::{Engine, Stop, Timer};
+
+impl Engine<'_> {
+    /// Wakes sleepers and restarts servers whose deadline has come, earliest first.
+    pub(super) fn fire_due_timers(&mut self) -> Result<(), Stop> {
+        loop {
+            let now = self.now();
+            let sleeper = {
+                let core = self.core.borrow();
+                if self.timers.is_empty()
+                    && !core
+                        .mailboxes
+                        .iter()
+                        .any(|m| matches!(m.wait, Wait::Sleep { .. }))
+                {
+                    return Ok(());
+                }
+                core.mailboxes
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(c, m)| match m.wait {
+                        Wait::Sleep { until } if until <= now => Some((until, c)),
+                        _ => None,
+                    })
+                    .min()
+            };
+            let timer = self
+                .timers
+                .iter()
+                .enumerate()
+                .filter(|(_, t)| t.0 <= now)
+                .min_by_key(|(_, t)| (t.0, t.1))
+                .map(|(i, t)| (i, t.0));
+            match (sleeper, timer) {
+                (_, Some((i, at))) if sleeper.is_none_or(|s| at <= s.0) => {
+                    let (at, _, timer) = self.timers.remove(i);
+                    self.fire(at, timer)?;
+                }
+                (Some((_, c)), _) => {
+                    {
+                        let mut core = self.core.borrow_mut();
+                        let m = &mut core.mailboxes[c];
+                        m.wait = Wait::Running;
+                        match self.deferred[c].take() {
+                            Some(t) => m.reply = Some(Err(t)),
+                            None => m.woken = true,
+                        }
+                    }
+                    if self.config.trace && self.core.borrow().mailboxes[c].reply.is_some() {
+                        self.log(Actor::Client(c), || "times out".into());
+                    }
+                    self.poll(c)?;
+                    self.check_always()?;
+                }
+                _ => return Ok(()),
+            }
+        }
+    }
+
+    pub(super) fn add_timer(&mut self, at: VirtualTime, timer: Timer) {
+        self.timer_seq += 1;
+        self.timers.push((at, self.timer_seq, timer));
+    }
+
+    pub(super) fn fire(&mut self, at: VirtualTime, timer: Timer) -> Result<(), Stop> {
+        self.spin.changed();
+        match timer {
+            Timer::Restart(server) => {
+                let warm = self.config.faults.warm_restart;
+                self.cluster.servers[server].restart(at, warm);
+                self.log(Actor::World, || {
+                    format!(
+                        "server {server} restarts ({})",
+                        if warm { "warm" } else { "empty" }
+                    )
+                });
+            }
+            Timer::Rejoin(server) => {
+                self.cluster.set_listed(server, true);
+                self.log(Actor::World, || {
+                    format!("server {server} rejoins the client's list")
+                });
+            }
+            Timer::Scripted(fault) => {
+                if matches!(fault, Fault::ReplyLost { .. } | Fault::RequestLost { .. }) {
+                    self.log(Actor::World, || {
+                        format!("scripted {fault} ignored: not a timed fault")
+                    });
+                    return Ok(());
+                }
+                self.faults_fired.push((self.step, fault.clone()));
+                self.log(Actor::World, || "scripted:".into());
+                self.inject(&fault, &[])?;
+                self.check_always()?;
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,160 @@
+//! Telling a spinning recipe from a waiting one, at a flat cost per step.
+//!
+//! A recipe **spins** (a livelock) when nothing can ever change: for a long stretch of
+//! calls no server state changed, every call repeated one its client had already made
+//! with the same reply, no client read its clock, no world timer (restart, rejoin,
+//! scripted fault) is pending and no live item has an expiry ahead. Such an execution is
+//! stopped at once with a `livelock` verdict instead of running to the step budget.
+//!
+//! A recipe that **waits** (on a TTL, a restart, its own deadline) is not a spin: if it
+//! is still busy when the budget runs out, the verdict is `stuck`, with how long its
+//! clients went without progress and the earliest expiry that could release them.
+//!
+//! A call changes state unless it is a read or its reply says nothing was done
+//! (`NOT_STORED`, `EXISTS`, `NOT_FOUND`, errors, a miss). Tracking (one hash and one set
+//! lookup per call) starts only after [`QUIET_CALLS`] calls without a change.
+
+use std::collections::BTreeSet;
+use std::hash::{Hash, Hasher};
+
+use crate::clock::VirtualTime;
+use crate::protocol::{Reply, Request};
+
+/// Calls without a state change before repetitions are tracked.
+pub const QUIET_CALLS: u64 = 64;
+
+/// Consecutive repeated calls that make a spin (checked again every as many more).
+pub const REPEATS_FOR_SPIN: u64 = 2_000;
+
+/// What the watch keeps for one execution.
+#[derive(Debug, Default)]
+pub(crate) struct SpinWatch {
+    /// Calls since the last change.
+    quiet: u64,
+    /// Per client, hashes of the (request, reply) pairs made since tracking began.
+    seen: Vec<BTreeSet<u64>>,
+    /// Consecutive calls that repeated an earlier one.
+    repeats: u64,
+    /// The clients' clock reads when tracking began.
+    clock_reads_then: u64,
+    /// Per client, the virtual time of its last progress.
+    last_progress: Vec<VirtualTime>,
+}
+
+impl SpinWatch {
+    /// Empty, for `clients` clients.
+    pub fn reset(&mut self, clients: usize) {
+        self.quiet = 0;
+        self.repeats = 0;
+        self.clock_reads_then = 0;
+        self.seen.iter_mut().for_each(BTreeSet::clear);
+        self.seen.resize_with(clients, BTreeSet::new);
+        self.last_progress.clear();
+        self.last_progress.resize(clients, VirtualTime::ZERO);
+    }
+
+    /// True if the next call's (request, reply) should be hashed.
+    pub fn tracking_next(&self) -> bool {
+        self.quiet + 1 >= QUIET_CALLS
+    }
+
+    /// Something changed the world (a fault, a timer, a client finishing).
+    pub fn changed(&mut self) {
+        if self.quiet >= QUIET_CALLS {
+            self.seen.iter_mut().for_each(BTreeSet::clear);
+        }
+        self.quiet = 0;
+        self.repeats = 0;
+    }
+
+    /// A client made progress at `now` without a call (it finished or woke).
+    pub fn progress(&mut self, client: usize, now: VirtualTime) {
+        self.last_progress[client] = now;
+    }
+
+    /// Records a call. `request_hash` is `Some` when [`SpinWatch::tracking_next`] said
+    /// so; `changed` tells whether the call changed server state. Returns true when a
+    /// spin should be checked for (every [`REPEATS_FOR_SPIN`] repeats).
+    pub fn call(
+        &mut self,
+        client: usize,
+        request_hash: Option<u64>,
+        reply: Option<&Reply>,
+        changed: bool,
+        now: VirtualTime,
+        clock_reads: u64,
+    ) -> bool {
+        if changed {
+            self.changed();
+            self.last_progress[client] = now;
+            return false;
+        }
+        self.quiet += 1;
+        if self.quiet < QUIET_CALLS {
+            self.last_progress[client] = now;
+            return false;
+        }
+        if self.quiet == QUIET_CALLS {
+            self.clock_reads_then = clock_reads;
+        }
+        let Some(request_hash) = request_hash else {
+            return false;
+        };
+        let mut h = std::hash::DefaultHasher::new();
+        request_hash.hash(&mut h);
+        reply.hash(&mut h);
+        if self.seen[client].insert(h.finish()) {
+            self.repeats = 0;
+            self.last_progress[client] = now;
+            false
+        } else {
+            self.repeats += 1;
+            self.repeats % REPEATS_FOR_SPIN == 0
+        }
+    }
+
+    /// Consecutive repeated calls so far.
+    pub fn repeats(&self) -> u64 {
+        self.repeats
+    }
+
+    /// True if no client read its clock since tracking began.
+    pub fn clock_untouched(&self, clock_reads: u64) -> bool {
+        clock_reads == self.clock_reads_then
+    }
+
+    /// The longest any of `busy` went without progress, at `now`, and who.
+    pub fn longest_wait(
+        &self,
+        busy: impl Iterator<Item = usize>,
+        now: VirtualTime,
+    ) -> Option<(usize, std::time::Duration)> {
+        busy.map(|c| (c, now.since(self.last_progress[c])))
+            .max_by_key(|(c, d)| (*d, std::cmp::Reverse(*c)))
+    }
+}
+
+/// The hash of a request, for [`SpinWatch::call`].
+pub(crate) fn request_hash(request: &Request) -> u64 {
+    let mut h = std::hash::DefaultHasher::new();
+    request.hash(&mut h);
+    h.finish()
+}
+
+/// True unless the call was a read or its reply says the server did nothing.
+pub(crate) fn changes_state(read_only: bool, reply: &Reply) -> bool {
+    if read_only {
+        return false;
+    }
+    match reply {
+        Reply::NotStored
+        | Reply::Exists
+        | Reply::NotFound
+        | Reply::Error
+        | Reply::ClientError(_)
+        | Reply::ServerError(_) => false,
+        Reply::Values(v) => !v.is_empty(),
+        Reply::Meta(m) => !matches!(m.code.as_str(), "NS" | "EX" | "NF" | "EN"),
+        _ => true,
+    }
+}
