@@ -74,6 +74,10 @@ enum Command {
         /// Run each of the first seeds twice and compare trace hashes instead.
         #[arg(long)]
         check_determinism: bool,
+        /// Set a field of the scenario file, e.g. `--set params.rate_per_s=5`
+        /// (repeatable; a sweep file then runs as this one point).
+        #[arg(long = "set", value_name = "FIELD=VALUE")]
+        set: Vec<String>,
     },
     /// Replay one execution from its seed or its schedule and print its timeline.
     Replay {
@@ -95,6 +99,10 @@ enum Command {
         clients: Option<usize>,
         #[command(flatten)]
         strategy: StrategyOpts,
+        /// Set a field of the scenario file, e.g. `--set params.rate_per_s=5`
+        /// (repeatable; a sweep file then runs as this one point).
+        #[arg(long = "set", value_name = "FIELD=VALUE")]
+        set: Vec<String>,
     },
     /// Explore every schedule of a scenario within bounds (exhaustive, with partial-order
     /// reduction); print the first counterexample or "no violation within bounds".
@@ -113,6 +121,10 @@ enum Command {
         /// Keep exploring after a violation and count the failing executions.
         #[arg(long)]
         all: bool,
+        /// Set a field of the scenario file, e.g. `--set params.rate_per_s=5`
+        /// (repeatable; a sweep file then runs as this one point).
+        #[arg(long = "set", value_name = "FIELD=VALUE")]
+        set: Vec<String>,
     },
     /// Run the whole scenario suite as a gate: exit non-zero if any verdict differs from
     /// the one its scenario expects.
@@ -160,6 +172,15 @@ fn load_points(path: &Path) -> Result<Vec<Scenario>> {
     mcsim::scenario::load_points(path, &Recipes).map_err(|e| anyhow::anyhow!("{e}"))
 }
 
+/// The scenario of a file with `--set` fields applied (a sweep file gives its base).
+fn load_set(path: &Path, set: &[String]) -> Result<Scenario> {
+    let s = load(path)?;
+    if set.is_empty() {
+        return Ok(s);
+    }
+    s.with_set(set).map_err(|e| anyhow::anyhow!("{e}"))
+}
+
 fn main() -> ExitCode {
     match real_main() {
         Ok(code) => code,
@@ -179,8 +200,13 @@ fn real_main() -> Result<ExitCode> {
             strategy,
             all,
             check_determinism,
+            set,
         } => {
-            let points = load_points(&scenario)?;
+            let points = if set.is_empty() {
+                load_points(&scenario)?
+            } else {
+                vec![load_set(&scenario, &set)?]
+            };
             let mut ok = true;
             for s in &points {
                 let kind = strategy.resolve(s);
@@ -232,8 +258,9 @@ fn real_main() -> Result<ExitCode> {
             seed,
             schedule,
             strategy,
+            set,
         } => {
-            let mut s = load(&scenario)?;
+            let mut s = load_set(&scenario, &set)?;
             if let Some(n) = clients {
                 s = s.with_clients(n).map_err(|e| anyhow::anyhow!("{e}"))?;
             }
@@ -257,8 +284,9 @@ fn real_main() -> Result<ExitCode> {
             max_executions,
             no_reduction,
             all,
+            set,
         } => {
-            let s = load(&scenario)?;
+            let s = load_set(&scenario, &set)?;
             let options = run::ExploreOptions {
                 max_preemptions,
                 reduce: !no_reduction,
@@ -402,6 +430,7 @@ fn run_one(path: &Path, budget: f64, check_determinism: bool) -> Row {
         numbers: String::new(),
         millis: 0,
         replay: None,
+        replays: Vec::new(),
         detail: None,
         error: None,
         points: Vec::new(),
@@ -445,6 +474,7 @@ fn run_one(path: &Path, budget: f64, check_determinism: bool) -> Row {
             && row.detail.is_none()
         {
             row.replay = Some(report::replay_seed_command(s, s.strategy, f.seed));
+            row.replays = report::replay_lines(s, s.strategy, f);
             row.detail = Some(report::render_failure(s, s.strategy, f));
         }
         if check_determinism

@@ -9,6 +9,32 @@ use crate::check::Verdict;
 use crate::run::{Failure, RunReport};
 use crate::scenario::{Scenario, StrategyKind};
 
+/// A word for a shell: quoted when it holds anything but plain characters.
+fn shell_word(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_-.,/:=+@%".contains(c));
+    if plain {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
+}
+
+/// `mcsim replay FILE` with the fields the scenario sets over its file (a sweep point's
+/// values), so the command rebuilds exactly this scenario.
+fn replay_prefix(scenario: &Scenario) -> String {
+    let mut out = format!(
+        "mcsim replay {}",
+        shell_word(&scenario.path.display().to_string())
+    );
+    for setting in scenario.settings() {
+        let _ = write!(out, " --set {}", shell_word(&setting));
+    }
+    out
+}
+
 /// The command that replays a failure from its seed.
 pub fn replay_seed_command(
     scenario: &Scenario,
@@ -17,18 +43,15 @@ pub fn replay_seed_command(
 ) -> String {
     let Some(seed) = seed else {
         return format!(
-            "mcsim replay {} --schedule <the schedule below>",
-            scenario.path.display()
+            "{} --schedule <the schedule below>",
+            replay_prefix(scenario)
         );
     };
     let extra = match strategy {
         StrategyKind::Random => String::new(),
         StrategyKind::Pct { depth, .. } => format!(" --strategy pct --depth {depth}"),
     };
-    format!(
-        "mcsim replay {} --seed {seed}{extra}",
-        scenario.path.display()
-    )
+    format!("{} --seed {seed}{extra}", replay_prefix(scenario))
 }
 
 /// The command that replays a failure from its schedule alone.
@@ -39,10 +62,48 @@ pub fn replay_schedule_command(scenario: &Scenario, failure: &Failure) -> String
         format!(" --clients {}", failure.clients)
     };
     format!(
-        "mcsim replay {}{clients} --schedule {}",
-        scenario.path.display(),
+        "{}{clients} --schedule {}",
+        replay_prefix(scenario),
         failure.execution.schedule
     )
+}
+
+/// A command that replays a failure, with the trace hash it prints.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ReplayLine {
+    /// The command, ready to paste into a shell.
+    pub command: String,
+    /// The `trace hash:` it prints.
+    pub trace_hash: String,
+    /// `as found` (from the seed) or `shrunk` (from the schedule).
+    pub what: String,
+}
+
+/// Every command that replays a failure: from its seed (the execution as found) and from
+/// its schedule (the shrunk one), each with the trace hash it reproduces.
+pub fn replay_lines(
+    scenario: &Scenario,
+    strategy: StrategyKind,
+    failure: &Failure,
+) -> Vec<ReplayLine> {
+    let mut out = Vec::new();
+    if let (Some(seed), Some(hash)) = (failure.seed, failure.found_hash) {
+        out.push(ReplayLine {
+            command: replay_seed_command(scenario, strategy, Some(seed)),
+            trace_hash: format!("{hash:016x}"),
+            what: "as found".into(),
+        });
+    }
+    out.push(ReplayLine {
+        command: replay_schedule_command(scenario, failure),
+        trace_hash: format!("{:016x}", failure.execution.trace.hash()),
+        what: if failure.original.is_some() {
+            "shrunk".into()
+        } else {
+            "as found".into()
+        },
+    });
+    out
 }
 
 /// A failure: the verdict, the numbers, the faults, the timeline, how to replay it.
@@ -65,6 +126,12 @@ pub fn render_failure(scenario: &Scenario, strategy: StrategyKind, failure: &Fai
             };
             let _ = writeln!(out, "  found        {before}");
             let _ = writeln!(out, "  shrunk to    {after}");
+            if failure.cut_short {
+                let _ = writeln!(
+                    out,
+                    "  (shrinking stopped at its step budget: a smaller one may exist)"
+                );
+            }
         }
         None => {
             let _ = writeln!(
@@ -80,20 +147,17 @@ pub fn render_failure(scenario: &Scenario, strategy: StrategyKind, failure: &Fai
         "\ntimeline (step, virtual time, client, call -> reply):"
     );
     out.push_str(&e.trace.render());
-    let _ = writeln!(out, "\nreplay:");
-    if failure.seed.is_some() {
-        let what = if failure.original.is_some() {
-            " (the execution as found)"
-        } else {
-            ""
-        };
+    let _ = writeln!(
+        out,
+        "\nreplay (each command prints this verdict and trace hash):"
+    );
+    for line in replay_lines(scenario, strategy, failure) {
         let _ = writeln!(
             out,
-            "  {}{what}",
-            replay_seed_command(scenario, strategy, failure.seed)
+            "  {}   # {}, trace hash {}",
+            line.command, line.what, line.trace_hash
         );
     }
-    let _ = writeln!(out, "  {}", replay_schedule_command(scenario, failure));
     out
 }
 
@@ -144,8 +208,10 @@ pub struct Row {
     pub numbers: String,
     /// Wall time in milliseconds.
     pub millis: u64,
-    /// The replay command of the failure found, if any.
+    /// The replay command of the failure found, if any (from its seed).
     pub replay: Option<String>,
+    /// Every command that replays the failure found, with the trace hash each prints.
+    pub replays: Vec<ReplayLine>,
     /// The failure report, if any.
     pub detail: Option<String>,
     /// An error that kept the scenario from running.

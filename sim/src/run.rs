@@ -84,6 +84,11 @@ pub struct Failure {
     pub clients: usize,
     /// The execution, replayed with its timeline.
     pub execution: Execution,
+    /// The trace hash of the execution as found, replayed from its seed (what
+    /// `mcsim replay --seed` prints).
+    pub found_hash: Option<u64>,
+    /// True if shrinking stopped at its budget (a smaller counterexample may exist).
+    pub cut_short: bool,
 }
 
 /// The outcome of running a scenario.
@@ -145,7 +150,11 @@ pub fn run(scenario: &Scenario, options: &RunOptions) -> RunReport {
         }
         if !e.verdict.is_pass() && report.first_failure.is_none() {
             let seed = options.seed.wrapping_add(i);
-            report.first_failure = Some(failure(scenario, Some(seed), &e, options.shrink));
+            let found = Found {
+                seed: Some((options.strategy, seed)),
+                cost: report.steps,
+            };
+            report.first_failure = Some(failure(scenario, found, &e, options.shrink));
             if !options.keep_going {
                 break;
             }
@@ -154,16 +163,36 @@ pub fn run(scenario: &Scenario, options: &RunOptions) -> RunReport {
     report
 }
 
+/// Where a failure came from: its seed (for random strategies) and the steps spent
+/// finding it.
+struct Found {
+    seed: Option<(StrategyKind, u64)>,
+    cost: u64,
+}
+
+/// The steps shrinking may spend: a few times what finding cost, within bounds, so a
+/// failure found in one short execution is not followed by seconds of shrinking.
+pub fn shrink_budget(finding_cost: u64) -> u64 {
+    finding_cost.saturating_mul(4).clamp(100_000, 1_000_000)
+}
+
 /// Packages a failing execution: shrunk (when asked and when it is a violation, livelock
 /// or panic) and replayed with its timeline.
-fn failure(scenario: &Scenario, seed: Option<u64>, e: &Execution, shrink: bool) -> Failure {
+fn failure(scenario: &Scenario, found: Found, e: &Execution, shrink: bool) -> Failure {
+    let found_hash = found
+        .seed
+        .map(|(kind, seed)| run_seed(scenario, kind, seed).trace.hash());
+    let seed = found.seed.map(|(_, seed)| seed);
     if shrink && !matches!(e.verdict, Verdict::Diverged { .. }) {
-        let shrunk = shrink::shrink(scenario, e, scenario.executions.min(2000));
+        let budget = shrink_budget(found.cost);
+        let shrunk = shrink::shrink(scenario, e, scenario.executions.min(2000), budget);
         return Failure {
             seed,
             original: Some(shrunk.before),
             clients: shrunk.scenario.clients,
             execution: shrunk.execution,
+            found_hash,
+            cut_short: shrunk.cut_short,
         };
     }
     Failure {
@@ -171,6 +200,8 @@ fn failure(scenario: &Scenario, seed: Option<u64>, e: &Execution, shrink: bool) 
         original: None,
         clients: scenario.clients,
         execution: replay(scenario, &e.schedule),
+        found_hash,
+        cut_short: false,
     }
 }
 
@@ -294,9 +325,11 @@ pub fn explore(
     let mut failures = 0;
     let mut interrupted = false;
     let setup = scenario.setup.clone();
+    let mut steps = 0;
     for i in 0.. {
         let e = execute(&scenario.config, &*setup, &mut dfs, i);
         calls += e.calls;
+        steps += e.steps;
         let failed = !e.pruned && !e.verdict.is_pass();
         if !e.pruned
             && let Some(hash) = e.state_hash
@@ -307,7 +340,11 @@ pub fn explore(
         if failed {
             failures += 1;
             if failure.is_none() {
-                failure = Some(self::failure(scenario, None, &e, true));
+                let found = Found {
+                    seed: None,
+                    cost: steps,
+                };
+                failure = Some(self::failure(scenario, found, &e, true));
             }
             if !options.keep_going {
                 interrupted = more;

@@ -42,6 +42,25 @@ impl fmt::Display for Size {
     }
 }
 
+impl Size {
+    /// True if this is a real improvement on `other`: no measure a report shows
+    /// (clients, steps, calls, preemptions, faults) is larger, and one of them, or the
+    /// chosen delays, is smaller. Shrinking only ever moves to such a size, so what it
+    /// returns is never larger than what it was given on any measure.
+    pub fn improves_on(&self, other: &Size) -> bool {
+        let shown = [
+            (self.clients as u64, other.clients as u64),
+            (self.steps as u64, other.steps as u64),
+            (self.calls, other.calls),
+            (self.preemptions as u64, other.preemptions as u64),
+            (self.faults as u64, other.faults as u64),
+        ];
+        let no_larger = shown.iter().all(|(a, b)| a <= b);
+        let smaller = shown.iter().any(|(a, b)| a < b);
+        no_larger && (smaller || self.delay < other.delay)
+    }
+}
+
 /// The size of an execution of a scenario.
 pub fn size(scenario: &Scenario, e: &Execution) -> Size {
     let mut preemptions = 0;
@@ -77,6 +96,8 @@ pub struct Shrunk {
     pub before: Size,
     /// Size after.
     pub after: Size,
+    /// True if shrinking stopped at its step budget (a smaller one may exist).
+    pub cut_short: bool,
 }
 
 struct Shrinker<'a> {
@@ -84,31 +105,31 @@ struct Shrinker<'a> {
     scenario: &'a Scenario,
     best: Execution,
     best_size: Size,
-    tries: u32,
-    budget: u32,
-    /// Steps spent on attempts; shrinking stops past [`STEP_BUDGET`].
-    spent: u64,
+    /// Steps spent so far, over every attempt and search.
+    spent: &'a mut u64,
+    /// Steps shrinking may spend in all.
+    budget: u64,
 }
 
-/// Steps the shrinker may spend replaying candidates, per scenario size it tries.
-const STEP_BUDGET: u64 = 300_000;
-
 impl Shrinker<'_> {
+    fn exhausted(&self) -> bool {
+        *self.spent >= self.budget
+    }
+
     fn attempt(&mut self, choices: Vec<Choice>) -> bool {
-        if self.tries >= self.budget || self.spent >= STEP_BUDGET {
+        if self.exhausted() {
             return false;
         }
-        self.tries += 1;
         let mut config = self.scenario.config.clone();
         config.trace = false;
         let mut strategy = Replay::lenient(Schedule { choices });
         let e = execute(&config, &*self.scenario.setup, &mut strategy, 0);
-        self.spent += e.steps;
+        *self.spent += e.steps;
         if e.verdict.label() != self.label {
             return false;
         }
         let s = size(self.scenario, &e);
-        if s < self.best_size {
+        if s.improves_on(&self.best_size) {
             self.best = e;
             self.best_size = s;
             return true;
@@ -206,7 +227,7 @@ impl Shrinker<'_> {
             progress |= self.drop_chunks();
             progress |= self.zero_delays();
             progress |= self.fewer_preemptions();
-            if !progress || self.tries >= self.budget || self.spent >= STEP_BUDGET {
+            if !progress || self.exhausted() {
                 break;
             }
         }
@@ -214,34 +235,37 @@ impl Shrinker<'_> {
 }
 
 /// Shrinks a failing execution of `scenario`. `search` is how many random executions to
-/// spend looking for the same violation with each smaller number of clients.
-pub fn shrink(scenario: &Scenario, failing: &Execution, search: u64) -> Shrunk {
+/// spend looking for the same violation with each smaller number of clients; `budget` is
+/// how many steps shrinking may execute in all (replays of candidates and searches).
+pub fn shrink(scenario: &Scenario, failing: &Execution, search: u64, budget: u64) -> Shrunk {
     let label = failing.verdict.label();
     let before = size(scenario, failing);
-    let mut current = scenario.clone();
+    let mut spent = 0;
     let mut s = Shrinker {
         label: label.clone(),
-        scenario: &current,
+        scenario,
         best: failing.clone(),
         best_size: before,
-        tries: 0,
-        budget: 2000,
-        spent: 0,
+        spent: &mut spent,
+        budget,
     };
     s.run();
-    let mut best = (current.clone(), s.best.clone());
-    // Fewer clients: find the same violation in a smaller scenario, then shrink that.
+    let mut best = (scenario.clone(), s.best.clone(), s.best_size);
+    // Fewer clients: find the same violation in a smaller scenario, then shrink that; kept
+    // only if it improves on every measure.
     for clients in 1..scenario.clients {
+        if spent >= budget {
+            break;
+        }
         let Ok(smaller) = scenario.with_clients(clients) else {
             continue;
         };
         let mut strategy = smaller.strategy.make(smaller.seed);
         let mut config = smaller.config.clone();
         config.trace = false;
-        let mut spent = 0;
         let mut found = None;
         for i in 0..search {
-            if spent >= STEP_BUDGET {
+            if spent >= budget {
                 break;
             }
             let e = execute(&config, &*smaller.setup, strategy.as_mut(), i);
@@ -252,24 +276,24 @@ pub fn shrink(scenario: &Scenario, failing: &Execution, search: u64) -> Shrunk {
             }
         }
         if let Some(e) = found {
-            current = smaller;
             let mut s = Shrinker {
                 label: label.clone(),
-                scenario: &current,
-                best_size: size(&current, &e),
+                scenario: &smaller,
+                best_size: size(&smaller, &e),
                 best: e,
-                tries: 0,
-                budget: 2000,
-                spent: 0,
+                spent: &mut spent,
+                budget,
             };
             s.run();
-            if s.best_size < size(&best.0, &best.1) {
-                best = (current.clone(), s.best);
+            let (e, size) = (s.best, s.best_size);
+            if size.improves_on(&best.2) {
+                best = (smaller, e, size);
             }
             break;
         }
     }
-    let (scenario, execution) = best;
+    let cut_short = spent >= budget;
+    let (scenario, execution, _) = best;
     let mut config = scenario.config.clone();
     config.trace = true;
     let execution = execute(
@@ -284,5 +308,6 @@ pub fn shrink(scenario: &Scenario, failing: &Execution, search: u64) -> Shrunk {
         execution,
         before,
         after,
+        cut_short,
     }
 }

@@ -207,10 +207,7 @@ fn check(
             let intended = (c.window + 2) * t_us;
             let died = death(c.at, c.ttl, phase).micros();
             let shift = (died as f64 - intended as f64) / 1e6;
-            view.metric(
-                &format!("visitor.shift_w{}", c.window as i64 - w0 as i64),
-                shift,
-            );
+            view.metric(&format!("visitor.shift_w{}", c.window), shift);
             shifts.push(shift);
         }
         if !shifts.is_empty() {
@@ -230,7 +227,7 @@ fn check(
         let Some(first) = first else { continue };
         let want = truth.get(&w).copied().unwrap_or(0);
         let lost = want.saturating_sub(first.value);
-        view.metric(&format!("visitor.lost_w{}", w - w0), lost as f64);
+        view.metric(&format!("visitor.lost_w{w}"), lost as f64);
         lost_total += lost;
         lost_max = lost_max.max(lost);
         extra_total += first.value.saturating_sub(want);
@@ -256,20 +253,22 @@ fn check(
     let offset = r.at.since(VirtualTime(w * t_us));
     Err(Failure::new(format!(
         "value() at t={} ({:.3} s into period {w}) shows {} but period {} had {want} visits \
-         ({by_own} by the frontends' own clocks); {} of {} reads were wrong",
+         ({by_own} by the frontends' own clocks); {} of {} reads were wrong (period k is \
+         virtual time [k·T, (k+1)·T), T = {} s)",
         r.at,
         offset.as_secs_f64(),
         r.value,
         w - 1,
         wrong.len(),
-        g.reads.len()
+        g.reads.len(),
+        period.as_secs()
     ))
     .with("value", r.value as i64)
     .with("expected", want as i64)
     .with("expected_own_clock", by_own as i64)
     .with("missing", want.saturating_sub(r.value) as i64)
     .with("extra", r.value.saturating_sub(want) as i64)
-    .with("period", (w - 1 - w0) as i64)
+    .with("period", (w - 1) as i64)
     .with("wrong_reads", wrong.len() as i64)
     .with("lost_total", lost_total as i64))
 }

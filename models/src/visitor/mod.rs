@@ -15,6 +15,9 @@
 //! - `visitor/window-key`: one key per period number with TTL `3T` (no key is reused, so
 //!   no TTL has to end on a boundary). Beyond the seeds, for comparison.
 //!
+//! Periods are numbered one way everywhere (messages, numbers, metric names): period `k`
+//! is virtual time `[k·T, (k+1)·T)`.
+//!
 //! Invariant `visitor.window_exact`: every `value()` equals the harness's count of the
 //! previous period's visits by true time. Metrics (every execution): `visitor.lost` (mean
 //! visitors lost per period: the period's true count minus what its key showed first),
