@@ -31,12 +31,24 @@ pub fn element(c: usize, i: u32) -> u64 {
     c as u64 * 1_000_000 + u64::from(i)
 }
 
-/// Registers the workload and the invariant `array.no_lost_elements`.
+/// A client's read of the array through the recipe ([`Array2::fetch`]): the elements
+/// whose `add` had completed when the read was issued, and what it returned.
+#[derive(Debug, Clone)]
+struct Read {
+    client: usize,
+    completed_before: Vec<u64>,
+    seen: Vec<u64>,
+}
+
+/// Registers the workload and the invariant `array.no_lost_elements`: every element
+/// whose `add` completed is in every array a client fetches afterwards, and in the array
+/// the server holds at the end.
 pub fn setup(p: &Array2Params, clients: usize, sim: &mut Sim) {
     // Elements whose `add` returned successfully.
     let completed: Rc<RefCell<Vec<u64>>> = Rc::default();
+    let reads: Rc<RefCell<Vec<Read>>> = Rc::default();
     for c in 0..clients {
-        let (completed, p) = (completed.clone(), p.clone());
+        let (completed, reads, p) = (completed.clone(), reads.clone(), p.clone());
         let skew = p.skews.get(c).copied().unwrap_or_default();
         sim.client(skew, move |mc| async move {
             let array = Array2::new("log", p.variant);
@@ -56,6 +68,22 @@ pub fn setup(p: &Array2Params, clients: usize, sim: &mut Sim) {
                 }
                 if !p.think.is_zero() {
                     mc.sleep(p.think).await;
+                }
+            }
+            // Read the array back the way its users do.
+            for _ in 0..=p.retries {
+                let completed_before = completed.borrow().clone();
+                match array.fetch(&mc).await {
+                    Ok(seen) => {
+                        reads.borrow_mut().push(Read {
+                            client: c,
+                            completed_before,
+                            seen,
+                        });
+                        break;
+                    }
+                    Err(McError::Transport(_)) => continue,
+                    Err(e) => return Err(e),
                 }
             }
             Ok(())
@@ -87,6 +115,28 @@ pub fn setup(p: &Array2Params, clients: usize, sim: &mut Sim) {
             "array2.bytes",
             value.as_ref().map_or(0, |v| v.data.len()) as f64,
         );
+        // What the clients read through the recipe.
+        for r in reads.borrow().iter() {
+            let missing: Vec<u64> = r
+                .completed_before
+                .iter()
+                .copied()
+                .filter(|e| !r.seen.contains(e))
+                .collect();
+            if let Some(first) = missing.first() {
+                return Err(Failure::new(format!(
+                    "c{} fetched the array and got {} elements, missing {} of the {} appends \
+                     completed before it asked (first: {first})",
+                    r.client,
+                    r.seen.len(),
+                    missing.len(),
+                    r.completed_before.len()
+                ))
+                .with("completed", r.completed_before.len() as i64)
+                .with("fetched", r.seen.len() as i64)
+                .with("lost", missing.len() as i64));
+            }
+        }
         if lost.is_empty() {
             return Ok(());
         }

@@ -123,7 +123,9 @@ impl Entry {
     pub fn decode(bytes: &[u8]) -> Option<Entry> {
         let colon = bytes.iter().position(|b| *b == b':')?;
         let head = std::str::from_utf8(&bytes[..colon]).ok()?;
-        if head.is_empty() || !head.bytes().all(|b| b.is_ascii_digit()) {
+        // Digits only: `parse` alone would take a sign (`+5`), which no writer produces.
+        // An empty head fails the parse.
+        if !head.bytes().all(|b| b.is_ascii_digit()) {
             return None;
         }
         Some(Entry {
@@ -401,6 +403,7 @@ mod tests {
         assert_eq!(Entry::decode(b":rows"), None);
         assert_eq!(Entry::decode(b"12a:rows"), None);
         assert_eq!(Entry::decode(b"-1:rows"), None);
+        assert_eq!(Entry::decode(b"+5:rows"), None);
     }
 
     #[test]
