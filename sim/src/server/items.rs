@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 use crate::memcache::Key;
 use crate::server::config::ServerConfig;
 use crate::server::lru::{ClassLru, Links, Segment};
-use crate::server::slab::{Slabs, item_total};
+use crate::server::slab::{CHUNK_HEADER, ITEM_HEADER, Placement, Slabs, item_total};
 use crate::server::stats::Stats;
 
 /// memcached refreshes an item's access time at most this often (seconds).
@@ -46,7 +46,7 @@ pub struct Item {
     /// encode the key again.
     pub key_binary: bool,
     class: usize,
-    chunks: u64,
+    placement: Placement,
     total: u64,
     segment: Segment,
 }
@@ -66,7 +66,7 @@ impl Item {
             stale: false,
             key_binary: false,
             class: 0,
-            chunks: 0,
+            placement: Placement::default(),
             total: 0,
             segment: Segment::Hot,
         }
@@ -76,8 +76,7 @@ impl Item {
 /// Memory reserved for an item that is about to be linked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Reservation {
-    class: usize,
-    chunks: u64,
+    placement: Placement,
     total: u64,
 }
 
@@ -316,25 +315,40 @@ impl Items {
         if total > self.item_size_max {
             return Err(AllocError::TooLarge);
         }
-        let (class, chunks) = self.slabs.class_for(total);
+        let header = key_len as u64 + 1 + u64::from(flags != 0) * 4 + ITEM_HEADER + CHUNK_HEADER;
+        let placement = self.slabs.placement(total, header, value_len as u64 + 2);
+        // Part by part, as memcached allocates a chunked item's header and then its
+        // chunks: each part evicts, if it must, from its own class's LRU.
+        for (i, &(class, chunks)) in placement.parts().iter().enumerate() {
+            if !self.alloc_part(class, chunks, tick) {
+                for &(c, n) in &placement.parts()[..i] {
+                    self.slabs.free(c, n);
+                }
+                return Err(AllocError::OutOfMemory);
+            }
+        }
+        Ok(Reservation { placement, total })
+    }
+
+    /// memcached's `do_item_alloc_pull`: up to ten tries, each after evicting from the
+    /// class's COLD tail (or moving HOT to COLD when COLD is empty).
+    fn alloc_part(&mut self, class: usize, chunks: u64, tick: u32) -> bool {
         for _ in 0..10 {
             if self.slabs.try_alloc(class, chunks) {
-                return Ok(Reservation {
-                    class,
-                    chunks,
-                    total,
-                });
+                return true;
             }
             if self.pull_tail(class, Segment::Cold, Pull::Eviction, 0, u32::MAX, tick) == 0 {
                 self.pull_tail(class, Segment::Hot, Pull::Juggle, 0, u32::MAX, tick);
             }
         }
-        Err(AllocError::OutOfMemory)
+        false
     }
 
     /// Gives back a reservation that was not linked.
     pub fn release(&mut self, r: Reservation) {
-        self.slabs.free(r.class, r.chunks);
+        for &(class, chunks) in r.placement.parts() {
+            self.slabs.free(class, chunks);
+        }
     }
 
     /// Links a new item under `key`, replacing any old one; hands it a new cas unique.
@@ -343,8 +357,8 @@ impl Items {
         if let Some(slot) = old {
             self.release_slot(slot);
         }
-        item.class = r.class;
-        item.chunks = r.chunks;
+        item.class = r.placement.lru_class;
+        item.placement = r.placement;
         item.total = r.total;
         item.time = tick;
         item.cas = self.next_cas();
@@ -373,7 +387,7 @@ impl Items {
             }
         };
         self.relink(slot, Segment::Hot);
-        self.juggle(r.class, tick);
+        self.juggle(r.placement.lru_class, tick);
         cas
     }
 
@@ -387,8 +401,10 @@ impl Items {
     fn release_slot(&mut self, slot: u32) {
         self.lru_remove(slot);
         let item = &self.slot(slot).item;
-        let (class, chunks, total) = (item.class, item.chunks, item.total);
-        self.slabs.free(class, chunks);
+        let (placement, total) = (item.placement, item.total);
+        for &(class, chunks) in placement.parts() {
+            self.slabs.free(class, chunks);
+        }
         self.stats.curr_items -= 1;
         self.stats.bytes -= total;
     }

@@ -83,6 +83,13 @@ impl Server {
         &self.items.stats
     }
 
+    /// Sets the number of client connections `stats` reports as `curr_connections` (the
+    /// executor opens one per virtual client; a process restart drops them, and clients
+    /// reconnect).
+    pub fn set_connections(&mut self, connections: u64) {
+        self.items.stats.curr_connections = connections;
+    }
+
     /// The item table (for checks that must not disturb the LRU).
     pub fn items(&self) -> &Items {
         &self.items

@@ -3,9 +3,11 @@
 //!
 //! memcached carves 1 MiB pages into equal chunks per class (96, 120, 152 … bytes, each
 //! ×1.25 and 8-byte aligned, up to half a page). A class gets a new page while the memory
-//! limit allows, and always gets its first page. Items above half a page are chunked; this
-//! model counts them as several chunks of the largest class (memcached also keeps a small
-//! header chunk for them: a few bytes this model does not charge).
+//! limit allows, and always gets its first page. An item above half a page is chunked, as
+//! memcached 1.6 does it: a header (key, flags, chunk pointers) in the small class that
+//! fits it, then chunks of at most half a page each, every one in the class that fits it
+//! (so a 600 KiB value takes one 512 KiB chunk and one of about 88 KiB). The item sits in
+//! the LRU of the largest class; each part is allocated, and evicts, in its own class.
 
 use std::cell::RefCell;
 use std::sync::Arc;
@@ -23,6 +25,46 @@ pub const ITEM_HEADER: u64 = 48 + 8;
 pub fn item_total(key_len: usize, flags: u32, value_len: usize) -> u64 {
     let suffix = if flags == 0 { 0 } else { 4 };
     ITEM_HEADER + key_len as u64 + 1 + suffix + value_len as u64 + 2
+}
+
+/// Bytes of memcached's `item_chunk` header, in front of every chunk of a chunked item.
+pub const CHUNK_HEADER: u64 = 40;
+
+/// Where an item's memory lives: one chunk of one class, or for a chunked item a header
+/// chunk, full chunks of the largest class and a last, smaller chunk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Placement {
+    /// The class whose LRU holds the item.
+    pub lru_class: usize,
+    parts: [(usize, u64); 3],
+    len: u8,
+}
+
+impl Placement {
+    fn one(class: usize, chunks: u64) -> Placement {
+        Placement {
+            lru_class: class,
+            parts: [(class, chunks), (0, 0), (0, 0)],
+            len: 1,
+        }
+    }
+
+    fn push(&mut self, class: usize, chunks: u64) {
+        if let Some(last) = self.parts[..self.len as usize]
+            .iter_mut()
+            .find(|p| p.0 == class)
+        {
+            last.1 += chunks;
+            return;
+        }
+        self.parts[self.len as usize] = (class, chunks);
+        self.len += 1;
+    }
+
+    /// The (class, chunks) runs it takes, header first.
+    pub fn parts(&self) -> &[(usize, u64)] {
+        &self.parts[..self.len as usize]
+    }
 }
 
 /// The chunk sizes for a growth factor, computed once per factor and thread and shared
@@ -108,17 +150,39 @@ impl Slabs {
         self.malloced = 0;
     }
 
-    /// The class and number of chunks an item of `total` bytes needs.
+    /// The class of a chunk of `size` bytes (at most half a page).
+    fn class_of(&self, size: u64) -> usize {
+        self.sizes
+            .iter()
+            .position(|c| c.chunk >= size)
+            .unwrap_or(self.sizes.len() - 1)
+    }
+
+    /// The class and number of chunks an item of `total` bytes needs (for a chunked item:
+    /// the largest class, and its chunks there).
+    #[cfg(test)]
     pub fn class_for(&self, total: u64) -> (usize, u64) {
         if total > self.chunk_max {
             return (self.sizes.len() - 1, total.div_ceil(self.chunk_max));
         }
-        let class = self
-            .sizes
-            .iter()
-            .position(|c| c.chunk >= total)
-            .unwrap_or(0);
-        (class, 1)
+        (self.class_of(total), 1)
+    }
+
+    /// Where an item of `total` bytes (of which `value_bytes` are the value and its CRLF)
+    /// lives, and `header_bytes` would be its header chunk if it is chunked.
+    pub fn placement(&self, total: u64, header_bytes: u64, value_bytes: u64) -> Placement {
+        if total <= self.chunk_max {
+            return Placement::one(self.class_of(total), 1);
+        }
+        let mut p = Placement::one(self.class_of(header_bytes), 1);
+        p.lru_class = self.sizes.len() - 1;
+        let mut remaining = value_bytes;
+        while remaining > 0 {
+            let size = (remaining + CHUNK_HEADER).min(self.chunk_max);
+            p.push(self.class_of(size), 1);
+            remaining -= size - CHUNK_HEADER;
+        }
+        p
     }
 
     /// Chunk size of a class.
@@ -184,6 +248,21 @@ mod tests {
         // A 100 KB value lands in a class holding 10 items per page.
         let (class, n) = s.class_for(item_total(3, 0, 100 * 1024));
         assert_eq!((n, PAGE_SIZE / s.chunk_size(class)), (1, 10));
+    }
+
+    #[test]
+    fn a_large_value_takes_a_header_a_full_chunk_and_a_smaller_one() {
+        let s = Slabs::new(&ServerConfig::default());
+        let value = 600 * 1024 + 2;
+        let total = item_total(6, 0, 600 * 1024);
+        let p = s.placement(total, 6 + 1 + ITEM_HEADER + CHUNK_HEADER, value);
+        let parts = p.parts();
+        assert_eq!(parts.len(), 3, "{parts:?}");
+        assert_eq!(s.chunk_size(parts[0].0), 120, "header in a small class");
+        assert_eq!(s.chunk_size(parts[1].0), 512 * 1024);
+        let rest = value - (512 * 1024 - CHUNK_HEADER) + CHUNK_HEADER;
+        assert!(s.chunk_size(parts[2].0) >= rest && s.chunk_size(parts[2].0) < 120 * 1024);
+        assert_eq!(p.lru_class, s.chunk_sizes().count() - 1);
     }
 
     #[test]

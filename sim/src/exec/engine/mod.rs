@@ -132,7 +132,13 @@ impl<'c> Engine<'c> {
             tasks: sim.tasks,
             always: sim.always,
             at_end: sim.at_end,
-            cluster: boot_cluster(config, spare.cluster.take()),
+            cluster: {
+                let mut cluster = boot_cluster(config, spare.cluster.take());
+                for server in &mut cluster.servers {
+                    server.set_connections(n as u64);
+                }
+                cluster
+            },
             deferred,
             timers,
             timer_seq,

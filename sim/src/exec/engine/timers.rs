@@ -75,6 +75,8 @@ impl Engine<'_> {
             Timer::Restart(server) => {
                 let warm = self.config.faults.warm_restart;
                 self.cluster.servers[server].restart(at, warm);
+                let clients = self.tasks.len() as u64;
+                self.cluster.servers[server].set_connections(clients);
                 self.log(Actor::World, || {
                     format!(
                         "server {server} restarts ({})",

@@ -1,0 +1,172 @@
+//! Fidelity at the settings people run, against a real memcached 1.6 started by the test:
+//! arithmetic on padded values, `curr_connections`, settings memcached refuses, and the
+//! server clock ticking once a second. Without a memcached binary each test prints a
+//! SKIPPED line (under `CI` it fails instead).
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use mcsim::codec::Session;
+use mcsim::protocol::{Reply, Request, StoreMode};
+use mcsim::real::{MemcachedDaemon, TcpClient};
+use mcsim::{Exptime, Key, Server, ServerConfig, VirtualTime};
+
+fn daemon(args: &[&str]) -> Option<MemcachedDaemon> {
+    match MemcachedDaemon::start(args) {
+        Ok(Some(d)) => Some(d),
+        Ok(None) => {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "this test needs a memcached binary on CI"
+            );
+            eprintln!("SKIPPED: needs a memcached binary (apt-get install -y memcached)");
+            None
+        }
+        Err(e) => panic!("cannot start memcached: {e}"),
+    }
+}
+
+#[test]
+fn arithmetic_on_padded_values_matches() {
+    let Some(d) = daemon(&[]) else { return };
+    let mut real = d.connect().unwrap();
+    let mut server = Server::new(ServerConfig::default(), VirtualTime::ZERO);
+    let mut session = Session::new();
+    for bytes in [
+        &b"set n 0 0 4\r\n  12\r\nincr n 1\r\nget n\r\n"[..],
+        b"set m 0 0 4\r\n12  \r\nincr m 1\r\nget m\r\n",
+        b"set p 0 0 5\r\n 0012\r\nincr p 1\r\ndecr p 5\r\nget p\r\n",
+        b"set t 0 0 3\r\n\t12\r\nincr t 1\r\n",
+        b"set w 0 0 2\r\n99\r\nincr w 1\r\nget w\r\ndecr w 91\r\nget w\r\n",
+        b"set z 0 0 3\r\n1 2\r\nincr z 1\r\n",
+    ] {
+        let sim = session.feed(&mut server, bytes, VirtualTime::ZERO);
+        let got = real.send_raw_at_least(bytes, sim.len()).unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&got.bytes),
+            String::from_utf8_lossy(&sim),
+            "for {:?}",
+            String::from_utf8_lossy(bytes)
+        );
+    }
+}
+
+fn curr_connections(reply: Reply) -> u64 {
+    match reply {
+        Reply::Stats(s) => s
+            .into_iter()
+            .find(|(k, _)| k == "curr_connections")
+            .and_then(|(_, v)| v.parse().ok())
+            .unwrap(),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn curr_connections_counts_the_clients() {
+    let Some(d) = daemon(&[]) else { return };
+    let mut first: TcpClient = d.connect().unwrap();
+    let _second = d.connect().unwrap();
+    let _third = d.connect().unwrap();
+    std::thread::sleep(Duration::from_millis(100));
+    let real = curr_connections(first.call(&Request::Stats).unwrap());
+    // Three virtual clients in an execution: three connections.
+    let mut server = Server::new(ServerConfig::default(), VirtualTime::ZERO);
+    server.set_connections(3);
+    let sim = curr_connections(server.apply(&Request::Stats, VirtualTime::ZERO));
+    assert_eq!((real, sim), (3, 3));
+}
+
+#[test]
+fn settings_memcached_refuses_are_refused() {
+    // memcached: "Cannot set item size limit higher than 1/2 of memory max."
+    let refused = MemcachedDaemon::start(&["-m", "1", "-I", "1m"]);
+    match refused {
+        Ok(None) => {
+            assert!(std::env::var_os("CI").is_none(), "needs memcached on CI");
+            eprintln!("SKIPPED: needs a memcached binary");
+        }
+        Ok(Some(_)) => panic!("memcached accepted -m 1 -I 1m"),
+        Err(_) => {}
+    }
+    let text = "recipe = \"lock\"\nvariant = \"add\"\nclients = 2\n\n[servers]\nmemory_mb = 1\n\
+                item_size_max = 1048576\n\n[expect]\nverdict = \"pass\"\n";
+    let catalog = EmptyCatalog;
+    let e = mcsim::scenario::Scenario::parse(Path::new("s.toml"), text, &catalog).unwrap_err();
+    assert_eq!(e.field.as_deref(), Some("servers.item_size_max"), "{e}");
+    assert!(e.message.contains("half"), "{e}");
+}
+
+/// A catalog with one family, for reading a scenario without the shipped recipes.
+struct EmptyCatalog;
+
+impl mcsim::scenario::Catalog for EmptyCatalog {
+    fn build(
+        &self,
+        _: &str,
+        _: &mcsim::scenario::BuildContext<'_>,
+    ) -> Result<mcsim::scenario::Setup, mcsim::scenario::FieldError> {
+        Ok(std::rc::Rc::new(|_| {}))
+    }
+    fn families(&self) -> Vec<(&'static str, &'static [&'static str])> {
+        vec![("lock", &["add"])]
+    }
+    fn invariants(&self, _: &str) -> &'static [&'static str] {
+        &[]
+    }
+    fn shared(&self) -> std::rc::Rc<dyn mcsim::scenario::Catalog> {
+        std::rc::Rc::new(EmptyCatalog)
+    }
+}
+
+/// Polls `key` until it misses; returns when, since `from`.
+fn miss_after(c: &mut TcpClient, key: &Key, from: Instant) -> Duration {
+    let get = Request::Get {
+        keys: vec![key.clone()],
+        with_cas: false,
+    };
+    loop {
+        if c.call(&get).unwrap() == Reply::Values(vec![]) {
+            return from.elapsed();
+        }
+        std::thread::sleep(Duration::from_millis(5));
+        assert!(from.elapsed() < Duration::from_secs(5), "never expired");
+    }
+}
+
+#[test]
+fn the_server_clock_ticks_once_a_second_as_simulated() {
+    let Some(d) = daemon(&[]) else { return };
+    let mut c = d.connect().unwrap();
+    let set = |key: &Key, ttl: i64| Request::Store {
+        mode: StoreMode::Set,
+        key: key.clone(),
+        flags: 0,
+        exptime: Exptime(ttl),
+        data: b"1".to_vec(),
+        noreply: false,
+    };
+    // Find a tick: an item with TTL 1 disappears at the server's next tick but one.
+    let probe = Key::new("probe").unwrap();
+    c.call(&set(&probe, 1)).unwrap();
+    let start = Instant::now();
+    miss_after(&mut c, &probe, start);
+    let tick = Instant::now();
+    // 300 ms after a tick, store with TTL 2: memcached expires it when its clock reaches
+    // the store's tick + 2, i.e. 1.7 s later, as the simulator with phase 0 does.
+    std::thread::sleep(Duration::from_millis(300));
+    let key = Key::new("k").unwrap();
+    c.call(&set(&key, 2)).unwrap();
+    let real = miss_after(&mut c, &key, tick);
+    let mut server = Server::new(ServerConfig::default(), VirtualTime::ZERO);
+    let at = VirtualTime::ZERO + Duration::from_millis(300);
+    server.apply(&set(&key, 2), at);
+    let mut t = at;
+    while server.peek(&key, t).is_some() {
+        t += Duration::from_millis(5);
+    }
+    let sim = t.since(VirtualTime::ZERO);
+    eprintln!("expired {real:?} after a tick on memcached, {sim:?} in the simulator");
+    let diff = real.as_millis().abs_diff(sim.as_millis());
+    assert!(diff < 150, "memcached {real:?}, simulator {sim:?}");
+}
