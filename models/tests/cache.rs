@@ -186,3 +186,21 @@ fn a_strip_of_a_failed_run_replays_identically() {
         other => panic!("{other}"),
     }
 }
+
+#[test]
+fn a_value_over_the_item_limit_is_an_error_the_add_lock_cache_does_not_handle() {
+    let (_, report) = support::run("cache-add-lock-too-large");
+    let f = report.first_failure.expect("a failure");
+    match &f.execution.verdict {
+        mcsim::Verdict::ClientError { error, .. } => {
+            assert!(error.contains("object too large"), "{error}")
+        }
+        other => panic!("{other}"),
+    }
+    assert!(
+        f.execution
+            .trace
+            .render()
+            .contains("item size limit: FAULT")
+    );
+}

@@ -110,3 +110,22 @@ fn pct_finds_the_get_set_lock_bug_too() {
         Some(Verdict::Violation(_))
     ));
 }
+
+#[test]
+fn a_holder_paused_past_the_ttl_breaks_exclusion_and_the_report_names_the_pause() {
+    let (_, report) = support::run("lock-add-holder-pause");
+    let v = support::violation(&report);
+    assert_eq!(v.invariant, "lock.exclusion");
+    assert!(v.cause().contains("pauses"), "{}", v.cause());
+}
+
+#[test]
+fn a_dead_client_makes_the_others_wait_out_the_ttl_without_breaking_exclusion() {
+    let s = support::load("lock-add-holder-dies");
+    let report = support::quick(&s, 0, true);
+    assert!(report.first_failure.is_none(), "{:?}", report.verdicts);
+    let wait = support::metric(&report, "liveness.longest_wait_s");
+    // Some executions kill the holder: the others wait for the 10 s TTL.
+    assert!(wait.max >= 9.9 && wait.max < 11.0, "{wait:?}");
+    assert_eq!(support::metric(&report, "liveness.stuck_clients").max, 0.0);
+}

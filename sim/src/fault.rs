@@ -45,6 +45,26 @@ pub enum Fault {
         /// Which server.
         server: usize,
     },
+    /// The client stops for the plan's `pause_for` (a GC pause, a stopped VM) wherever it
+    /// is: inside a sleep (holding a lock, say) or before its pending call reaches the
+    /// server. Then it goes on as if nothing happened.
+    Pause {
+        /// Which client.
+        client: usize,
+    },
+    /// The client's process dies where it is: its pending call is never sent and it never
+    /// runs again. What it stored stays until its TTL.
+    Die {
+        /// Which client.
+        client: usize,
+    },
+    /// The client's pending storage command carries a value over the item size limit:
+    /// the server answers `SERVER_ERROR object too large for cache` (and a `set` loses
+    /// the key's old value), as memcached does.
+    TooLarge {
+        /// Which client.
+        client: usize,
+    },
 }
 
 impl Fault {
@@ -57,6 +77,9 @@ impl Fault {
             Fault::Crash { .. } => FaultKind::Crash,
             Fault::SkipSecond { .. } => FaultKind::SkipSecond,
             Fault::Leave { .. } => FaultKind::Leave,
+            Fault::Pause { .. } => FaultKind::Pause,
+            Fault::Die { .. } => FaultKind::Die,
+            Fault::TooLarge { .. } => FaultKind::TooLarge,
         }
     }
 }
@@ -70,6 +93,11 @@ impl fmt::Display for Fault {
             Fault::Crash { server } => write!(f, "server {server} crashes"),
             Fault::SkipSecond { server } => write!(f, "server {server} clock skips a second"),
             Fault::Leave { server } => write!(f, "server {server} leaves the client's list"),
+            Fault::Pause { client } => write!(f, "c{client} pauses"),
+            Fault::Die { client } => write!(f, "c{client} dies"),
+            Fault::TooLarge { client } => {
+                write!(f, "c{client} stores a value over the item size limit")
+            }
         }
     }
 }
@@ -89,17 +117,26 @@ pub enum FaultKind {
     SkipSecond,
     /// [`Fault::Leave`]
     Leave,
+    /// [`Fault::Pause`]
+    Pause,
+    /// [`Fault::Die`]
+    Die,
+    /// [`Fault::TooLarge`]
+    TooLarge,
 }
 
 impl FaultKind {
     /// Every kind, in a fixed order.
-    pub const ALL: [FaultKind; 6] = [
+    pub const ALL: [FaultKind; 9] = [
         FaultKind::Evict,
         FaultKind::ReplyLost,
         FaultKind::RequestLost,
         FaultKind::Crash,
         FaultKind::SkipSecond,
         FaultKind::Leave,
+        FaultKind::Pause,
+        FaultKind::Die,
+        FaultKind::TooLarge,
     ];
 
     /// The name used in scenario files.
@@ -111,6 +148,9 @@ impl FaultKind {
             FaultKind::Crash => "crash",
             FaultKind::SkipSecond => "skip_second",
             FaultKind::Leave => "leave",
+            FaultKind::Pause => "pause",
+            FaultKind::Die => "die",
+            FaultKind::TooLarge => "too_large",
         }
     }
 }
@@ -149,6 +189,8 @@ pub struct FaultPlan {
     pub warm_restart: bool,
     /// How long a server that left the list stays out.
     pub rejoin_after: Duration,
+    /// How long a paused client stops.
+    pub pause_for: Duration,
 }
 
 impl FaultPlan {
@@ -158,6 +200,7 @@ impl FaultPlan {
             timeout: Duration::from_millis(100),
             restart_after: Duration::from_secs(1),
             rejoin_after: Duration::from_secs(1),
+            pause_for: Duration::from_secs(5),
             ..FaultPlan::default()
         }
     }

@@ -30,6 +30,29 @@ pub struct LockParams {
     pub skews: Vec<Skew>,
 }
 
+/// A client's stay in the critical section: it leaves when the guard drops, at the end of
+/// the stay or when the client's process dies inside (a dead holder uses nothing).
+struct Inside {
+    who: Rc<RefCell<BTreeSet<usize>>>,
+    client: usize,
+}
+
+impl Inside {
+    fn enter(who: &Rc<RefCell<BTreeSet<usize>>>, client: usize) -> Inside {
+        who.borrow_mut().insert(client);
+        Inside {
+            who: who.clone(),
+            client,
+        }
+    }
+}
+
+impl Drop for Inside {
+    fn drop(&mut self) {
+        self.who.borrow_mut().remove(&self.client);
+    }
+}
+
 /// Registers the lock workload: `clients` clients competing for one lock.
 pub fn setup(p: &LockParams, clients: usize, sim: &mut Sim) {
     let inside: Rc<RefCell<BTreeSet<usize>>> = Rc::default();
@@ -57,10 +80,10 @@ pub fn setup(p: &LockParams, clients: usize, sim: &mut Sim) {
                         Err(e) => return Err(e),
                     }
                 }
-                inside.borrow_mut().insert(c);
+                let stay = Inside::enter(&inside, c);
                 mc.note("enters critical section");
                 mc.sleep(p.hold).await;
-                inside.borrow_mut().remove(&c);
+                drop(stay);
                 mc.note("leaves critical section");
                 match lock.unlock(&mc).await {
                     Ok(()) | Err(McError::Transport(_)) => {}

@@ -39,6 +39,12 @@ pub(crate) struct SpinWatch {
     clock_reads_then: u64,
     /// Per client, the virtual time of its last progress.
     last_progress: Vec<VirtualTime>,
+    /// Per client, when it last changed server state (or started), and the longest it
+    /// went without doing so: the liveness figures.
+    last_change: Vec<VirtualTime>,
+    longest_gap: Vec<std::time::Duration>,
+    /// Clients a pause or death fault hit: their own waits are not the others' waits.
+    faulted: Vec<bool>,
 }
 
 impl SpinWatch {
@@ -51,6 +57,43 @@ impl SpinWatch {
         self.seen.resize_with(clients, BTreeSet::new);
         self.last_progress.clear();
         self.last_progress.resize(clients, VirtualTime::ZERO);
+        self.last_change.clear();
+        self.last_change.resize(clients, VirtualTime::ZERO);
+        self.longest_gap.clear();
+        self.longest_gap.resize(clients, std::time::Duration::ZERO);
+        self.faulted.clear();
+        self.faulted.resize(clients, false);
+    }
+
+    /// The client changed server state, or finished, at `now`.
+    pub fn advanced(&mut self, client: usize, now: VirtualTime) {
+        let gap = now.since(self.last_change[client]);
+        self.longest_gap[client] = self.longest_gap[client].max(gap);
+        self.last_change[client] = now;
+    }
+
+    /// A pause or death fault hit the client.
+    pub fn faulted(&mut self, client: usize) {
+        self.faulted[client] = true;
+    }
+
+    /// The liveness figures at `now`: the longest any client the faults did not hit went
+    /// without changing server state or finishing (counting the wait still open for the
+    /// unfinished), and how many such clients are unfinished.
+    pub fn liveness(&self, unfinished: &[bool], now: VirtualTime) -> (std::time::Duration, usize) {
+        let mut longest = std::time::Duration::ZERO;
+        let mut stuck = 0;
+        for (c, &open) in unfinished.iter().enumerate() {
+            if self.faulted[c] {
+                continue;
+            }
+            longest = longest.max(self.longest_gap[c]);
+            if open {
+                stuck += 1;
+                longest = longest.max(now.since(self.last_change[c]));
+            }
+        }
+        (longest, stuck)
     }
 
     /// True if the next call's (request, reply) should be hashed.
@@ -87,6 +130,7 @@ impl SpinWatch {
         if changed {
             self.changed();
             self.last_progress[client] = now;
+            self.advanced(client, now);
             return false;
         }
         self.quiet += 1;

@@ -125,6 +125,9 @@ fn token(choice: &Choice) -> String {
         Choice::Fault(Fault::Crash { server }) => format!("C{}", b36(*server as u64)),
         Choice::Fault(Fault::SkipSecond { server }) => format!("S{}", b36(*server as u64)),
         Choice::Fault(Fault::Leave { server }) => format!("L{}", b36(*server as u64)),
+        Choice::Fault(Fault::Pause { client }) => format!("P{}", b36(*client as u64)),
+        Choice::Fault(Fault::Die { client }) => format!("D{}", b36(*client as u64)),
+        Choice::Fault(Fault::TooLarge { client }) => format!("T{}", b36(*client as u64)),
     }
 }
 
@@ -145,6 +148,9 @@ fn parse_token(t: &str) -> Option<Choice> {
         "C" => Choice::Fault(Fault::Crash { server: n(rest)? }),
         "S" => Choice::Fault(Fault::SkipSecond { server: n(rest)? }),
         "L" => Choice::Fault(Fault::Leave { server: n(rest)? }),
+        "P" => Choice::Fault(Fault::Pause { client: n(rest)? }),
+        "D" => Choice::Fault(Fault::Die { client: n(rest)? }),
+        "T" => Choice::Fault(Fault::TooLarge { client: n(rest)? }),
         _ => match t.split_once('+') {
             Some((c, d)) => Choice::Run {
                 client: n(c)?,

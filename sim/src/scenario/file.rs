@@ -98,7 +98,11 @@ pub(crate) struct FaultsFile {
     pub crash: Option<RuleFile>,
     pub skip_second: Option<RuleFile>,
     pub leave: Option<RuleFile>,
+    pub pause: Option<RuleFile>,
+    pub die: Option<RuleFile>,
+    pub too_large: Option<RuleFile>,
     pub rejoin_after_ms: u64,
+    pub pause_ms: u64,
 }
 
 impl Default for FaultsFile {
@@ -113,7 +117,11 @@ impl Default for FaultsFile {
             crash: None,
             skip_second: None,
             leave: None,
+            pause: None,
+            die: None,
+            too_large: None,
             rejoin_after_ms: 1000,
+            pause_ms: 5000,
         }
     }
 }

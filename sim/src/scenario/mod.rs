@@ -446,6 +446,7 @@ fn fault_plan(f: &file::FaultsFile) -> Result<FaultPlan, FieldError> {
     plan.restart_after = Duration::from_millis(f.restart_after_ms);
     plan.warm_restart = f.warm_restart;
     plan.rejoin_after = Duration::from_millis(f.rejoin_after_ms);
+    plan.pause_for = Duration::from_millis(f.pause_ms);
     for (kind, rule) in [
         (FaultKind::Evict, &f.evict),
         (FaultKind::ReplyLost, &f.reply_lost),
@@ -453,6 +454,9 @@ fn fault_plan(f: &file::FaultsFile) -> Result<FaultPlan, FieldError> {
         (FaultKind::Crash, &f.crash),
         (FaultKind::SkipSecond, &f.skip_second),
         (FaultKind::Leave, &f.leave),
+        (FaultKind::Pause, &f.pause),
+        (FaultKind::Die, &f.die),
+        (FaultKind::TooLarge, &f.too_large),
     ] {
         let Some(rule) = rule else { continue };
         let p = *rule.probability.get_ref();

@@ -3,6 +3,7 @@
 
 use crate::check::{EndView, Failure, Verdict, Violation};
 use crate::exec::core::Wait;
+use crate::fault::FaultKind;
 use crate::trace::{Actor, describe_request};
 
 use super::{Engine, Stop};
@@ -111,5 +112,21 @@ impl Engine<'_> {
             });
         }
         verdict
+    }
+
+    /// With pause or death faults in the plan, every execution records the liveness
+    /// figures: `liveness.longest_wait_s` (the longest any client the faults did not hit
+    /// went without changing server state or finishing) and `liveness.stuck_clients`.
+    pub(super) fn record_liveness(&mut self) {
+        let plan = &self.config.faults;
+        if plan.rule(FaultKind::Pause).is_none() && plan.rule(FaultKind::Die).is_none() {
+            return;
+        }
+        let unfinished: Vec<bool> = self.tasks.iter().map(Option::is_some).collect();
+        let (longest, stuck) = self.spin.liveness(&unfinished, self.now());
+        self.metrics
+            .insert("liveness.longest_wait_s".into(), longest.as_secs_f64());
+        self.metrics
+            .insert("liveness.stuck_clients".into(), stuck as f64);
     }
 }

@@ -1,8 +1,10 @@
 //! The faults that may fire at a step, within the plan's budgets.
 
+use crate::exec::core::Wait;
 use crate::explore::{CallOption, FaultOption};
 use crate::fault::{EvictTarget, Fault, FaultKind};
 use crate::memcache::Key;
+use crate::protocol::Request;
 
 use super::Engine;
 
@@ -105,6 +107,47 @@ impl Engine<'_> {
                 });
             }
         }
+        self.client_fault_options(calls, &mut out);
         out
+    }
+
+    /// Pauses and deaths of any running client, and values over the item limit for
+    /// pending storage commands.
+    fn client_fault_options(&self, calls: &[CallOption], out: &mut Vec<FaultOption>) {
+        let core = self.core.borrow();
+        if let Some(p) = self.budget_left(FaultKind::Pause) {
+            for (client, m) in core.mailboxes.iter().enumerate() {
+                if matches!(m.wait, Wait::Sleep { .. } | Wait::Call { .. }) {
+                    out.push(FaultOption {
+                        fault: Fault::Pause { client },
+                        probability: p,
+                    });
+                }
+            }
+        }
+        if let Some(p) = self.budget_left(FaultKind::Die) {
+            for (client, m) in core.mailboxes.iter().enumerate() {
+                if matches!(m.wait, Wait::Sleep { .. } | Wait::Call { .. }) {
+                    out.push(FaultOption {
+                        fault: Fault::Die { client },
+                        probability: p,
+                    });
+                }
+            }
+        }
+        if let Some(p) = self.budget_left(FaultKind::TooLarge) {
+            for c in calls {
+                if let Wait::Call {
+                    request: Request::Store { .. },
+                    ..
+                } = &core.mailboxes[c.client].wait
+                {
+                    out.push(FaultOption {
+                        fault: Fault::TooLarge { client: c.client },
+                        probability: p,
+                    });
+                }
+            }
+        }
     }
 }

@@ -17,7 +17,7 @@ use crate::exec::{ExecConfig, Execution, Sim, Task};
 use crate::explore::{CallOption, Choice, FaultOption, Footprint, Options, Schedule, Strategy};
 use crate::fault::{Fault, FaultKind};
 use crate::memcache::{Key, Transport};
-use crate::protocol::Reply;
+use crate::protocol::{Reply, Request, StoreMode};
 use crate::trace::{Actor, Trace, describe_reply, describe_request, fnv1a};
 
 mod ending;
@@ -182,10 +182,17 @@ impl<'c> Engine<'c> {
     }
 
     fn run(&mut self, strategy: &mut dyn Strategy) -> Verdict {
-        match self.run_inner(strategy) {
+        let verdict = match self.run_inner(strategy) {
             Ok(()) => self.finish(),
             Err(stop) => stop,
+        };
+        if matches!(
+            verdict,
+            Verdict::Pass | Verdict::Stuck { .. } | Verdict::Livelock { .. }
+        ) {
+            self.record_liveness();
         }
+        verdict
     }
 
     fn run_inner(&mut self, strategy: &mut dyn Strategy) -> Result<(), Stop> {
@@ -372,6 +379,32 @@ impl<'c> Engine<'c> {
                 self.cluster.servers[*server].skip_second();
                 self.log(Actor::World, || format!("FAULT {fault}"));
             }
+            Fault::Pause { client } => {
+                let pause = self.config.faults.pause_for;
+                let mut core = self.core.borrow_mut();
+                match &mut core.mailboxes[*client].wait {
+                    Wait::Sleep { until } => *until += pause,
+                    Wait::Call { issued, .. } => *issued += pause,
+                    _ => {}
+                }
+                drop(core);
+                self.spin.faulted(*client);
+                self.log(Actor::World, || format!("FAULT {fault} for {pause:?}"));
+            }
+            Fault::Die { client } => {
+                self.tasks[*client] = None;
+                self.deferred[*client] = None;
+                self.core.borrow_mut().mailboxes[*client].wait = Wait::Done;
+                self.spin.faulted(*client);
+                self.log(Actor::World, || format!("FAULT {fault}"));
+            }
+            Fault::TooLarge { client } => {
+                let at = calls
+                    .iter()
+                    .find(|c| c.client == *client)
+                    .map_or_else(|| self.now(), |c| c.earliest);
+                self.execute_call(*client, at, Some(fault))?;
+            }
         }
         Ok(())
     }
@@ -405,6 +438,16 @@ impl<'c> Engine<'c> {
         let lost_request = matches!(fault, Some(Fault::RequestLost { .. }));
         let outcome = if lost_request {
             Err(Transport::TimedOut)
+        } else if let (Some(Fault::TooLarge { .. }), Request::Store { mode, key, .. }) =
+            (fault, &request)
+        {
+            let server = &mut self.cluster.servers[servers[0]];
+            if server.is_up() {
+                self.calls += 1;
+                Ok(server.reject_too_large(key, *mode == StoreMode::Set, at))
+            } else {
+                Err(Transport::ServerDown)
+            }
         } else {
             let outcome = self.cluster.call(request, &servers, at);
             if outcome.is_ok() {
@@ -425,6 +468,10 @@ impl<'c> Engine<'c> {
                 (_, Some(Fault::RequestLost { .. })) => {
                     format!("{what}{server_note} -> (request lost: FAULT)")
                 }
+                (Ok(r), Some(Fault::TooLarge { .. })) => format!(
+                    "{what}{server_note} -> {} (value over the item size limit: FAULT)",
+                    describe_reply(r)
+                ),
                 (Ok(r), Some(_)) => format!(
                     "{what}{server_note} -> {} (reply lost: FAULT)",
                     describe_reply(r)
@@ -446,7 +493,10 @@ impl<'c> Engine<'c> {
             at,
             clock_reads,
         );
-        if fault.is_some() {
+        if matches!(
+            fault,
+            Some(Fault::ReplyLost { .. } | Fault::RequestLost { .. })
+        ) {
             let timeout = self.config.faults.timeout;
             self.core.borrow_mut().sleep_until(client, timeout);
             self.deferred[client] = Some(Transport::TimedOut);
@@ -487,6 +537,7 @@ impl<'c> Engine<'c> {
                 self.spin.changed();
                 let now = self.now();
                 self.spin.progress(client, now);
+                self.spin.advanced(client, now);
                 self.core.borrow_mut().mailboxes[client].wait = Wait::Done;
                 if let Err(e) = result {
                     self.log(Actor::Client(client), || format!("gives up: {e}"));
