@@ -42,6 +42,8 @@ pub struct BuildContext<'a> {
     pub params: &'a Params,
     /// Number of servers (for parameters that name one: [`Params::server`]).
     pub servers: usize,
+    /// The servers' item size limit (for sizes: [`Params::value_size`]).
+    pub item_size_max: u32,
 }
 
 /// The recipes a scenario can name. `mcsim-models` provides the catalog of every recipe.
@@ -356,6 +358,7 @@ impl Scenario {
             skews: &skews,
             params: &params,
             servers: count,
+            item_size_max: f.servers.item_size_max,
         };
         let setup = catalog.build(&recipe, &cx).map_err(at)?;
         params.finish(&format!("{recipe}/{variant}")).map_err(at)?;
