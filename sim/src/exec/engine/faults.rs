@@ -115,21 +115,18 @@ impl Engine<'_> {
     /// pending storage commands.
     fn client_fault_options(&self, calls: &[CallOption], out: &mut Vec<FaultOption>) {
         let core = self.core.borrow();
-        if let Some(p) = self.budget_left(FaultKind::Pause) {
+        let client_faults: [(FaultKind, fn(usize) -> Fault); 2] = [
+            (FaultKind::Pause, |client| Fault::Pause { client }),
+            (FaultKind::Die, |client| Fault::Die { client }),
+        ];
+        for (kind, make) in client_faults {
+            let Some(p) = self.budget_left(kind) else {
+                continue;
+            };
             for (client, m) in core.mailboxes.iter().enumerate() {
                 if matches!(m.wait, Wait::Sleep { .. } | Wait::Call { .. }) {
                     out.push(FaultOption {
-                        fault: Fault::Pause { client },
-                        probability: p,
-                    });
-                }
-            }
-        }
-        if let Some(p) = self.budget_left(FaultKind::Die) {
-            for (client, m) in core.mailboxes.iter().enumerate() {
-                if matches!(m.wait, Wait::Sleep { .. } | Wait::Call { .. }) {
-                    out.push(FaultOption {
-                        fault: Fault::Die { client },
+                        fault: make(client),
                         probability: p,
                     });
                 }
