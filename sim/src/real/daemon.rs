@@ -108,11 +108,31 @@ impl MemcachedDaemon {
                 return Ok(Err(format!("memcached exited with {status}")));
             }
             if TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_ok() {
-                return Ok(Ok(daemon));
+                // Whoever answers must be this process: another test may have started a
+                // memcached on the same port a moment earlier, and this one's bind failed.
+                return Ok(match daemon.answering_pid() {
+                    Some(pid) if pid == daemon.child.id() => Ok(daemon),
+                    other => Err(format!(
+                        "port {port} is answered by process {other:?}, not {}",
+                        daemon.child.id()
+                    )),
+                });
             }
             std::thread::sleep(READY_PAUSE);
         }
         Ok(Err(format!("no connection to {addr} accepted")))
+    }
+
+    /// The `pid` the server on this daemon's port reports in `stats`.
+    fn answering_pid(&self) -> Option<u32> {
+        let mut client = TcpClient::connect(self.addr).ok()?;
+        match client.call(&crate::protocol::Request::Stats).ok()? {
+            crate::protocol::Reply::Stats(stats) => stats
+                .into_iter()
+                .find(|(k, _)| k == "pid")
+                .and_then(|(_, v)| v.parse().ok()),
+            _ => None,
+        }
     }
 
     /// Where it listens.
