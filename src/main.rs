@@ -273,7 +273,8 @@ fn real_main() -> Result<ExitCode> {
                 (None, None) => bail!("give --seed or --schedule"),
             };
             print!("{}", execution.trace.render());
-            println!("\nverdict: {}", execution.verdict);
+            println!("\nverdict: {}", execution.verdict.label());
+            println!("  {}", execution.verdict);
             println!("schedule: {}", execution.schedule);
             println!("trace hash: {:016x}", execution.trace.hash());
             Ok(ExitCode::SUCCESS)
