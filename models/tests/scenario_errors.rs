@@ -214,21 +214,3 @@ fn a_misspelt_name_gets_a_suggestion() {
     let e = error(&GOOD.replace("hold_ms = 5", "hodl_ms = 5"));
     assert!(e.message.contains("did you mean \"hold_ms\""), "{e}");
 }
-
-#[test]
-fn a_value_size_above_the_item_limit_is_rejected() {
-    let text = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios/eventlog-chunk-keys.toml"),
-    )
-    .unwrap()
-    .replace(
-        "fetch_every_ms = 250",
-        "fetch_every_ms = 250\nevent_bytes = 2000000",
-    );
-    let e = match Scenario::parse(Path::new("scenarios/bad.toml"), &text, &Recipes) {
-        Ok(_) => panic!("accepted"),
-        Err(e) => e,
-    };
-    assert_eq!(e.field.as_deref(), Some("params.event_bytes"), "{e}");
-    assert!(e.message.contains("item size limit"), "{e}");
-}

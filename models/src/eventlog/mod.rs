@@ -42,6 +42,10 @@ pub const VARIANTS: &[&str] = &["as-written", "chunk-keys"];
 /// Its invariants.
 pub const INVARIANTS: &[&str] = &["eventlog.capacity", "eventlog.window", "eventlog.bytes"];
 
+/// The largest event a scenario may ask for (64 MiB): far above any item size limit, so
+/// an event the server must refuse can still be tested.
+const EVENT_BYTES_MAX: u32 = 64 << 20;
+
 /// Builds an event-log scenario's setup from its parameters.
 pub fn build(
     cx: &mcsim::scenario::BuildContext<'_>,
@@ -55,9 +59,9 @@ pub fn build(
         parts: p.count("parts", 4)?.max(1),
         cycles: p.count("cycles", 2)?.max(1),
         traffic: crate::arrivals::Traffic::from_params(p, 5.0)?,
-        event_bytes: p.value_size("event_bytes", 32, cx.item_size_max)?,
+        event_bytes: p.u32_in("event_bytes", 32, 0..=EVENT_BYTES_MAX)?,
         large_every: p.count("large_every", 0)?,
-        large_bytes: p.value_size("large_bytes", 0, cx.item_size_max)?,
+        large_bytes: p.u32_in("large_bytes", 0, 0..=EVENT_BYTES_MAX)?,
         late_every: p.count("late_every", 0)?,
         late: p.millis("late_ms", 0)?,
         fetch_every: p.millis("fetch_every_ms", 250)?,

@@ -42,7 +42,7 @@ pub struct BuildContext<'a> {
     pub params: &'a Params,
     /// Number of servers (for parameters that name one: [`Params::server`]).
     pub servers: usize,
-    /// The servers' item size limit (for sizes: [`Params::value_size`]).
+    /// The servers' item size limit.
     pub item_size_max: u32,
 }
 

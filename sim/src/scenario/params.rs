@@ -216,30 +216,6 @@ impl Params {
         self.u32_in(name, default, 0..=MAX_COUNT)
     }
 
-    /// A size in bytes of something the recipe stores: at most the servers' item size
-    /// limit (`servers.item_size_max`); a value over it could never be stored (the
-    /// `too_large` fault makes a recipe meet that case).
-    pub fn value_size(
-        &self,
-        name: &str,
-        default: u32,
-        item_size_max: u32,
-    ) -> Result<u32, FieldError> {
-        let n = self.u32(name, default)?;
-        if n > item_size_max {
-            let v = self.values.get(name).expect("present when out of range");
-            return Err(self.err(
-                name,
-                v,
-                format!(
-                    "{n} bytes is above the item size limit servers.item_size_max = \
-                     {item_size_max}: it could never be stored"
-                ),
-            ));
-        }
-        Ok(n)
-    }
-
     /// A whole number of seconds (a TTL, a period), at most a year (the parameter's name
     /// should end in `_s`).
     pub fn seconds(&self, name: &str, default: u32) -> Result<u32, FieldError> {

@@ -8,6 +8,9 @@ use crate::protocol::Request;
 
 use super::Engine;
 
+/// Builds a fault for a client.
+type MakeFault = fn(usize) -> Fault;
+
 impl Engine<'_> {
     fn budget_left(&self, kind: FaultKind) -> Option<f64> {
         let rule = self.config.faults.rule(kind)?;
@@ -115,7 +118,7 @@ impl Engine<'_> {
     /// pending storage commands.
     fn client_fault_options(&self, calls: &[CallOption], out: &mut Vec<FaultOption>) {
         let core = self.core.borrow();
-        let client_faults: [(FaultKind, fn(usize) -> Fault); 2] = [
+        let client_faults: [(FaultKind, MakeFault); 2] = [
             (FaultKind::Pause, |client| Fault::Pause { client }),
             (FaultKind::Die, |client| Fault::Die { client }),
         ];
