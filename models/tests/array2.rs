@@ -85,3 +85,15 @@ fn ints_round_trip() {
     assert_eq!(decode_ints(data.as_bytes()), vec![0, 7, 1_000_042]);
     assert_eq!(decode_ints(b""), Vec::<u64>::new());
 }
+
+#[test]
+fn a_client_without_retries_gives_up_the_append_and_duplicates_nothing() {
+    let s = load("array2-fixed-reply-lost")
+        .with_set(&["params.retries=0".into()])
+        .unwrap();
+    let report = support::quick(&s, 0, true);
+    assert!(report.first_failure.is_none(), "{:?}", report.verdicts);
+    // A timed-out append is not retried: it may still have landed, never twice.
+    assert_eq!(report.metrics["array2.duplicated"].max, 0.0);
+    assert!(report.metrics["array2.completed"].min < 9.0);
+}
