@@ -42,5 +42,5 @@ lint:
 # mutation testing over models/ (recipes, harnesses, invariants): too slow for CI, run it
 # before a release; prints the score. Survivors kept on purpose: .cargo/mutants.toml
 mutants *ARGS:
-    -cargo mutants --package mcsim-models --profile release {{ARGS}}
+    -cargo mutants --package mcsim-models --profile mutants {{ARGS}}
     @c=$(wc -l < mutants.out/caught.txt); m=$(wc -l < mutants.out/missed.txt); t=$(wc -l < mutants.out/timeout.txt); echo "mutation score: $c caught of $((c+m+t)) viable ($m missed, $t timed out); missed ones in mutants.out/missed.txt"

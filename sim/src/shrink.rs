@@ -241,13 +241,15 @@ pub fn shrink(scenario: &Scenario, failing: &Execution, search: u64, budget: u64
     let label = failing.verdict.label();
     let before = size(scenario, failing);
     let mut spent = 0;
+    // Half the budget for the scenario as it is; the rest for fewer clients, which is
+    // worth most when it works.
     let mut s = Shrinker {
         label: label.clone(),
         scenario,
         best: failing.clone(),
         best_size: before,
         spent: &mut spent,
-        budget,
+        budget: budget / 2,
     };
     s.run();
     let mut best = (scenario.clone(), s.best.clone(), s.best_size);
