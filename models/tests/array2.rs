@@ -97,3 +97,22 @@ fn a_client_without_retries_gives_up_the_append_and_duplicates_nothing() {
     assert_eq!(report.metrics["array2.duplicated"].max, 0.0);
     assert!(report.metrics["array2.completed"].min < 9.0);
 }
+
+#[test]
+fn a_client_retries_as_often_as_it_is_told() {
+    // One client, one element, its first two requests lost: with two retries the third
+    // attempt lands.
+    let s = load("array2-fixed-reply-lost")
+        .with_set(&[
+            "clients=1".into(),
+            "params.elements=1".into(),
+            "params.retries=2".into(),
+            "faults.reply_lost={ max = 0, probability = 0.0 }".into(),
+            "faults.request_lost={ max = 2, probability = 1.0 }".into(),
+        ])
+        .unwrap();
+    let report = support::quick(&s, 5, true);
+    assert!(report.first_failure.is_none(), "{:?}", report.verdicts);
+    assert_eq!(report.metrics["array2.completed"].min, 1.0);
+    assert_eq!(report.metrics["array2.elements"].min, 1.0);
+}
