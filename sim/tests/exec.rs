@@ -284,3 +284,30 @@ fn a_client_handle_kept_after_its_execution_is_not_reset() {
     let handle = kept.borrow().clone().unwrap();
     assert_eq!(handle.global_now().secs(), 5);
 }
+
+#[test]
+fn waiting_on_a_sleeping_holder_is_not_a_spin() {
+    // c0 holds a key (no TTL) for 30 s of sleep, then deletes it; c1 polls it without a
+    // pause. Thousands of repeated calls, but the sleeper will change things.
+    let setup = |sim: &mut mcsim::Sim| {
+        sim.client(Skew::default(), |mc| async move {
+            let k = Key::new("lock").unwrap();
+            mc.add(&k, Value::from("1"), Exptime::NEVER).await?;
+            mc.sleep(Duration::from_secs(30)).await;
+            mc.delete(&k).await?;
+            Ok(())
+        });
+        sim.client(Skew::default(), |mc| async move {
+            let k = Key::new("lock").unwrap();
+            mc.sleep(Duration::from_millis(1)).await;
+            while mc.get(&k).await?.is_some() {}
+            Ok(())
+        });
+    };
+    let config = ExecConfig {
+        max_steps: 1_000_000,
+        ..ExecConfig::default()
+    };
+    let e = execute(&config, &setup, &mut Random::new(1), 0);
+    assert!(e.verdict.is_pass(), "{}", e.verdict);
+}

@@ -2,7 +2,8 @@
 //!
 //! A recipe **spins** (a livelock) when nothing can ever change: for a long stretch of
 //! calls no server state changed, every call repeated one its client had already made
-//! with the same reply, no client read its clock, no world timer (restart, rejoin,
+//! with the same reply, every unfinished client took part (none sat asleep the whole
+//! time, about to wake), no client read its clock, no world timer (restart, rejoin,
 //! scripted fault) is pending and no live item has an expiry ahead. Such an execution is
 //! stopped at once with a `livelock` verdict instead of running to the step budget.
 //!
@@ -160,6 +161,13 @@ impl SpinWatch {
     /// Consecutive repeated calls so far.
     pub fn repeats(&self) -> u64 {
         self.repeats
+    }
+
+    /// True if every one of `busy` made a call since tracking began: a client asleep the
+    /// whole time (a lock holder in its critical section, say) may wake and change
+    /// things, so the others' repetitions are no spin yet.
+    pub fn all_took_part(&self, mut busy: impl Iterator<Item = usize>) -> bool {
+        busy.all(|c| !self.seen[c].is_empty())
     }
 
     /// True if no client read its clock since tracking began.

@@ -57,7 +57,14 @@ impl Engine<'_> {
     /// since the repetitions began, no live item with an expiry ahead.
     pub(super) fn check_spin(&self) -> Result<(), Stop> {
         let now = self.now();
+        let busy = self
+            .tasks
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| t.is_some())
+            .map(|(c, _)| c);
         if self.timers.is_empty()
+            && self.spin.all_took_part(busy)
             && self.spin.clock_untouched(self.core.borrow().clock_reads)
             && self.cluster.next_expiry(now).is_none()
         {
