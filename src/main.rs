@@ -1,14 +1,17 @@
 //! The `mcsim` command line: parse, call the library, print.
 
+#[macro_use]
+mod out;
+mod gate;
+
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand, ValueEnum};
 use mcsim::explore::Schedule;
-use mcsim::report::{self, PointRow, Row};
+use mcsim::report;
 use mcsim::run::{self, Determinism, RunOptions};
 use mcsim::scenario::{Scenario, StrategyKind};
 use mcsim_models::Recipes;
@@ -225,16 +228,16 @@ fn real_main() -> Result<ExitCode> {
                 }
                 let started = Instant::now();
                 let report = run::run(s, &options);
-                print!("{}", report::render_run(s, &report));
-                println!("  wall time {:.2?}", started.elapsed());
+                out!("{}", report::render_run(s, &report));
+                outln!("  wall time {:.2?}", started.elapsed());
                 if let Some(f) = &report.first_failure {
-                    println!();
-                    print!("{}", report::render_failure(s, kind, f));
+                    outln!();
+                    out!("{}", report::render_failure(s, kind, f));
                 }
                 if points.len() == 1 {
                     let got = report.label();
                     let matched = got == s.expect;
-                    println!(
+                    outln!(
                         "\nexpected {}, got {got}: {}",
                         s.expect,
                         if matched { "as expected" } else { "MISMATCH" }
@@ -244,7 +247,7 @@ fn real_main() -> Result<ExitCode> {
             }
             if points.len() > 1 && !check_determinism {
                 let labels: Vec<String> = points.iter().map(|p| p.name.clone()).collect();
-                println!("\n{} sweep points: {}", points.len(), labels.join(" "));
+                outln!("\n{} sweep points: {}", points.len(), labels.join(" "));
             }
             Ok(if ok {
                 ExitCode::SUCCESS
@@ -272,11 +275,19 @@ fn real_main() -> Result<ExitCode> {
                 }
                 (None, None) => bail!("give --seed or --schedule"),
             };
-            print!("{}", execution.trace.render());
-            println!("\nverdict: {}", execution.verdict.label());
-            println!("  {}", execution.verdict);
-            println!("schedule: {}", execution.schedule);
-            println!("trace hash: {:016x}", execution.trace.hash());
+            out!("{}", execution.trace.render());
+            outln!("\nverdict: {}", execution.verdict.label());
+            outln!("  {}", execution.verdict);
+            outln!("schedule: {}", execution.schedule);
+            outln!("trace hash: {:016x}", execution.trace.hash());
+            // A schedule that does not fit the scenario is bad input, not a finding.
+            if matches!(execution.verdict, mcsim::Verdict::Diverged { .. }) {
+                eprintln!(
+                    "error: the schedule does not fit this scenario: {}",
+                    execution.verdict
+                );
+                return Ok(ExitCode::from(2));
+            }
             Ok(ExitCode::SUCCESS)
         }
         Command::Explore {
@@ -304,7 +315,7 @@ fn real_main() -> Result<ExitCode> {
             junit,
             check_determinism,
             shard,
-        } => check(
+        } => gate::check(
             &dir,
             jobs,
             budget,
@@ -334,9 +345,9 @@ fn explore(s: &Scenario, options: &run::ExploreOptions) -> Result<ExitCode> {
     });
     let st = report.stats;
     if options.keep_going {
-        println!("{} of the executions violate an invariant", report.failures);
+        outln!("{} of the executions violate an invariant", report.failures);
     }
-    println!(
+    outln!(
         "{}: {} executions explored ({} redundant interleavings cut short), {} distinct final states, {} calls, max depth {}, in {:.2?}",
         s.name,
         st.executions,
@@ -348,10 +359,10 @@ fn explore(s: &Scenario, options: &run::ExploreOptions) -> Result<ExitCode> {
     );
     match &report.failure {
         Some(f) => {
-            println!();
-            print!("{}", report::render_failure(s, s.strategy, f));
+            outln!();
+            out!("{}", report::render_failure(s, s.strategy, f));
             let ok = f.execution.verdict.label() == s.expect;
-            println!(
+            outln!(
                 "\nexpected {}, got {}: {}",
                 s.expect,
                 f.execution.verdict.label(),
@@ -364,7 +375,7 @@ fn explore(s: &Scenario, options: &run::ExploreOptions) -> Result<ExitCode> {
             })
         }
         None if report.interrupted => {
-            println!("stopped before covering every schedule: no violation so far (not a proof)");
+            outln!("stopped before covering every schedule: no violation so far (not a proof)");
             Ok(ExitCode::FAILURE)
         }
         None => {
@@ -372,12 +383,12 @@ fn explore(s: &Scenario, options: &run::ExploreOptions) -> Result<ExitCode> {
                 Some(p) => format!("at most {p} preemptions and the fault plan's budgets"),
                 None => "the fault plan's budgets, unbounded preemptions".into(),
             };
-            println!(
+            outln!(
                 "no violation within bounds ({} clients, {bound})",
                 s.clients
             );
             let ok = s.expect == "pass";
-            println!(
+            outln!(
                 "expected {}, got pass: {}",
                 s.expect,
                 if ok { "as expected" } else { "MISMATCH" }
@@ -400,217 +411,18 @@ fn determinism(s: &Scenario, kind: StrategyKind, seed: u64, n: u64) -> Result<Ex
                 first,
                 second,
             } => {
-                println!(
+                outln!(
                     "NONDETERMINISTIC: seed {} differs at timeline line {line}",
                     seed + i
                 );
-                println!("  first run:  {first}\n  second run: {second}");
+                outln!("  first run:  {first}\n  second run: {second}");
                 return Ok(ExitCode::FAILURE);
             }
         }
     }
-    println!(
+    outln!(
         "deterministic: {} seeds from {seed} replay to identical traces",
         n.max(1)
     );
     Ok(ExitCode::SUCCESS)
-}
-
-fn run_one(path: &Path, budget: f64, check_determinism: bool) -> Row {
-    let started = Instant::now();
-    let mut row = Row {
-        scenario: path
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_default(),
-        file: path.display().to_string(),
-        expected: String::new(),
-        got: String::new(),
-        executions: 0,
-        calls: 0,
-        numbers: String::new(),
-        millis: 0,
-        replay: None,
-        replays: Vec::new(),
-        detail: None,
-        error: None,
-        points: Vec::new(),
-    };
-    let points = match load_points(path) {
-        Ok(p) => p,
-        Err(e) => {
-            row.error = Some(format!("{e:#}"));
-            return row;
-        }
-    };
-    let sweep = points.len() > 1;
-    let mut labels = Vec::new();
-    for s in &points {
-        row.expected = s.expect.clone();
-        let mut options = RunOptions::from_scenario(s);
-        options.executions = ((s.executions as f64) * budget).ceil().max(1.0) as u64;
-        options.keep_going = sweep;
-        // A sweep is read for its numbers; only its first failure is shown, unshrunk.
-        options.shrink = !sweep;
-        let report = run::run(s, &options);
-        let got = report.label();
-        row.executions += report.executions;
-        row.calls += report.calls;
-        if sweep {
-            row.points.push(PointRow {
-                point: s.point.join(","),
-                got: got.clone(),
-                executions: report.executions,
-                verdicts: report.verdicts.clone(),
-                metrics: report
-                    .metrics
-                    .iter()
-                    .map(|(k, m)| (k.clone(), m.mean()))
-                    .collect(),
-            });
-        } else {
-            row.numbers = report::key_numbers(&report);
-        }
-        if let Some(f) = &report.first_failure
-            && row.detail.is_none()
-        {
-            row.replay = Some(report::replay_seed_command(s, s.strategy, f.seed));
-            row.replays = report::replay_lines(s, s.strategy, f);
-            row.detail = Some(report::render_failure(s, s.strategy, f));
-        }
-        if check_determinism
-            && let Determinism::Differs { line, .. } = run::check_determinism(s, s.strategy, s.seed)
-        {
-            row.error = Some(format!(
-                "nondeterministic: {} seed {} differs at timeline line {line}",
-                s.name, s.seed
-            ));
-        }
-        labels.push(got);
-    }
-    row.got = sweep_verdict(&row.expected, &labels);
-    if sweep {
-        let found = labels.iter().filter(|l| **l == row.expected).count();
-        row.numbers = format!("{} points, {found} with {}", labels.len(), row.expected);
-    }
-    row.millis = started.elapsed().as_millis() as u64;
-    row
-}
-
-/// A sweep's verdict: `pass` if every point passes; otherwise the expected violation if any
-/// point shows it, else the first point's failure.
-fn sweep_verdict(expected: &str, labels: &[String]) -> String {
-    if labels.iter().all(|l| l == "pass") {
-        return "pass".into();
-    }
-    if expected != "pass" && labels.iter().any(|l| l == expected) {
-        return expected.to_string();
-    }
-    labels
-        .iter()
-        .find(|l| *l != "pass")
-        .cloned()
-        .unwrap_or_else(|| "pass".into())
-}
-
-fn check(
-    dir: &Path,
-    jobs: Option<usize>,
-    budget: f64,
-    json: &Path,
-    junit: Option<&Path>,
-    det: bool,
-    shard: Option<(usize, usize)>,
-) -> Result<ExitCode> {
-    let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
-        .with_context(|| format!("reading {}", dir.display()))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
-        .collect();
-    paths.sort();
-    if let Some((i, n)) = shard {
-        paths = paths
-            .into_iter()
-            .enumerate()
-            .filter(|(k, _)| k % n == i - 1)
-            .map(|(_, p)| p)
-            .collect();
-    }
-    if paths.is_empty() {
-        bail!("no scenario files (*.toml) in {}", dir.display());
-    }
-    let started = Instant::now();
-    let jobs = jobs
-        .unwrap_or_else(|| {
-            std::thread::available_parallelism()
-                .map(|n| n.get())
-                .unwrap_or(1)
-        })
-        .max(1);
-    let queue = Arc::new(Mutex::new(paths.clone()));
-    let rows = Arc::new(Mutex::new(Vec::new()));
-    std::thread::scope(|scope| {
-        for _ in 0..jobs.min(paths.len()) {
-            let (queue, rows) = (queue.clone(), rows.clone());
-            scope.spawn(move || {
-                loop {
-                    let next = queue.lock().map(|mut q| q.pop()).unwrap_or(None);
-                    let Some(path) = next else { break };
-                    let row = run_one(&path, budget, det);
-                    let mark = if row.ok() { "ok  " } else { "FAIL" };
-                    eprintln!("{mark} {} ({} ms)", row.scenario, row.millis);
-                    if let Ok(mut r) = rows.lock() {
-                        r.push(row);
-                    }
-                }
-            });
-        }
-    });
-    let mut rows = Arc::try_unwrap(rows)
-        .map_err(|_| anyhow::anyhow!("worker still running"))?
-        .into_inner()
-        .map_err(|_| anyhow::anyhow!("a worker panicked"))?;
-    rows.sort_by(|a, b| a.file.cmp(&b.file));
-    println!("{}", report::render_table(&rows));
-    for r in rows.iter().filter(|r| !r.points.is_empty()) {
-        println!("{}", report::render_points(&r.scenario, &r.points));
-    }
-    let failed: Vec<&Row> = rows.iter().filter(|r| !r.ok()).collect();
-    for r in &failed {
-        println!(
-            "MISMATCH {}: expected {}, got {}",
-            r.scenario,
-            r.expected,
-            if r.error.is_some() { "error" } else { &r.got }
-        );
-        if let Some(e) = &r.error {
-            println!("  {e}");
-        }
-        if let Some(d) = &r.detail {
-            println!("{d}");
-        }
-    }
-    if let Some(parent) = json.parent() {
-        std::fs::create_dir_all(parent).ok();
-    }
-    std::fs::write(json, serde_json::to_string_pretty(&rows)?)
-        .with_context(|| format!("writing {}", json.display()))?;
-    if let Some(junit) = junit {
-        std::fs::write(junit, report::render_junit(&rows))
-            .with_context(|| format!("writing {}", junit.display()))?;
-    }
-    println!(
-        "{} scenarios, {} as expected, {} mismatched; {} executions in {:.1?} on {jobs} jobs; JSON in {}",
-        rows.len(),
-        rows.len() - failed.len(),
-        failed.len(),
-        rows.iter().map(|r| r.executions).sum::<u64>(),
-        started.elapsed(),
-        json.display()
-    );
-    Ok(if failed.is_empty() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    })
 }

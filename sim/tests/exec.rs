@@ -41,7 +41,7 @@ fn spinning_without_progress_is_a_livelock_not_a_hang() {
         });
     };
     let config = ExecConfig {
-        max_time: Duration::from_secs(60),
+        max_time: Duration::from_secs(600),
         ..ExecConfig::default()
     };
     let e = execute(&config, &setup, &mut Random::new(1), 0);
@@ -53,8 +53,8 @@ fn spinning_without_progress_is_a_livelock_not_a_hang() {
             ..
         } => {
             // Found as a spin, long before the time budget.
-            assert!(time.secs() < 60, "{time}");
-            assert!(repeated >= 2000, "{repeated}");
+            assert!(time.secs() < 600, "{time}");
+            assert!(repeated >= 10_000, "{repeated}");
             assert_eq!(waiting.len(), 1);
         }
         other => panic!("{other:?}"),

@@ -25,7 +25,7 @@ use crate::protocol::{Reply, Request};
 pub const QUIET_CALLS: u64 = 64;
 
 /// Consecutive repeated calls that make a spin (checked again every as many more).
-pub const REPEATS_FOR_SPIN: u64 = 2_000;
+pub const REPEATS_FOR_SPIN: u64 = 10_000;
 
 /// What the watch keeps for one execution.
 #[derive(Debug, Default)]

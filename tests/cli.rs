@@ -1,0 +1,79 @@
+//! The command line with unusual readers: a closed pipe ends it quietly, bad input is a
+//! clean error with exit code 2, never a panic.
+
+use std::io::Read;
+use std::process::{Command, Stdio};
+
+fn mcsim() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_mcsim"));
+    c.current_dir(env!("CARGO_MANIFEST_DIR"));
+    c
+}
+
+#[test]
+fn a_reader_that_goes_away_ends_the_output_quietly() {
+    let mut child = mcsim()
+        .args(["run", "scenarios/array2-fixed-full.toml"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Read one byte, then close the pipe, as `| head -c 1` does.
+    let mut out = child.stdout.take().unwrap();
+    let mut byte = [0u8; 1];
+    out.read_exact(&mut byte).unwrap();
+    drop(out);
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    let status = child.wait().unwrap();
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(
+        status.code().is_some_and(|c| c == 0 || c == 1),
+        "{status:?}"
+    );
+}
+
+#[test]
+fn a_bad_scenario_value_is_exit_code_2_with_file_line_and_field() {
+    let dir = std::env::temp_dir().join(format!("mcsim-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("bad.toml");
+    let text = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/cluster-rehash.toml"),
+    )
+    .unwrap()
+    .replace("leave_server = 0", "leave_server = 7");
+    std::fs::write(&path, text).unwrap();
+    let out = mcsim().arg("run").arg(&path).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("bad.toml:8:") && err.contains("params.leave_server"),
+        "{err}"
+    );
+    assert!(!err.contains("panicked"), "{err}");
+    for args in [
+        &["replay", "scenarios/lock-add.toml", "--schedule", "mc1:$"][..],
+        &["replay", "scenarios/lock-add.toml", "--schedule", "mc1:Z"],
+        &[
+            "replay",
+            "scenarios/lock-add.toml",
+            "--seed",
+            "0",
+            "--set",
+            "nope",
+        ],
+        &["run", "scenarios/lock-add.toml", "--set", "clients=0"],
+    ] {
+        let out = mcsim().args(args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
