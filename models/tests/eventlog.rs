@@ -4,6 +4,7 @@
 
 mod support;
 
+use mcsim::memcache::Memcache;
 use mcsim_models::eventlog::{Event, deserialize};
 use support::{points, quick, violation};
 
@@ -94,4 +95,64 @@ fn events_survive_serialization_back_to_back() {
     let data: Vec<u8> = events.iter().flat_map(|e| e.serialize()).collect();
     assert_eq!(deserialize(&data).unwrap(), events);
     assert!(deserialize(&data[..data.len() - 3]).is_err());
+}
+
+/// Runs one client's recipe code on a fresh simulated server; its assertions are the
+/// test's (a panic in it is the execution's verdict).
+fn on_one_server<F, Fut>(body: F) -> mcsim::Verdict
+where
+    F: Fn(mcsim::Client) -> Fut + 'static,
+    Fut: std::future::Future<Output = Result<(), mcsim::memcache::McError>> + 'static,
+{
+    let body = std::rc::Rc::new(body);
+    let setup = move |sim: &mut mcsim::Sim| {
+        let body = body.clone();
+        sim.client(mcsim::Skew::default(), move |mc| body(mc));
+    };
+    let mut strategy = mcsim::explore::Random::new(0);
+    mcsim::exec::execute(
+        &mcsim::exec::ExecConfig::default(),
+        &setup,
+        &mut strategy,
+        0,
+    )
+    .verdict
+}
+
+#[test]
+fn fetch_keeps_to_the_window_it_is_asked_for() {
+    use mcsim_models::eventlog::{EventLog, EventLogVariant};
+    for variant in [EventLogVariant::AsWritten, EventLogVariant::ChunkKeys] {
+        let verdict = on_one_server(move |mc| async move {
+            let log = EventLog::new("w", 2, 4, 2, variant);
+            for (seq, when) in [1_000, 1_500, 2_500].into_iter().enumerate() {
+                log.put(&mc, &Event::new(when, 0, seq as u32, 4))
+                    .await
+                    .map_err(|e| mcsim::memcache::McError::Unexpected(format!("{e:?}")))?;
+            }
+            mc.sleep(std::time::Duration::from_secs(3)).await;
+            let f = log.fetch(&mc, Some(1_200), Some(2_000)).await?;
+            let times: Vec<u64> = f.events.iter().map(|e| e.when_ms).collect();
+            assert_eq!(times, [1_500], "{variant:?}");
+            assert_eq!((f.first, f.last), (1_200, 2_000));
+            Ok(())
+        });
+        assert!(verdict.is_pass(), "{variant:?}: {verdict}");
+    }
+}
+
+#[test]
+fn chunk_keys_refuse_an_event_when_every_part_is_full() {
+    // One part per chunk, room for two events of 6,000 bytes under -I 16k: the third of
+    // a chunk is refused to its caller, never written where no fetch reads it.
+    let s = points("eventlog-chunk-keys-large")[0]
+        .with_set(&[
+            "params.parts=1".into(),
+            "params.event_bytes=6000".into(),
+            "params.large_every=0".into(),
+        ])
+        .unwrap();
+    let report = quick(&s, 5, true);
+    assert_eq!(report.label(), "pass", "{:?}", report.verdicts);
+    assert!(report.metrics["eventlog.refused"].min >= 1.0);
 }
