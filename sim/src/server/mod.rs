@@ -9,9 +9,14 @@
 //! inject what a real deployment does to recipes.
 //!
 //! Where this model knowingly differs from memcached, the difference is named where it is
-//! made: the LRU maintainer runs synchronously after each store instead of on a background
-//! thread, and chunked items (above 512 KiB) are charged as whole chunks of the largest
-//! class. The server never reads the wall clock: time comes in with every call.
+//! made, and in the README's fidelity table: the LRU maintainer runs synchronously after
+//! each store instead of on a background thread (so the exact victim at the edge of an
+//! eviction can differ when the real thread lags); pages never move between classes (no
+//! slab mover); arithmetic on numbers of 2^63 or more and on whitespace-only values reads
+//! only the value, where memcached reads on into leftover memory. Chunked items (above
+//! 512 KiB) are placed as memcached 1.6 places them (`slab`). `sim/tests/evictions.rs`
+//! and `real_settings.rs` compare with a real memcached. The server never reads the wall
+//! clock: time comes in with every call.
 
 mod arith;
 mod config;
