@@ -236,6 +236,48 @@ mod tests {
     }
 
     #[test]
+    fn uniform_spaces_arrivals_evenly_and_interleaves_clients() {
+        let t = traffic(Pattern::Uniform, 4.0);
+        let (from, to) = (VirtualTime::from_secs(0), VirtualTime::from_secs(1));
+        let at = |c| -> Vec<u64> {
+            t.times(c, 2, 0, from, to)
+                .iter()
+                .map(|v| v.micros())
+                .collect()
+        };
+        assert_eq!(at(0), [0, 500_000]);
+        assert_eq!(at(1), [250_000, 750_000]);
+    }
+
+    #[test]
+    fn every_pattern_has_its_name_and_the_rate_must_be_positive() {
+        for (name, p) in [
+            ("poisson", Pattern::Poisson),
+            ("uniform", Pattern::Uniform),
+            ("bursty", Pattern::Bursty),
+            ("edge", Pattern::Edge),
+        ] {
+            assert_eq!(Pattern::parse(name), Some(p));
+        }
+        assert_eq!(Pattern::parse("steady"), None);
+        let rate = |r: f64| {
+            Traffic::from_params(&Params::from_pairs(&[("rate_per_s", r.into())]), 1.0)
+                .map(|t| t.rate_per_s)
+        };
+        assert_eq!(rate(2.5), Ok(2.5));
+        assert!(rate(0.0).is_err());
+    }
+
+    #[test]
+    fn bursts_come_at_the_rate_divided_by_their_size() {
+        // 4 arrivals a second in bursts of 4: about one burst a second.
+        let t = traffic(Pattern::Bursty, 4.0);
+        let (from, to) = (VirtualTime::from_secs(0), VirtualTime::from_secs(100));
+        let n = t.times(0, 1, 1, from, to).len();
+        assert!((300..500).contains(&n), "{n}");
+    }
+
+    #[test]
     fn bursts_are_shared_by_all_clients() {
         let t = traffic(Pattern::Bursty, 4.0);
         let (from, to) = (VirtualTime::from_secs(0), VirtualTime::from_secs(10));
