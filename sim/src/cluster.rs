@@ -16,11 +16,13 @@
 //! back later: its old values resurface. A crashed server stays in the list: its keys fail
 //! until it restarts.
 
+use std::collections::{BTreeMap, VecDeque};
+
 use md5::{Digest, Md5};
 
 use crate::clock::VirtualTime;
 use crate::memcache::{Key, Transport, Value};
-use crate::protocol::{Reply, Request};
+use crate::protocol::{Reply, Request, ValueEntry};
 use crate::server::{Server, ServerConfig};
 
 /// How keys map to servers.
@@ -193,53 +195,59 @@ impl Cluster {
 
     /// Sends a request as a client library would: to the server of its key, or, for a
     /// multi-key read spread over several servers, each server its own keys, with the
-    /// hits merged back in request order. `servers` is [`Cluster::servers_for`].
-    pub fn call(
-        &mut self,
-        request: Request,
-        servers: &[usize],
-        at: VirtualTime,
-    ) -> Result<Reply, Transport> {
-        if let [server] = servers {
-            let server = &mut self.servers[*server];
+    /// hits merged back in request order.
+    pub fn call(&mut self, request: Request, at: VirtualTime) -> Result<Reply, Transport> {
+        let first = self.route(&request);
+        // Each key's server, computed once, only for a multi-key read on a cluster.
+        let owners: Vec<usize> = match &request {
+            Request::Get { keys, .. } | Request::Gat { keys, .. }
+                if keys.len() > 1 && self.servers.len() > 1 =>
+            {
+                keys.iter().map(|k| self.server_for(k)).collect()
+            }
+            _ => Vec::new(),
+        };
+        if owners.iter().all(|&s| s == first) {
+            let server = &mut self.servers[first];
             if !server.is_up() {
                 return Err(Transport::ServerDown);
             }
             return Ok(server.apply_owned(request, at));
         }
-        if servers.iter().all(|&s| !self.servers[s].is_up()) {
+        if owners.iter().all(|&s| !self.servers[s].is_up()) {
             return Err(Transport::ServerDown);
         }
-        let keys = request.keys().to_vec();
-        // Each server's hits, in the order its share of the keys was asked.
-        let mut hits: Vec<std::collections::VecDeque<crate::protocol::ValueEntry>> =
-            Vec::with_capacity(servers.len());
-        for &s in servers {
+        let keys = request.keys();
+        // Each server's hits, in the order its share of the keys was asked, by server.
+        let mut hits: BTreeMap<usize, VecDeque<ValueEntry>> = BTreeMap::new();
+        for &s in &owners {
+            if hits.contains_key(&s) {
+                continue;
+            }
             let share: Vec<Key> = keys
                 .iter()
-                .filter(|k| self.server_for(k) == s)
-                .cloned()
+                .zip(&owners)
+                .filter(|(_, o)| **o == s)
+                .map(|(k, _)| k.clone())
                 .collect();
-            let sub = with_keys(&request, share);
             let reply = if self.servers[s].is_up() {
-                self.servers[s].apply_owned(sub, at)
+                self.servers[s].apply_owned(with_keys(&request, share), at)
             } else {
                 Reply::Values(Vec::new())
             };
             match reply {
-                Reply::Values(v) => hits.push(v.into()),
+                Reply::Values(v) => {
+                    hits.insert(s, v.into());
+                }
                 // A server's error answers the whole call, as a client library reports it.
                 other => return Ok(other),
             }
         }
         let mut merged = Vec::new();
-        for k in &keys {
-            let i = servers
-                .iter()
-                .position(|&s| s == self.server_for(k))
-                .unwrap_or(0);
-            if hits[i].front().is_some_and(|e| e.key == k.as_bytes()) {
-                merged.extend(hits[i].pop_front());
+        for (k, s) in keys.iter().zip(&owners) {
+            let queue = hits.get_mut(s).expect("every owner was asked");
+            if queue.front().is_some_and(|e| e.key == k.as_bytes()) {
+                merged.extend(queue.pop_front());
             }
         }
         Ok(Reply::Values(merged))
@@ -390,7 +398,6 @@ mod tests {
             .collect();
         let t = VirtualTime::ZERO;
         for k in &keys {
-            let s = c.server_for(k);
             let set = Request::Store {
                 mode: crate::protocol::StoreMode::Set,
                 key: k.clone(),
@@ -399,7 +406,7 @@ mod tests {
                 data: k.as_bytes().to_vec(),
                 noreply: false,
             };
-            assert_eq!(c.call(set, &[s], t), Ok(Reply::Stored));
+            assert_eq!(c.call(set, t), Ok(Reply::Stored));
         }
         let mut asked = keys.clone();
         asked.reverse();
@@ -410,7 +417,7 @@ mod tests {
         };
         let servers = c.servers_for(&get);
         assert_eq!(servers.len(), 3, "12 keys should land on every server");
-        let Ok(Reply::Values(v)) = c.call(get.clone(), &servers, t) else {
+        let Ok(Reply::Values(v)) = c.call(get.clone(), t) else {
             panic!("no values")
         };
         let got: Vec<&[u8]> = v.iter().map(|e| e.key.as_slice()).collect();
@@ -418,13 +425,13 @@ mod tests {
         assert_eq!(got, want);
         // A server that is down: its keys read as misses, the others still answer.
         c.servers[servers[1]].crash();
-        let Ok(Reply::Values(v)) = c.call(get.clone(), &servers, t) else {
+        let Ok(Reply::Values(v)) = c.call(get.clone(), t) else {
             panic!("no values")
         };
         assert!(!v.is_empty() && v.len() < asked.len());
         for s in &servers {
             c.servers[*s].crash();
         }
-        assert_eq!(c.call(get, &servers, t), Err(Transport::ServerDown));
+        assert_eq!(c.call(get, t), Err(Transport::ServerDown));
     }
 }

@@ -349,7 +349,9 @@ impl<'c> Engine<'c> {
 
     fn inject(&mut self, fault: &Fault, calls: &[CallOption]) -> Result<(), Stop> {
         match fault {
-            Fault::ReplyLost { client } | Fault::RequestLost { client } => {
+            Fault::ReplyLost { client }
+            | Fault::RequestLost { client }
+            | Fault::TooLarge { client } => {
                 let at = calls
                     .iter()
                     .find(|c| c.client == *client)
@@ -398,13 +400,6 @@ impl<'c> Engine<'c> {
                 self.spin.faulted(*client);
                 self.log(Actor::World, || format!("FAULT {fault}"));
             }
-            Fault::TooLarge { client } => {
-                let at = calls
-                    .iter()
-                    .find(|c| c.client == *client)
-                    .map_or_else(|| self.now(), |c| c.earliest);
-                self.execute_call(*client, at, Some(fault))?;
-            }
         }
         Ok(())
     }
@@ -430,7 +425,11 @@ impl<'c> Engine<'c> {
                 }
             }
         };
-        let servers = self.cluster.servers_for(&request);
+        // Which servers the call went to, for the timeline only.
+        let servers = self
+            .config
+            .trace
+            .then(|| self.cluster.servers_for(&request));
         let read_only = request.is_read_only();
         let hash = self.spin.tracking_next().then(|| request_hash(&request));
         // Described before the server takes the request by value (only when tracing).
@@ -441,7 +440,8 @@ impl<'c> Engine<'c> {
         } else if let (Some(Fault::TooLarge { .. }), Request::Store { mode, key, .. }) =
             (fault, &request)
         {
-            let server = &mut self.cluster.servers[servers[0]];
+            let target = self.cluster.route(&request);
+            let server = &mut self.cluster.servers[target];
             if server.is_up() {
                 self.calls += 1;
                 Ok(server.reject_too_large(key, *mode == StoreMode::Set, at))
@@ -449,7 +449,7 @@ impl<'c> Engine<'c> {
                 Err(Transport::ServerDown)
             }
         } else {
-            let outcome = self.cluster.call(request, &servers, at);
+            let outcome = self.cluster.call(request, at);
             if outcome.is_ok() {
                 self.calls += 1;
             }
@@ -458,7 +458,11 @@ impl<'c> Engine<'c> {
         let several_servers = self.cluster.servers.len() > 1;
         self.log(Actor::Client(client), || {
             let server_note = if several_servers {
-                let names: Vec<String> = servers.iter().map(|s| format!("s{s}")).collect();
+                let names: Vec<String> = servers
+                    .unwrap_or_default()
+                    .iter()
+                    .map(|s| format!("s{s}"))
+                    .collect();
                 format!(" @{}", names.join(","))
             } else {
                 String::new()
