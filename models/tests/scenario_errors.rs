@@ -214,3 +214,10 @@ fn a_misspelt_name_gets_a_suggestion() {
     let e = error(&GOOD.replace("hold_ms = 5", "hodl_ms = 5"));
     assert!(e.message.contains("did you mean \"hold_ms\""), "{e}");
 }
+
+#[test]
+fn a_zero_pause_is_rejected() {
+    let e = error(&format!("{GOOD}\n[faults]\npause_ms = 0\n"));
+    assert_eq!(e.field.as_deref(), Some("faults.pause_ms"), "{e}");
+    assert_eq!(e.line, 13, "{e}");
+}

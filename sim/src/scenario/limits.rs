@@ -6,6 +6,7 @@ use std::ops::{Range, RangeInclusive};
 
 use crate::scenario::error::FieldError;
 use crate::scenario::file::ScenarioFile;
+use crate::scenario::params::YEAR_S;
 
 /// The most virtual clients a scenario may run.
 pub const MAX_CLIENTS: usize = 1024;
@@ -18,7 +19,7 @@ pub const ITEM_SIZE_MAX: RangeInclusive<u64> = 1024..=1024 * 1024 * 1024;
 /// The most steps or executions a scenario may ask for.
 pub const MAX_COUNT: u64 = 1_000_000_000;
 /// The longest virtual duration a field may give, in milliseconds (a year).
-pub const MAX_MILLIS: u64 = 365 * 24 * 3600 * 1000;
+pub const MAX_MILLIS: u64 = YEAR_S * 1000;
 
 /// Where `key = …` is written inside `[table]` (or at the top when `table` is empty).
 pub fn locate(source: &str, table: &str, key: &str) -> Option<Range<usize>> {
@@ -113,16 +114,18 @@ pub(crate) fn check(f: &ScenarioFile, source: &str) -> Result<(), FieldError> {
             format!("minimum {lat_min} is above maximum {lat_max}"),
         ));
     }
-    for (name, range) in [(
-        "skew_ms",
-        t.skew_ms.as_ref().map(|s| (s.span(), s.get_ref().to_vec())),
-    )]
-    .into_iter()
-    .chain([(
-        "skews_ms",
-        t.skews_ms.as_ref().map(|s| (s.span(), s.get_ref().clone())),
-    )]) {
-        if let Some((span, values)) = range
+    let skews = [
+        (
+            "skew_ms",
+            t.skew_ms.as_ref().map(|s| (s.span(), s.get_ref().to_vec())),
+        ),
+        (
+            "skews_ms",
+            t.skews_ms.as_ref().map(|s| (s.span(), s.get_ref().clone())),
+        ),
+    ];
+    for (name, skew) in skews {
+        if let Some((span, values)) = skew
             && values.iter().any(|v| v.unsigned_abs() > MAX_MILLIS)
         {
             return Err(FieldError::new(
@@ -165,6 +168,7 @@ pub(crate) fn check(f: &ScenarioFile, source: &str) -> Result<(), FieldError> {
         fl.rejoin_after_ms,
         1..=MAX_MILLIS,
     )?;
+    c.range("faults", "pause_ms", fl.pause_ms, 1..=MAX_MILLIS)?;
     let e = &f.explore;
     c.range("explore", "executions", e.executions, 1..=MAX_COUNT)?;
     c.range("explore", "depth", e.depth as u64, 1..=64)?;
