@@ -101,3 +101,15 @@ fn shrinking_costs_little_beside_finding() {
     assert!(f.execution.steps <= before.steps as u64);
     assert_eq!(run::shrink_budget(before.steps as u64), 100_000);
 }
+
+#[test]
+fn a_one_client_shrink_stopped_at_its_budget_says_so() {
+    // One client: no fewer-clients phase; the 856-step counterexample exhausts its
+    // half of the budget.
+    let s = support::load("eventlog-as-written-large")
+        .with_clients(1)
+        .unwrap();
+    let report = run::run(&s, &run::RunOptions::from_scenario(&s));
+    let f = report.first_failure.expect("a failure");
+    assert!(f.cut_short, "{:?}", f.original);
+}

@@ -252,6 +252,8 @@ pub fn shrink(scenario: &Scenario, failing: &Execution, search: u64, budget: u64
         budget: budget / 2,
     };
     s.run();
+    // Its half of the budget spent: this phase stopped early even if the next is cheap.
+    let first_cut_short = s.exhausted();
     let mut best = (scenario.clone(), s.best.clone(), s.best_size);
     // Fewer clients: find the same violation in a smaller scenario, then shrink that; kept
     // only if it improves on every measure.
@@ -294,7 +296,7 @@ pub fn shrink(scenario: &Scenario, failing: &Execution, search: u64, budget: u64
             break;
         }
     }
-    let cut_short = spent >= budget;
+    let cut_short = first_cut_short || spent >= budget;
     let (scenario, execution, _) = best;
     let mut config = scenario.config.clone();
     config.trace = true;
