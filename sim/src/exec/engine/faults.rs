@@ -65,7 +65,7 @@ impl Engine<'_> {
         for (kind, make) in [
             (
                 FaultKind::ReplyLost,
-                (|client| Fault::ReplyLost { client }) as fn(usize) -> Fault,
+                (|client| Fault::ReplyLost { client }) as MakeFault,
             ),
             (FaultKind::RequestLost, |client| Fault::RequestLost {
                 client,
