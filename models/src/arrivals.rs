@@ -11,7 +11,7 @@
 use std::time::Duration;
 
 use mcsim::VirtualTime;
-use mcsim::scenario::{FieldError, Params};
+use mcsim::prelude::*;
 
 /// One step of splitmix64: a good 64-bit mixer.
 pub fn splitmix(mut z: u64) -> u64 {
@@ -32,7 +32,8 @@ pub fn unit(h: u64) -> f64 {
 }
 
 /// The shape of the traffic.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Pattern {
     /// Independent arrivals (exponential gaps) at the mean rate.
     Poisson,
@@ -55,6 +56,85 @@ impl Pattern {
             "bursty" => Pattern::Bursty,
             "edge" => Pattern::Edge,
             _ => return None,
+        })
+    }
+}
+
+/// The parameters of a traffic pattern, as the time-based families read them from their
+/// `[params]` table (`#[serde(flatten)]`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct TrafficParams {
+    /// The shape (`poisson`, `uniform`, `bursty`, `edge`).
+    pub pattern: Pattern,
+    /// Mean arrivals per second, all clients together (default: the family's).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rate_per_s: Option<f64>,
+    /// Bursty: arrivals per burst.
+    pub burst_size: Count,
+    /// Bursty: a burst's arrivals fall within this long after its start.
+    pub burst_spread_ms: Millis,
+    /// Bursty: fixed time between bursts (0: exponential gaps).
+    pub burst_every_ms: Millis,
+    /// Bursty with a fixed period: when the first burst comes.
+    pub burst_offset_ms: Millis,
+    /// Edge: how long before a whole second the arrivals come, in microseconds.
+    pub edge_offset_us: u64,
+    /// Seed of every hash.
+    pub seed: u64,
+    /// Salt each client's schedule with the execution's own timing.
+    pub vary: bool,
+}
+
+impl Default for TrafficParams {
+    fn default() -> TrafficParams {
+        TrafficParams {
+            pattern: Pattern::Poisson,
+            rate_per_s: None,
+            burst_size: Count(5),
+            burst_spread_ms: Millis(2),
+            burst_every_ms: Millis(0),
+            burst_offset_ms: Millis(0),
+            edge_offset_us: 200,
+            seed: 0,
+            vary: true,
+        }
+    }
+}
+
+impl TrafficParams {
+    /// The traffic, with `default_rate` when the file gives no `rate_per_s`; a rate that
+    /// is not positive (or over 10,000 a second) or an edge offset over an hour is an
+    /// error naming its field.
+    pub fn traffic(&self, default_rate: f64) -> Result<Traffic, FieldError> {
+        let rate_per_s = self.rate_per_s.unwrap_or(default_rate);
+        if !(rate_per_s > 0.0 && rate_per_s <= 10_000.0) {
+            return Err(FieldError::new(
+                "params.rate_per_s",
+                None,
+                format!("{rate_per_s} is out of range: must be above 0, at most 10000"),
+            ));
+        }
+        if self.edge_offset_us > 3_600_000_000 {
+            return Err(FieldError::new(
+                "params.edge_offset_us",
+                None,
+                format!(
+                    "{} is out of range: must be 0 to 3600000000",
+                    self.edge_offset_us
+                ),
+            ));
+        }
+        Ok(Traffic {
+            pattern: self.pattern,
+            rate_per_s,
+            burst_size: self.burst_size.get().max(1),
+            burst_spread: self.burst_spread_ms.get(),
+            burst_every: self.burst_every_ms.get(),
+            burst_offset: self.burst_offset_ms.get(),
+            edge_offset: Duration::from_micros(self.edge_offset_us),
+            seed: self.seed,
+            vary: self.vary,
         })
     }
 }
@@ -83,42 +163,6 @@ pub struct Traffic {
 }
 
 impl Traffic {
-    /// Reads `pattern`, `rate_per_s`, `burst_size`, `burst_spread_ms`, `burst_every_ms`,
-    /// `burst_offset_ms`, `edge_offset_us`, `seed` and `vary` from a scenario's parameters.
-    pub fn from_params(p: &Params, default_rate: f64) -> Result<Traffic, FieldError> {
-        let name = p.string("pattern", "poisson")?;
-        let pattern = Pattern::parse(&name).ok_or_else(|| {
-            FieldError::new(
-                "params.pattern",
-                None,
-                format!("unknown pattern {name:?}: poisson, uniform, bursty or edge"),
-            )
-        })?;
-        let rate_per_s = p.f64_in("rate_per_s", default_rate, 0.0..=10_000.0)?;
-        if !(rate_per_s > 0.0 && rate_per_s.is_finite()) {
-            return Err(FieldError::new(
-                "params.rate_per_s",
-                None,
-                "must be a positive number",
-            ));
-        }
-        Ok(Traffic {
-            pattern,
-            rate_per_s,
-            burst_size: p.count("burst_size", 5)?.max(1),
-            burst_spread: p.millis("burst_spread_ms", 2)?,
-            burst_every: p.millis("burst_every_ms", 0)?,
-            burst_offset: p.millis("burst_offset_ms", 0)?,
-            edge_offset: Duration::from_micros(p.u64_in(
-                "edge_offset_us",
-                200,
-                0..=3_600_000_000,
-            )?),
-            seed: p.u64("seed", 0)?,
-            vary: p.bool("vary", true)?,
-        })
-    }
-
     /// The salt of one client's schedule: the seed, and (when `vary`) `entropy`, a number
     /// the execution produced (e.g. the microsecond its first call executed at).
     pub fn salt(&self, client: usize, entropy: u64) -> u64 {
@@ -261,8 +305,12 @@ mod tests {
         }
         assert_eq!(Pattern::parse("steady"), None);
         let rate = |r: f64| {
-            Traffic::from_params(&Params::from_pairs(&[("rate_per_s", r.into())]), 1.0)
-                .map(|t| t.rate_per_s)
+            TrafficParams {
+                rate_per_s: Some(r),
+                ..TrafficParams::default()
+            }
+            .traffic(1.0)
+            .map(|t| t.rate_per_s)
         };
         assert_eq!(rate(2.5), Ok(2.5));
         assert!(rate(0.0).is_err());

@@ -1,6 +1,6 @@
 //! Memcached recipes modelled for mcsim: one module per recipe family, each holding the
 //! recipe as written and its fixed variants, the workload that exercises it, and its named
-//! invariants. [`Recipes`] is the catalog scenario files name recipes from.
+//! invariants, as a [`mcsim::model::Model`]. [`RECIPES`] lists them for scenario files.
 
 pub mod array;
 pub mod array2;
@@ -17,4 +17,4 @@ pub mod table;
 pub mod tags;
 pub mod visitor;
 
-pub use catalog::Recipes;
+pub use catalog::RECIPES;

@@ -153,7 +153,7 @@ fn the_snapshot_checker_rejects_a_fetch_of_a_state_no_prefix_produced() {
 fn the_lock_lives_between_four_and_five_seconds_depending_on_the_second_it_was_taken() {
     let points = mcsim::scenario::load_points(
         &support::scenario_path("array-lock-expire-sweep"),
-        &mcsim_models::Recipes,
+        mcsim_models::RECIPES,
     )
     .unwrap_or_else(|e| panic!("{e}"));
     let lost = |slow: u64, start: u64| {

@@ -8,7 +8,7 @@ mod support;
 use mcsim::Verdict;
 use mcsim::run::{self, RunOptions};
 use mcsim::scenario::{Scenario, load_points};
-use mcsim_models::Recipes;
+use mcsim_models::RECIPES;
 use support::{assert_passes, metric, run, scenario_path, violation};
 
 #[test]
@@ -141,7 +141,7 @@ fn mg_recache_hands_out_one_early_win_token_per_expiry() {
 /// Mean of a metric at one point of a sweep file.
 fn at_point(file: &str, point: &str, name: &str) -> f64 {
     let points: Vec<Scenario> =
-        load_points(&scenario_path(file), &Recipes).unwrap_or_else(|e| panic!("{e}"));
+        load_points(&scenario_path(file), RECIPES).unwrap_or_else(|e| panic!("{e}"));
     let s = points
         .iter()
         .find(|s| s.point.join(",") == point)

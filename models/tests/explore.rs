@@ -7,7 +7,7 @@ use std::path::Path;
 
 use mcsim::run::{self, ExploreOptions};
 use mcsim::scenario::Scenario;
-use mcsim_models::Recipes;
+use mcsim_models::RECIPES;
 
 fn counter(variant: &str, clients: usize) -> Scenario {
     let source = format!(
@@ -15,7 +15,7 @@ fn counter(variant: &str, clients: usize) -> Scenario {
          [params]\nincrements = 1\n[timing]\nlatency_us = [100, 100000]\n\
          [expect]\nverdict = \"pass\"\n"
     );
-    Scenario::parse(Path::new("counter.toml"), &source, &Recipes).unwrap()
+    Scenario::parse(Path::new("counter.toml"), &source, RECIPES).unwrap()
 }
 
 fn exhaust(s: &Scenario, reduce: bool) -> run::ExploreReport {

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use mcsim::explore::Schedule;
 use mcsim::scenario::Scenario;
 use mcsim::{Verdict, run};
-use mcsim_models::Recipes;
+use mcsim_models::RECIPES;
 
 /// A small deterministic generator (xorshift64*): the cases are the same on every run.
 struct Gen(u64);
@@ -128,7 +128,7 @@ fn mutated_scenario_files_give_a_clean_error_or_a_run() {
         }
         let started = Instant::now();
         let outcome = catch_unwind(AssertUnwindSafe(|| {
-            match Scenario::parse(path, &mutated, &Recipes) {
+            match Scenario::parse(path, &mutated, RECIPES) {
                 Err(e) => {
                     assert!(
                         !e.to_string().is_empty() && e.file == *path,

@@ -8,13 +8,13 @@ mod support;
 
 use mcsim::run::{self, Determinism, RunOptions};
 use mcsim::scenario::Scenario;
-use mcsim_models::Recipes;
+use mcsim_models::RECIPES;
 use support::all_scenarios;
 
 #[test]
 fn every_scenario_is_deterministic_for_its_first_seeds() {
     for path in all_scenarios() {
-        let s = Scenario::load(&path, &Recipes).unwrap_or_else(|e| panic!("{e}"));
+        let s = Scenario::load(&path, RECIPES).unwrap_or_else(|e| panic!("{e}"));
         for seed in s.seed..s.seed + 3 {
             match run::check_determinism(&s, s.strategy, seed) {
                 Determinism::Same(_) => {}
@@ -57,8 +57,7 @@ fn pinned(header: String, trace: &mcsim::trace::Trace) -> String {
 #[test]
 fn one_trace_per_scenario_is_pinned() {
     for path in all_scenarios() {
-        let points =
-            mcsim::scenario::load_points(&path, &Recipes).unwrap_or_else(|e| panic!("{e}"));
+        let points = mcsim::scenario::load_points(&path, RECIPES).unwrap_or_else(|e| panic!("{e}"));
         let first = &points[0];
         let name = first
             .name

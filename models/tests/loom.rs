@@ -26,7 +26,7 @@ use mcsim::loom::{LoomClient, LoomServer};
 use mcsim::memcache::Memcache;
 use mcsim::run::{ExploreOptions, explore};
 use mcsim::scenario::Scenario;
-use mcsim_models::Recipes;
+use mcsim_models::RECIPES;
 use mcsim_models::array::{Array, ArrayVariant};
 use mcsim_models::array2::{Array2, Array2Variant, element};
 use mcsim_models::counter::{Counter, CounterVariant};
@@ -129,7 +129,7 @@ fn scenario(recipe: &str, variant: &str, clients: usize, params: &str) -> Scenar
          [params]\n{params}\n[timing]\nlatency_us = [100, 100000]\n\
          [expect]\nverdict = \"pass\"\n"
     );
-    Scenario::parse(Path::new("loom-xcheck.toml"), &text, &Recipes)
+    Scenario::parse(Path::new("loom-xcheck.toml"), &text, RECIPES)
         .unwrap_or_else(|e| panic!("bad scenario: {e}"))
 }
 

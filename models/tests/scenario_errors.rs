@@ -3,7 +3,7 @@
 use std::path::Path;
 
 use mcsim::scenario::{Scenario, ScenarioError};
-use mcsim_models::Recipes;
+use mcsim_models::RECIPES;
 
 const GOOD: &str = r#"
 recipe = "lock"
@@ -18,7 +18,7 @@ verdict = "pass"
 "#;
 
 fn error(source: &str) -> ScenarioError {
-    match Scenario::parse(Path::new("scenarios/bad.toml"), source, &Recipes) {
+    match Scenario::parse(Path::new("scenarios/bad.toml"), source, RECIPES) {
         Ok(s) => panic!("accepted: {s:?}"),
         Err(e) => e,
     }
@@ -26,7 +26,7 @@ fn error(source: &str) -> ScenarioError {
 
 #[test]
 fn the_good_file_loads() {
-    let s = Scenario::parse(Path::new("scenarios/good.toml"), GOOD, &Recipes).unwrap();
+    let s = Scenario::parse(Path::new("scenarios/good.toml"), GOOD, RECIPES).unwrap();
     assert_eq!(
         (s.name.as_str(), s.clients, s.expect.as_str()),
         ("good", 2, "pass")
@@ -97,7 +97,7 @@ fn zero_clients_and_inverted_latencies_are_rejected() {
 
 #[test]
 fn a_missing_file_is_an_error() {
-    let e = Scenario::load(Path::new("scenarios/no-such-file.toml"), &Recipes).unwrap_err();
+    let e = Scenario::load(Path::new("scenarios/no-such-file.toml"), RECIPES).unwrap_err();
     assert!(
         e.to_string().contains("no-such-file.toml: cannot read"),
         "{e}"
@@ -114,7 +114,7 @@ fn a_bad_sweep_value_names_the_sweep_field() {
         format!("{GOOD}\n[sweep]\nparams.hold_ms = [5, \"x\"]\n"),
     )
     .unwrap();
-    let e = mcsim::scenario::load_points(&path, &Recipes).unwrap_err();
+    let e = mcsim::scenario::load_points(&path, RECIPES).unwrap_err();
     assert_eq!(e.field.as_deref(), Some("sweep.params.hold_ms"), "{e}");
     assert_eq!(e.line, 13, "{e}");
     std::fs::remove_dir_all(&dir).ok();
@@ -127,7 +127,7 @@ fn a_server_index_past_the_servers_is_rejected_not_a_panic() {
     )
     .unwrap()
     .replace("leave_server = 0", "leave_server = 7");
-    let e = match Scenario::parse(Path::new("scenarios/bad.toml"), &text, &Recipes) {
+    let e = match Scenario::parse(Path::new("scenarios/bad.toml"), &text, RECIPES) {
         Ok(_) => panic!("accepted"),
         Err(e) => e,
     };

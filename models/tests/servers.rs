@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 
 use mcsim::Verdict;
 use mcsim::scenario::Scenario;
-use mcsim_models::Recipes;
+use mcsim_models::RECIPES;
 
 fn on_three_servers(s: &Scenario) -> Scenario {
     s.with_set(&[
@@ -23,7 +23,7 @@ fn on_three_servers(s: &Scenario) -> Scenario {
 fn every_family_keeps_its_verdict_on_three_servers() {
     let mut families = BTreeSet::new();
     for path in support::all_scenarios() {
-        let base = Scenario::load(&path, &Recipes).unwrap_or_else(|e| panic!("{e}"));
+        let base = Scenario::load(&path, RECIPES).unwrap_or_else(|e| panic!("{e}"));
         if base.config.servers.len() > 1 {
             continue;
         }

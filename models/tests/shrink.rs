@@ -61,7 +61,7 @@ fn shrinking_keeps_the_fault_that_matters() {
 #[test]
 fn a_shrunk_counterexample_is_never_larger_on_any_measure() {
     for path in support::all_scenarios() {
-        let s = mcsim::scenario::Scenario::load(&path, &mcsim_models::Recipes).unwrap();
+        let s = mcsim::scenario::Scenario::load(&path, mcsim_models::RECIPES).unwrap();
         if s.expect == "pass" {
             continue;
         }

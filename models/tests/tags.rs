@@ -5,7 +5,7 @@ mod support;
 
 use mcsim::run::{self, RunOptions, RunReport};
 use mcsim::scenario::{Scenario, load_points};
-use mcsim_models::Recipes;
+use mcsim_models::RECIPES;
 use support::{assert_passes, metric, run, scenario_path, violation};
 
 #[test]
@@ -73,7 +73,7 @@ fn a_lagging_writer_can_write_the_version_the_tag_already_has() {
 /// A sweep point's report, with a small budget.
 fn point(file: &str, label: &str) -> RunReport {
     let points: Vec<Scenario> =
-        load_points(&scenario_path(file), &Recipes).unwrap_or_else(|e| panic!("{e}"));
+        load_points(&scenario_path(file), RECIPES).unwrap_or_else(|e| panic!("{e}"));
     let s = points
         .iter()
         .find(|s| s.point.join(",") == label)

@@ -213,6 +213,39 @@ impl FaultPlan {
         self
     }
 
+    /// Up to 3 evictions of any key, each step with chance 0.05: the pressure of other
+    /// traffic on a shared memcached.
+    pub fn evictions() -> FaultPlan {
+        FaultPlan::none().allow(FaultKind::Evict, 3, 0.05)
+    }
+
+    /// Up to 3 replies lost after the server applied the call (the client times out).
+    pub fn lost_replies() -> FaultPlan {
+        FaultPlan::none().allow(FaultKind::ReplyLost, 3, 0.05)
+    }
+
+    /// Up to 3 requests lost before the server saw them (the client times out).
+    pub fn lost_requests() -> FaultPlan {
+        FaultPlan::none().allow(FaultKind::RequestLost, 3, 0.05)
+    }
+
+    /// One crash of a server, which comes back empty after `restart_after`.
+    pub fn crashes() -> FaultPlan {
+        FaultPlan::none().allow(FaultKind::Crash, 1, 0.01)
+    }
+
+    /// This plan with every rule of `other` too (`other`'s rule wins for a kind both
+    /// have; `other`'s eviction keys when it names some).
+    pub fn and(mut self, other: FaultPlan) -> FaultPlan {
+        for (kind, rule) in other.rules {
+            self = self.allow(kind, rule.max, rule.probability);
+        }
+        if other.evict != EvictTarget::Any {
+            self.evict = other.evict;
+        }
+        self
+    }
+
     /// Evictions hit only these keys.
     pub fn evict_keys(mut self, keys: &[&str]) -> FaultPlan {
         self.evict = EvictTarget::Keys(keys.iter().map(|k| k.to_string()).collect());

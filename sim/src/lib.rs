@@ -4,7 +4,7 @@
 //! are ordinary async Rust written against the [`Memcache`] trait. mcsim runs many virtual
 //! clients of a recipe against a simulated memcached 1.6 ([`server::Server`]) whose
 //! whole-second clock, evictions, key loss and crashes it controls ([`exec`], [`fault`]),
-//! checks named invariants ([`check`], [`lin`]), and turns every failure into a
+//! checks named invariants ([`invariant`], [`lin`]), and turns every failure into a
 //! replayable, shrunk counterexample ([`explore::Schedule`], [`shrink`]). The same recipe
 //! code runs against a real memcached through [`real::TcpClient`], and under loom.
 //!
@@ -49,7 +49,7 @@
 //! The engine never reads the wall clock, never uses a thread RNG and never iterates a
 //! std `HashMap`: the same scenario and seed give a byte-identical trace.
 
-pub mod check;
+pub mod cli;
 pub mod clock;
 pub mod cluster;
 pub mod codec;
@@ -57,10 +57,13 @@ pub mod exec;
 pub mod explore;
 pub mod fault;
 pub mod history;
+pub mod invariant;
 pub mod lin;
 #[cfg(loom)]
 pub mod loom;
 pub mod memcache;
+pub mod model;
+pub mod prelude;
 pub mod protocol;
 pub mod real;
 pub mod report;
@@ -71,12 +74,13 @@ pub mod server;
 pub mod shrink;
 pub mod trace;
 
-pub use check::{EndView, Failure, Verdict, Violation};
 pub use clock::{ServerClock, Skew, VirtualTime};
 pub use exec::{Client, ExecConfig, Execution, Sim, execute};
 pub use explore::{Choice, Pct, Random, Replay, Schedule, Strategy};
 pub use fault::{Fault, FaultKind, FaultPlan};
+pub use invariant::{EndView, Failure, Verdict, Violation};
 pub use memcache::{Cas, Exptime, Key, KeyError, McError, Memcache, Transport, Value};
+pub use model::{Model, check};
 pub use protocol::{MetaFlag, MetaReply, Reply, Request};
 pub use real::TcpClient;
 pub use server::{Server, ServerConfig};

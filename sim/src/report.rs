@@ -5,9 +5,9 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use crate::check::Verdict;
+use crate::invariant::Verdict;
 use crate::run::{Failure, RunReport};
-use crate::scenario::{Scenario, StrategyKind};
+use crate::scenario::{Origin, Scenario, StrategyKind};
 
 /// A word for a shell: quoted when it holds anything but plain characters.
 fn shell_word(word: &str) -> String {
@@ -87,6 +87,23 @@ pub fn replay_lines(
     failure: &Failure,
 ) -> Vec<ReplayLine> {
     let mut out = Vec::new();
+    if let Origin::Code { tag, test, .. } = &scenario.origin {
+        let token = format!("{tag}:{}:{}", failure.clients, failure.execution.schedule);
+        let test = test
+            .as_deref()
+            .map(|t| format!(" -- --exact {}", shell_word(t)))
+            .unwrap_or_default();
+        out.push(ReplayLine {
+            command: format!("MCSIM_REPLAY={} cargo test{test}", shell_word(&token)),
+            trace_hash: format!("{:016x}", failure.execution.trace.hash()),
+            what: if failure.original.is_some() {
+                "shrunk".into()
+            } else {
+                "as found".into()
+            },
+        });
+        return out;
+    }
     if let (Some(seed), Some(hash)) = (failure.seed, failure.found_hash) {
         out.push(ReplayLine {
             command: replay_seed_command(scenario, strategy, Some(seed)),

@@ -3,9 +3,9 @@
 
 use std::collections::BTreeMap;
 
-use crate::check::Verdict;
 use crate::exec::{Execution, execute};
 use crate::explore::{Dfs, DfsStats, Replay, Schedule, Strategy};
+use crate::invariant::Verdict;
 use crate::scenario::{Scenario, StrategyKind};
 use crate::shrink::{self, Size};
 

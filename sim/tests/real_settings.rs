@@ -91,32 +91,24 @@ fn settings_memcached_refuses_are_refused() {
     }
     let text = "recipe = \"lock\"\nvariant = \"add\"\nclients = 2\n\n[servers]\nmemory_mb = 1\n\
                 item_size_max = 1048576\n\n[expect]\nverdict = \"pass\"\n";
-    let catalog = EmptyCatalog;
-    let e = mcsim::scenario::Scenario::parse(Path::new("s.toml"), text, &catalog).unwrap_err();
+    let families = [mcsim::model::family::<Idle>()];
+    let e = mcsim::scenario::Scenario::parse(Path::new("s.toml"), text, &families).unwrap_err();
     assert_eq!(e.field.as_deref(), Some("servers.item_size_max"), "{e}");
     assert!(e.message.contains("half"), "{e}");
 }
 
-/// A catalog with one family, for reading a scenario without the shipped recipes.
-struct EmptyCatalog;
+/// A family with one variant and no clients, for reading a scenario without the shipped
+/// recipes.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Idle;
 
-impl mcsim::scenario::Catalog for EmptyCatalog {
-    fn build(
-        &self,
-        _: &str,
-        _: &mcsim::scenario::BuildContext<'_>,
-    ) -> Result<mcsim::scenario::Setup, mcsim::scenario::FieldError> {
-        Ok(std::rc::Rc::new(|_| {}))
-    }
-    fn families(&self) -> Vec<(&'static str, &'static [&'static str])> {
-        vec![("lock", &["add"])]
-    }
-    fn invariants(&self, _: &str) -> &'static [&'static str] {
-        &[]
-    }
-    fn shared(&self) -> std::rc::Rc<dyn mcsim::scenario::Catalog> {
-        std::rc::Rc::new(EmptyCatalog)
-    }
+impl mcsim::model::Model for Idle {
+    const NAME: &'static str = "lock";
+    const VARIANTS: &'static [(&'static str, Idle)] = &[("add", Idle)];
+    const INVARIANTS: &'static [&'static str] = &[];
+    type Params = ();
+
+    fn setup(&self, _: &(), _: &mcsim::model::Context, _: &mut mcsim::Sim) {}
 }
 
 /// Polls `key` until it misses; returns when, since `from`.

@@ -36,7 +36,7 @@ use mcsim::run::{ExploreOptions, explore};
 use mcsim::scenario::Scenario;
 use mcsim::{Failure, Server, Skew};
 use mcsim_compare::{counter_direct, counter_minimal, counter_model};
-use mcsim_models::Recipes;
+use mcsim_models::RECIPES;
 use mcsim_models::counter::{Counter, CounterVariant};
 use shuttle::scheduler::{DfsScheduler, PctScheduler, RandomScheduler};
 use shuttle::{Config, Runner};
@@ -94,7 +94,7 @@ fn counter_scenario(variant: &str) -> Scenario {
         "recipe = \"counter\"\nvariant = \"{variant}\"\nclients = 3\n[params]\n\
          increments = 1\n[timing]\nlatency_us = [100, 100000]\n[expect]\nverdict = \"pass\"\n"
     );
-    Scenario::parse(Path::new("compare.toml"), &text, &Recipes).expect("valid scenario")
+    Scenario::parse(Path::new("compare.toml"), &text, RECIPES).expect("valid scenario")
 }
 
 fn median(mut v: Vec<Duration>) -> Duration {
@@ -518,7 +518,7 @@ fn section_first_violation(md: &mut String, seeds: u64) {
         if text.lines().any(|l| l.trim() == "[sweep]") {
             continue;
         }
-        let s = match Scenario::load(&path, &Recipes) {
+        let s = match Scenario::load(&path, RECIPES) {
             Ok(s) => s,
             Err(e) => {
                 writeln!(

@@ -34,36 +34,77 @@ pub use harness::{ArrayParams, setup};
 pub use recipe::{Array, ArrayVariant, apply, decode, encode};
 pub use spec::{ArrayOp, ArraySpec};
 
-/// The recipe family's name.
-pub const FAMILY: &str = "array";
+use mcsim::prelude::*;
 
-/// Its variants.
-pub const VARIANTS: &[&str] = &["lock", "cas"];
+/// An array scenario's `[params]`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Params {
+    /// Changes per writer.
+    pub changes: Count,
+    /// Clients that only read.
+    pub readers: Count,
+    /// Reads per reader.
+    pub reads: Count,
+    /// Pause between a reader's reads.
+    pub read_gap_ms: Millis,
+    /// The lock's TTL.
+    pub lock_timeout_s: Seconds,
+    /// Wait between failed lock attempts.
+    pub backoff_ms: Millis,
+    /// Time a writer works while holding the lock.
+    pub work_ms: Millis,
+    /// Extra delay of the first writer (to outlive the lock).
+    pub slow_ms: Millis,
+    /// Retries after a timeout.
+    pub retries: Count,
+    /// Pause between a writer's changes.
+    pub think_ms: Millis,
+    /// When the writers start.
+    pub start_ms: Millis,
+}
 
-/// Its invariants.
-pub const INVARIANTS: &[&str] = &["array.no_lost_updates", "array.snapshot_reads"];
+impl Default for Params {
+    fn default() -> Params {
+        Params {
+            changes: Count(2),
+            readers: Count(1),
+            reads: Count(4),
+            read_gap_ms: Millis(1),
+            lock_timeout_s: Seconds(5),
+            backoff_ms: Millis(2),
+            work_ms: Millis(0),
+            slow_ms: Millis(0),
+            retries: Count(3),
+            think_ms: Millis(0),
+            start_ms: Millis(0),
+        }
+    }
+}
 
-/// Builds a read-mostly array scenario's setup from its parameters.
-pub fn build(
-    cx: &mcsim::scenario::BuildContext<'_>,
-) -> Result<mcsim::scenario::Setup, mcsim::scenario::FieldError> {
-    let p = cx.params;
-    let params = ArrayParams {
-        variant: ArrayVariant::parse(cx.variant)
-            .ok_or_else(|| crate::catalog::unknown_variant(cx))?,
-        changes: p.count("changes", 2)?,
-        readers: p.count("readers", 1)?,
-        reads: p.count("reads", 4)?,
-        read_gap: p.millis("read_gap_ms", 1)?,
-        lock_timeout_s: p.seconds("lock_timeout_s", 5)?,
-        backoff: p.millis("backoff_ms", 2)?,
-        work: p.millis("work_ms", 0)?,
-        slow: p.millis("slow_ms", 0)?,
-        retries: p.count("retries", 3)?,
-        think: p.millis("think_ms", 0)?,
-        start: p.millis("start_ms", 0)?,
-        skews: cx.skews.to_vec(),
-    };
-    let clients = cx.clients;
-    Ok(std::rc::Rc::new(move |sim| setup(&params, clients, sim)))
+impl Model for ArrayVariant {
+    const NAME: &'static str = "array";
+    const VARIANTS: &'static [(&'static str, ArrayVariant)] =
+        &[("lock", ArrayVariant::Lock), ("cas", ArrayVariant::Cas)];
+    const INVARIANTS: &'static [&'static str] = &["array.no_lost_updates", "array.snapshot_reads"];
+    type Params = Params;
+
+    fn setup(&self, p: &Params, cx: &Context, sim: &mut Sim) {
+        let params = ArrayParams {
+            variant: *self,
+            changes: p.changes.get(),
+            readers: p.readers.get(),
+            reads: p.reads.get(),
+            read_gap: p.read_gap_ms.get(),
+            lock_timeout_s: p.lock_timeout_s.get(),
+            backoff: p.backoff_ms.get(),
+            work: p.work_ms.get(),
+            slow: p.slow_ms.get(),
+            retries: p.retries.get(),
+            think: p.think_ms.get(),
+            start: p.start_ms.get(),
+            skews: cx.skews.clone(),
+        };
+        setup(&params, cx.clients, sim);
+    }
 }

@@ -22,28 +22,47 @@ mod recipe;
 pub use harness::{Array2Params, element, setup};
 pub use recipe::{Array2, Array2Variant, decode_ints, encode_int};
 
-/// The recipe family's name.
-pub const FAMILY: &str = "array2";
+use mcsim::prelude::*;
 
-/// Its variants.
-pub const VARIANTS: &[&str] = &["as-written", "fixed"];
+/// An array2 scenario's `[params]`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Params {
+    /// Elements each client adds.
+    pub elements: Count,
+    /// Retries after a timeout.
+    pub retries: Count,
+    /// Pause between a client's operations.
+    pub think_ms: Millis,
+}
 
-/// Its invariants.
-pub const INVARIANTS: &[&str] = &["array.no_lost_elements"];
+impl Default for Params {
+    fn default() -> Params {
+        Params {
+            elements: Count(3),
+            retries: Count(3),
+            think_ms: Millis(0),
+        }
+    }
+}
 
-/// Builds an append-mostly array scenario's setup from its parameters.
-pub fn build(
-    cx: &mcsim::scenario::BuildContext<'_>,
-) -> Result<mcsim::scenario::Setup, mcsim::scenario::FieldError> {
-    let p = cx.params;
-    let params = Array2Params {
-        variant: Array2Variant::parse(cx.variant)
-            .ok_or_else(|| crate::catalog::unknown_variant(cx))?,
-        elements: p.count("elements", 3)?,
-        retries: p.count("retries", 3)?,
-        think: p.millis("think_ms", 0)?,
-        skews: cx.skews.to_vec(),
-    };
-    let clients = cx.clients;
-    Ok(std::rc::Rc::new(move |sim| setup(&params, clients, sim)))
+impl Model for Array2Variant {
+    const NAME: &'static str = "array2";
+    const VARIANTS: &'static [(&'static str, Array2Variant)] = &[
+        ("as-written", Array2Variant::AsWritten),
+        ("fixed", Array2Variant::Fixed),
+    ];
+    const INVARIANTS: &'static [&'static str] = &["array.no_lost_elements"];
+    type Params = Params;
+
+    fn setup(&self, p: &Params, cx: &Context, sim: &mut Sim) {
+        let params = Array2Params {
+            variant: *self,
+            elements: p.elements.get(),
+            retries: p.retries.get(),
+            think: p.think_ms.get(),
+            skews: cx.skews.clone(),
+        };
+        setup(&params, cx.clients, sim);
+    }
 }

@@ -41,40 +41,87 @@ pub use ghost::{Frontend, Ghost, Overlap};
 pub use harness::{CacheParams, key_name, setup};
 pub use recipe::{Answer, Backend, Cache, CacheConfig, CacheVariant, Entry, Event, Strip};
 
-/// The recipe family's name.
-pub const FAMILY: &str = "cache";
+use mcsim::prelude::*;
 
-/// Its variants.
-pub const VARIANTS: &[&str] = &["naive", "get-set-lock", "add-lock", "mg-vivify"];
+/// A cache scenario's `[params]`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Params {
+    /// The cached value's TTL.
+    pub ttl_s: Seconds,
+    /// The rebuild lock's TTL.
+    pub lock_timeout_s: Seconds,
+    /// Wait between polls of a client that did not get the lock.
+    pub poll_ms: Millis,
+    /// How long such a client waits before it rebuilds anyway.
+    pub max_wait_ms: Millis,
+    /// Serve the stale value while another client rebuilds.
+    pub serve_stale: bool,
+    /// `mg-vivify`: the TTL of a vivified placeholder.
+    pub vivify_s: Seconds,
+    /// `mg-vivify`: recache when this little TTL is left (0: off).
+    pub recache_s: Seconds,
+    /// Time a rebuild takes.
+    pub rebuild_ms: Millis,
+    /// Requests per client.
+    pub requests: Count,
+    /// Time between a client's requests.
+    pub interval_ms: Millis,
+    /// Spread the clients' first requests over an interval.
+    pub spread: bool,
+    /// Cached keys.
+    pub keys: Count,
+}
 
-/// Its invariants.
-pub const INVARIANTS: &[&str] = &["cache.single_rebuild"];
+impl Default for Params {
+    fn default() -> Params {
+        Params {
+            ttl_s: Seconds(2),
+            lock_timeout_s: Seconds(10),
+            poll_ms: Millis(100),
+            max_wait_ms: Millis(2500),
+            serve_stale: false,
+            vivify_s: Seconds(30),
+            recache_s: Seconds(0),
+            rebuild_ms: Millis(300),
+            requests: Count(40),
+            interval_ms: Millis(100),
+            spread: false,
+            keys: Count(1),
+        }
+    }
+}
 
-/// Builds a cache scenario's setup from its parameters.
-pub fn build(
-    cx: &mcsim::scenario::BuildContext<'_>,
-) -> Result<mcsim::scenario::Setup, mcsim::scenario::FieldError> {
-    let p = cx.params;
-    let cache = CacheConfig {
-        variant: CacheVariant::parse(cx.variant)
-            .ok_or_else(|| crate::catalog::unknown_variant(cx))?,
-        ttl_s: p.seconds("ttl_s", 2)?,
-        lock_timeout_s: p.seconds("lock_timeout_s", 10)?,
-        poll: p.millis("poll_ms", 100)?,
-        max_wait: p.millis("max_wait_ms", 2500)?,
-        serve_stale: p.bool("serve_stale", false)?,
-        vivify_s: p.seconds("vivify_s", 30)?,
-        recache_s: p.seconds("recache_s", 0)?,
-    };
-    let params = CacheParams {
-        cache,
-        rebuild: p.millis("rebuild_ms", 300)?,
-        requests: p.count("requests", 40)?,
-        interval: p.millis("interval_ms", 100)?,
-        spread: p.bool("spread", false)?,
-        keys: p.count("keys", 1)?,
-        skews: cx.skews.to_vec(),
-    };
-    let clients = cx.clients;
-    Ok(std::rc::Rc::new(move |sim| setup(&params, clients, sim)))
+impl Model for CacheVariant {
+    const NAME: &'static str = "cache";
+    const VARIANTS: &'static [(&'static str, CacheVariant)] = &[
+        ("naive", CacheVariant::Naive),
+        ("get-set-lock", CacheVariant::GetSetLock),
+        ("add-lock", CacheVariant::AddLock),
+        ("mg-vivify", CacheVariant::MgVivify),
+    ];
+    const INVARIANTS: &'static [&'static str] = &["cache.single_rebuild"];
+    type Params = Params;
+
+    fn setup(&self, p: &Params, cx: &Context, sim: &mut Sim) {
+        let params = CacheParams {
+            cache: CacheConfig {
+                variant: *self,
+                ttl_s: p.ttl_s.get(),
+                lock_timeout_s: p.lock_timeout_s.get(),
+                poll: p.poll_ms.get(),
+                max_wait: p.max_wait_ms.get(),
+                serve_stale: p.serve_stale,
+                vivify_s: p.vivify_s.get(),
+                recache_s: p.recache_s.get(),
+            },
+            rebuild: p.rebuild_ms.get(),
+            requests: p.requests.get(),
+            interval: p.interval_ms.get(),
+            spread: p.spread,
+            keys: p.keys.get(),
+            skews: cx.skews.clone(),
+        };
+        setup(&params, cx.clients, sim);
+    }
 }

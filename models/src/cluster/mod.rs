@@ -17,26 +17,71 @@ mod harness;
 
 pub use harness::{ClusterParams, setup};
 
-/// The recipe family's name.
-pub const FAMILY: &str = "cluster";
+use mcsim::prelude::*;
 
-/// Its variants.
-pub const VARIANTS: &[&str] = &["rehash"];
+/// The one cluster recipe: keys spread over servers by the client's distribution.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClusterVariant {
+    /// Each key on the server its hash picks; the list changes when one leaves.
+    Rehash,
+}
 
-/// Its invariants.
-pub const INVARIANTS: &[&str] = &["cluster.no_lost_keys", "cluster.no_stale_after_rejoin"];
+/// A cluster scenario's `[params]`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Params {
+    /// Keys written.
+    pub keys: Count,
+    /// The server that leaves the list (an index below `servers.count`).
+    pub leave_server: usize,
+    /// When it leaves.
+    pub leave_at_ms: Millis,
+    /// When the client reads again, after the rejoin.
+    pub read_after_rejoin_ms: Millis,
+}
 
-/// Builds a cluster scenario's setup from its parameters.
-pub fn build(
-    cx: &mcsim::scenario::BuildContext<'_>,
-) -> Result<mcsim::scenario::Setup, mcsim::scenario::FieldError> {
-    let p = cx.params;
-    let params = ClusterParams {
-        keys: p.count("keys", 1000)?,
-        leave_server: p.server("leave_server", 0, cx.servers)?,
-        leave_at: p.millis("leave_at_ms", 1000)?,
-        read_after_rejoin: p.millis("read_after_rejoin_ms", 3000)?,
-    };
-    let clients = cx.clients;
-    Ok(std::rc::Rc::new(move |sim| setup(&params, clients, sim)))
+impl Default for Params {
+    fn default() -> Params {
+        Params {
+            keys: Count(1000),
+            leave_server: 0,
+            leave_at_ms: Millis(1000),
+            read_after_rejoin_ms: Millis(3000),
+        }
+    }
+}
+
+impl Model for ClusterVariant {
+    const NAME: &'static str = "cluster";
+    const VARIANTS: &'static [(&'static str, ClusterVariant)] =
+        &[("rehash", ClusterVariant::Rehash)];
+    const INVARIANTS: &'static [&'static str] =
+        &["cluster.no_lost_keys", "cluster.no_stale_after_rejoin"];
+    type Params = Params;
+
+    fn check_params(&self, p: &Params, cx: &Context) -> Result<(), FieldError> {
+        if p.leave_server >= cx.servers {
+            return Err(FieldError::new(
+                "params.leave_server",
+                None,
+                format!(
+                    "{} is not a server: the scenario has {} (0 to {})",
+                    p.leave_server,
+                    cx.servers,
+                    cx.servers - 1
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    fn setup(&self, p: &Params, cx: &Context, sim: &mut Sim) {
+        let params = ClusterParams {
+            keys: p.keys.get(),
+            leave_server: p.leave_server,
+            leave_at: p.leave_at_ms.get(),
+            read_after_rejoin: p.read_after_rejoin_ms.get(),
+        };
+        setup(&params, cx.clients, sim);
+    }
 }

@@ -3,6 +3,7 @@
 //! increments and a history for the linearizability check.
 
 use std::cell::Cell;
+use std::hash::Hasher;
 use std::rc::Rc;
 use std::time::Duration;
 
@@ -35,6 +36,8 @@ pub fn setup(p: &CounterParams, clients: usize, sim: &mut Sim) {
     let completed: Rc<Cell<u64>> = Rc::default();
     let store: Rc<Cell<u64>> = Rc::default();
     let history: History<CounterOp, Option<u64>> = History::new();
+    let ghost = completed.clone();
+    sim.ghost(move |h| h.write_u64(ghost.get()));
     for c in 0..clients {
         let (completed, store, history, p) =
             (completed.clone(), store.clone(), history.clone(), p.clone());

@@ -18,33 +18,57 @@ mod recipe;
 pub use harness::{CounterParams, setup};
 pub use recipe::{Counter, CounterVariant};
 
-/// The recipe family's name.
-pub const FAMILY: &str = "counter";
+use mcsim::prelude::*;
 
-/// Its variants.
-pub const VARIANTS: &[&str] = &["incr-add", "get-set", "incr-set", "incr-add-db"];
+/// A counter scenario's `[params]`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Params {
+    /// Increments per client.
+    pub increments: Count,
+    /// Reads per client, spread among the increments.
+    pub reads: Count,
+    /// Pause between a client's operations.
+    pub think_ms: Millis,
+    /// Retries of an increment after a timeout.
+    pub retries: Count,
+}
 
-/// Its invariants.
-pub const INVARIANTS: &[&str] = &[
-    "counter.no_lost_increments",
-    "counter.no_extra_increments",
-    "counter.linearizable",
-];
+impl Default for Params {
+    fn default() -> Params {
+        Params {
+            increments: Count(1),
+            reads: Count(0),
+            think_ms: Millis(0),
+            retries: Count(3),
+        }
+    }
+}
 
-/// Builds a counter scenario's setup from its parameters.
-pub fn build(
-    cx: &mcsim::scenario::BuildContext<'_>,
-) -> Result<mcsim::scenario::Setup, mcsim::scenario::FieldError> {
-    let p = cx.params;
-    let params = CounterParams {
-        variant: CounterVariant::parse(cx.variant)
-            .ok_or_else(|| crate::catalog::unknown_variant(cx))?,
-        increments: p.count("increments", 1)?,
-        reads: p.count("reads", 0)?,
-        think: p.millis("think_ms", 0)?,
-        retries: p.count("retries", 3)?,
-        skews: cx.skews.to_vec(),
-    };
-    let clients = cx.clients;
-    Ok(std::rc::Rc::new(move |sim| setup(&params, clients, sim)))
+impl Model for CounterVariant {
+    const NAME: &'static str = "counter";
+    const VARIANTS: &'static [(&'static str, CounterVariant)] = &[
+        ("incr-add", CounterVariant::IncrAdd),
+        ("get-set", CounterVariant::GetSet),
+        ("incr-set", CounterVariant::IncrSet),
+        ("incr-add-db", CounterVariant::IncrAddDb),
+    ];
+    const INVARIANTS: &'static [&'static str] = &[
+        "counter.no_lost_increments",
+        "counter.no_extra_increments",
+        "counter.linearizable",
+    ];
+    type Params = Params;
+
+    fn setup(&self, p: &Params, cx: &Context, sim: &mut Sim) {
+        let params = CounterParams {
+            variant: *self,
+            increments: p.increments.get(),
+            reads: p.reads.get(),
+            think: p.think_ms.get(),
+            retries: p.retries.get(),
+            skews: cx.skews.clone(),
+        };
+        setup(&params, cx.clients, sim);
+    }
 }

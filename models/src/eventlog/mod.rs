@@ -27,48 +27,130 @@ mod codec;
 mod harness;
 mod recipe;
 
-use std::time::Duration;
-
 pub use codec::{DecodeError, Event, deserialize};
 pub use harness::{EventLogParams, setup};
 pub use recipe::{EventLog, EventLogVariant, Fetched, PutError};
 
-/// The recipe family's name.
-pub const FAMILY: &str = "eventlog";
-
-/// Its variants.
-pub const VARIANTS: &[&str] = &["as-written", "chunk-keys"];
-
-/// Its invariants.
-pub const INVARIANTS: &[&str] = &["eventlog.capacity", "eventlog.window", "eventlog.bytes"];
+use crate::arrivals::TrafficParams;
+use mcsim::prelude::*;
 
 /// The largest event a scenario may ask for (64 MiB): far above any item size limit, so
 /// an event the server must refuse can still be tested.
 const EVENT_BYTES_MAX: u32 = 64 << 20;
 
-/// Builds an event-log scenario's setup from its parameters.
-pub fn build(
-    cx: &mcsim::scenario::BuildContext<'_>,
-) -> Result<mcsim::scenario::Setup, mcsim::scenario::FieldError> {
-    let p = cx.params;
-    let params = EventLogParams {
-        variant: EventLogVariant::parse(cx.variant)
-            .ok_or_else(|| crate::catalog::unknown_variant(cx))?,
-        chunk_s: p.seconds("chunk_s", 2)?.max(1),
-        chunks: p.count("chunks", 4)?.max(2),
-        parts: p.count("parts", 4)?.max(1),
-        cycles: p.count("cycles", 2)?.max(1),
-        traffic: crate::arrivals::Traffic::from_params(p, 5.0)?,
-        event_bytes: p.u32_in("event_bytes", 32, 0..=EVENT_BYTES_MAX)?,
-        large_every: p.count("large_every", 0)?,
-        large_bytes: p.u32_in("large_bytes", 0, 0..=EVENT_BYTES_MAX)?,
-        late_every: p.count("late_every", 0)?,
-        late: p.millis("late_ms", 0)?,
-        fetch_every: p.millis("fetch_every_ms", 250)?,
-        tail_reader: p.bool("tail_reader", false)?,
-        put_deadline: Duration::from_millis(p.u64_in("put_deadline_ms", 250, 0..=3_600_000)?),
-        skews: cx.skews.to_vec(),
-    };
-    let clients = cx.clients;
-    Ok(std::rc::Rc::new(move |sim| setup(&params, clients, sim)))
+/// An event-log scenario's `[params]`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Params {
+    /// Length of a chunk, in seconds.
+    pub chunk_s: Seconds,
+    /// Chunks in the window (at least 2).
+    pub chunks: Count,
+    /// Parts of a chunk key (`chunk-keys`).
+    pub parts: Count,
+    /// Times the window is filled.
+    pub cycles: Count,
+    /// Bytes of an event.
+    pub event_bytes: u32,
+    /// Every this many events one is large (0: none).
+    pub large_every: Count,
+    /// Bytes of a large event.
+    pub large_bytes: u32,
+    /// Every this many events one comes late (0: none).
+    pub late_every: Count,
+    /// How late.
+    pub late_ms: Millis,
+    /// Time between a reader's fetches.
+    pub fetch_every_ms: Millis,
+    /// A client that only reads the tail.
+    pub tail_reader: bool,
+    /// How long a put may take before the writer gives it up (at most an hour).
+    pub put_deadline_ms: Millis,
+    /// When the events come.
+    #[serde(flatten)]
+    pub traffic: TrafficParams,
+}
+
+impl Default for Params {
+    fn default() -> Params {
+        Params {
+            chunk_s: Seconds(2),
+            chunks: Count(4),
+            parts: Count(4),
+            cycles: Count(2),
+            event_bytes: 32,
+            large_every: Count(0),
+            large_bytes: 0,
+            late_every: Count(0),
+            late_ms: Millis(0),
+            fetch_every_ms: Millis(250),
+            tail_reader: false,
+            put_deadline_ms: Millis(250),
+            traffic: TrafficParams::default(),
+        }
+    }
+}
+
+/// Events a second when the file gives no `rate_per_s`.
+const DEFAULT_RATE: f64 = 5.0;
+
+impl Model for EventLogVariant {
+    const NAME: &'static str = "eventlog";
+    const VARIANTS: &'static [(&'static str, EventLogVariant)] = &[
+        ("as-written", EventLogVariant::AsWritten),
+        ("chunk-keys", EventLogVariant::ChunkKeys),
+    ];
+    const INVARIANTS: &'static [&'static str] =
+        &["eventlog.capacity", "eventlog.window", "eventlog.bytes"];
+    type Params = Params;
+
+    fn check_params(&self, p: &Params, _: &Context) -> Result<(), FieldError> {
+        for (name, n) in [
+            ("event_bytes", p.event_bytes),
+            ("large_bytes", p.large_bytes),
+        ] {
+            if n > EVENT_BYTES_MAX {
+                return Err(FieldError::new(
+                    format!("params.{name}"),
+                    None,
+                    format!("{n} is out of range: must be 0 to {EVENT_BYTES_MAX}"),
+                ));
+            }
+        }
+        if p.put_deadline_ms.0 > 3_600_000 {
+            return Err(FieldError::new(
+                "params.put_deadline_ms",
+                None,
+                format!(
+                    "{} is out of range: must be 0 to 3600000",
+                    p.put_deadline_ms.0
+                ),
+            ));
+        }
+        p.traffic.traffic(DEFAULT_RATE).map(drop)
+    }
+
+    fn setup(&self, p: &Params, cx: &Context, sim: &mut Sim) {
+        let params = EventLogParams {
+            variant: *self,
+            chunk_s: p.chunk_s.get().max(1),
+            chunks: p.chunks.get().max(2),
+            parts: p.parts.get().max(1),
+            cycles: p.cycles.get().max(1),
+            traffic: p
+                .traffic
+                .traffic(DEFAULT_RATE)
+                .expect("checked by check_params"),
+            event_bytes: p.event_bytes,
+            large_every: p.large_every.get(),
+            large_bytes: p.large_bytes,
+            late_every: p.late_every.get(),
+            late: p.late_ms.get(),
+            fetch_every: p.fetch_every_ms.get(),
+            tail_reader: p.tail_reader,
+            put_deadline: p.put_deadline_ms.get(),
+            skews: cx.skews.clone(),
+        };
+        setup(&params, cx.clients, sim);
+    }
 }

@@ -3,6 +3,7 @@
 
 use std::cell::RefCell;
 use std::collections::BTreeSet;
+use std::hash::Hash;
 use std::rc::Rc;
 use std::time::Duration;
 
@@ -56,6 +57,8 @@ impl Drop for Inside {
 /// Registers the lock workload: `clients` clients competing for one lock.
 pub fn setup(p: &LockParams, clients: usize, sim: &mut Sim) {
     let inside: Rc<RefCell<BTreeSet<usize>>> = Rc::default();
+    let ghost = inside.clone();
+    sim.ghost(move |h| ghost.borrow().hash(h));
     for c in 0..clients {
         let inside = inside.clone();
         let p = p.clone();

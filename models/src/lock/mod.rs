@@ -20,30 +20,56 @@ mod recipe;
 pub use harness::{LockParams, setup};
 pub use recipe::{Lock, LockVariant};
 
-/// The recipe family's name.
-pub const FAMILY: &str = "lock";
+use mcsim::prelude::*;
 
-/// Its variants.
-pub const VARIANTS: &[&str] = &["add", "get-set", "token"];
+/// A lock scenario's `[params]`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Params {
+    /// The lock key's TTL.
+    pub timeout_s: Seconds,
+    /// Time spent in the critical section.
+    pub hold_ms: Millis,
+    /// Wait between failed attempts.
+    pub backoff_ms: Millis,
+    /// Critical sections each client tries to enter.
+    pub rounds: Count,
+    /// Failed attempts after which a client gives up a round (0: never).
+    pub attempts: Count,
+}
 
-/// Its invariants.
-pub const INVARIANTS: &[&str] = &["lock.exclusion"];
+impl Default for Params {
+    fn default() -> Params {
+        Params {
+            timeout_s: Seconds(10),
+            hold_ms: Millis(50),
+            backoff_ms: Millis(10),
+            rounds: Count(2),
+            attempts: Count(0),
+        }
+    }
+}
 
-/// Builds a lock scenario's setup from its parameters.
-pub fn build(
-    cx: &mcsim::scenario::BuildContext<'_>,
-) -> Result<mcsim::scenario::Setup, mcsim::scenario::FieldError> {
-    let p = cx.params;
-    let params = LockParams {
-        variant: LockVariant::parse(cx.variant)
-            .ok_or_else(|| crate::catalog::unknown_variant(cx))?,
-        timeout_s: p.seconds("timeout_s", 10)?,
-        hold: p.millis("hold_ms", 50)?,
-        backoff: p.millis("backoff_ms", 10)?,
-        rounds: p.count("rounds", 2)?,
-        attempts: p.count("attempts", 0)?,
-        skews: cx.skews.to_vec(),
-    };
-    let clients = cx.clients;
-    Ok(std::rc::Rc::new(move |sim| setup(&params, clients, sim)))
+impl Model for LockVariant {
+    const NAME: &'static str = "lock";
+    const VARIANTS: &'static [(&'static str, LockVariant)] = &[
+        ("add", LockVariant::Add),
+        ("get-set", LockVariant::GetSet),
+        ("token", LockVariant::Token),
+    ];
+    const INVARIANTS: &'static [&'static str] = &["lock.exclusion"];
+    type Params = Params;
+
+    fn setup(&self, p: &Params, cx: &Context, sim: &mut Sim) {
+        let params = LockParams {
+            variant: *self,
+            timeout_s: p.timeout_s.get(),
+            hold: p.hold_ms.get(),
+            backoff: p.backoff_ms.get(),
+            rounds: p.rounds.get(),
+            attempts: p.attempts.get(),
+            skews: cx.skews.clone(),
+        };
+        setup(&params, cx.clients, sim);
+    }
 }

@@ -28,32 +28,81 @@ mod recipe;
 pub use harness::{OnlineParams, setup};
 pub use recipe::{OnlineCounter, OnlineVariant};
 
-/// The recipe family's name.
-pub const FAMILY: &str = "online";
+use crate::arrivals::TrafficParams;
+use mcsim::prelude::*;
 
-/// Its variants.
-pub const VARIANTS: &[&str] = &["set", "add", "spare-key"];
+/// An online-counter scenario's `[params]`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Params {
+    /// Minute keys in the ring (at least 2).
+    pub keys: Count,
+    /// Length of a "minute", in seconds.
+    pub minute_s: Seconds,
+    /// Minutes simulated (default: keys + 3).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub minutes: Option<Count>,
+    /// Distinct sessions (0: every hit a new one).
+    pub sessions: u64,
+    /// Reads of the online count per minute.
+    pub reads_per_minute: Count,
+    /// When the hits come.
+    #[serde(flatten)]
+    pub traffic: TrafficParams,
+}
 
-/// Its invariants.
-pub const INVARIANTS: &[&str] = &["online.window_exact"];
+impl Default for Params {
+    fn default() -> Params {
+        Params {
+            keys: Count(6),
+            minute_s: Seconds(4),
+            minutes: None,
+            sessions: 0,
+            reads_per_minute: Count(4),
+            traffic: TrafficParams::default(),
+        }
+    }
+}
 
-/// Builds an online-counter scenario's setup from its parameters.
-pub fn build(
-    cx: &mcsim::scenario::BuildContext<'_>,
-) -> Result<mcsim::scenario::Setup, mcsim::scenario::FieldError> {
-    let p = cx.params;
-    let keys = p.count("keys", 6)?.max(2);
-    let params = OnlineParams {
-        variant: OnlineVariant::parse(cx.variant)
-            .ok_or_else(|| crate::catalog::unknown_variant(cx))?,
-        keys,
-        minute_s: p.seconds("minute_s", 4)?.max(1),
-        minutes: p.count("minutes", keys + 3)?.max(1),
-        traffic: crate::arrivals::Traffic::from_params(p, 2.0)?,
-        sessions: p.u64_in("sessions", 0, 0..=100_000)?,
-        reads_per_minute: p.count("reads_per_minute", 4)?,
-        skews: cx.skews.to_vec(),
-    };
-    let clients = cx.clients;
-    Ok(std::rc::Rc::new(move |sim| setup(&params, clients, sim)))
+/// Hits a second when the file gives no `rate_per_s`.
+const DEFAULT_RATE: f64 = 2.0;
+
+impl Model for OnlineVariant {
+    const NAME: &'static str = "online";
+    const VARIANTS: &'static [(&'static str, OnlineVariant)] = &[
+        ("set", OnlineVariant::Set),
+        ("add", OnlineVariant::Add),
+        ("spare-key", OnlineVariant::SpareKey),
+    ];
+    const INVARIANTS: &'static [&'static str] = &["online.window_exact"];
+    type Params = Params;
+
+    fn check_params(&self, p: &Params, _: &Context) -> Result<(), FieldError> {
+        if p.sessions > 100_000 {
+            return Err(FieldError::new(
+                "params.sessions",
+                None,
+                format!("{} is out of range: must be 0 to 100000", p.sessions),
+            ));
+        }
+        p.traffic.traffic(DEFAULT_RATE).map(drop)
+    }
+
+    fn setup(&self, p: &Params, cx: &Context, sim: &mut Sim) {
+        let keys = p.keys.get().max(2);
+        let params = OnlineParams {
+            variant: *self,
+            keys,
+            minute_s: p.minute_s.get().max(1),
+            minutes: p.minutes.map_or(keys + 3, Count::get).max(1),
+            traffic: p
+                .traffic
+                .traffic(DEFAULT_RATE)
+                .expect("checked by check_params"),
+            sessions: p.sessions,
+            reads_per_minute: p.reads_per_minute.get(),
+            skews: cx.skews.clone(),
+        };
+        setup(&params, cx.clients, sim);
+    }
 }

@@ -39,30 +39,56 @@ pub use harness::{INDEX, SetParams, setup};
 pub use observe::{IndexLog, Observed, UnsafeCompaction};
 pub use recipe::{SetIndex, SetVariant};
 
-/// The recipe family's name.
-pub const FAMILY: &str = "set";
+use mcsim::prelude::*;
 
-/// Its variants.
-pub const VARIANTS: &[&str] = &["as-written", "retry", "compact-set"];
+/// A set scenario's `[params]`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Params {
+    /// Adds and removes per client.
+    pub ops: Count,
+    /// A read after every this many operations.
+    pub read_every: Count,
+    /// Dirt (removed entries) that triggers a compaction.
+    pub dirtiness_threshold: Count,
+    /// Retries after a timeout.
+    pub retries: Count,
+    /// Pause between a client's operations.
+    pub think_ms: Millis,
+}
 
-/// Its invariants.
-pub const INVARIANTS: &[&str] = &["set.compaction_safe", "set.linearizable"];
+impl Default for Params {
+    fn default() -> Params {
+        Params {
+            ops: Count(4),
+            read_every: Count(1),
+            dirtiness_threshold: Count(1),
+            retries: Count(3),
+            think_ms: Millis(0),
+        }
+    }
+}
 
-/// Builds a set scenario's setup from its parameters.
-pub fn build(
-    cx: &mcsim::scenario::BuildContext<'_>,
-) -> Result<mcsim::scenario::Setup, mcsim::scenario::FieldError> {
-    let p = cx.params;
-    let params = SetParams {
-        variant: SetVariant::parse(cx.variant)
-            .ok_or_else(|| crate::catalog::unknown_variant(cx))?,
-        ops: p.count("ops", 4)?,
-        read_every: p.count("read_every", 1)?,
-        dirtiness_threshold: p.count("dirtiness_threshold", 1)?,
-        retries: p.count("retries", 3)?,
-        think: p.millis("think_ms", 0)?,
-        skews: cx.skews.to_vec(),
-    };
-    let clients = cx.clients;
-    Ok(std::rc::Rc::new(move |sim| setup(&params, clients, sim)))
+impl Model for SetVariant {
+    const NAME: &'static str = "set";
+    const VARIANTS: &'static [(&'static str, SetVariant)] = &[
+        ("as-written", SetVariant::AsWritten),
+        ("retry", SetVariant::Retry),
+        ("compact-set", SetVariant::CompactSet),
+    ];
+    const INVARIANTS: &'static [&'static str] = &["set.compaction_safe", "set.linearizable"];
+    type Params = Params;
+
+    fn setup(&self, p: &Params, cx: &Context, sim: &mut Sim) {
+        let params = SetParams {
+            variant: *self,
+            ops: p.ops.get(),
+            read_every: p.read_every.get(),
+            dirtiness_threshold: p.dirtiness_threshold.get(),
+            retries: p.retries.get(),
+            think: p.think_ms.get(),
+            skews: cx.skews.clone(),
+        };
+        setup(&params, cx.clients, sim);
+    }
 }

@@ -33,40 +33,83 @@ mod recipe;
 pub use harness::{TableParams, member, setup};
 pub use recipe::{Table, decode_list, encode_list};
 
-/// The recipe family's name.
-pub const FAMILY: &str = "table";
+use mcsim::prelude::*;
 
-/// Its variants.
-pub const VARIANTS: &[&str] = &["as-written"];
+/// The one table recipe.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TableVariant {
+    /// As the article writes it.
+    AsWritten,
+}
 
-/// Its invariants.
-pub const INVARIANTS: &[&str] = &[
-    "table.no_lost_members",
-    "table.consistent",
-    "table.instant_consistent",
-];
+/// A table scenario's `[params]`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Params {
+    /// Members each writer adds.
+    pub members: Count,
+    /// Members each writer deletes again.
+    pub deletes: Count,
+    /// Clients that only read.
+    pub readers: Count,
+    /// Reads per reader.
+    pub reads: Count,
+    /// Pause between a reader's reads.
+    pub read_gap_ms: Millis,
+    /// The lock's TTL.
+    pub lock_timeout_s: Seconds,
+    /// Wait between failed lock attempts.
+    pub backoff_ms: Millis,
+    /// Time a writer works while holding the lock.
+    pub work_ms: Millis,
+    /// Extra delay of the first writer (to outlive the lock).
+    pub slow_ms: Millis,
+    /// Retries after a timeout.
+    pub retries: Count,
+}
 
-/// Builds a table scenario's setup from its parameters.
-pub fn build(
-    cx: &mcsim::scenario::BuildContext<'_>,
-) -> Result<mcsim::scenario::Setup, mcsim::scenario::FieldError> {
-    if cx.variant != "as-written" {
-        return Err(crate::catalog::unknown_variant(cx));
+impl Default for Params {
+    fn default() -> Params {
+        Params {
+            members: Count(2),
+            deletes: Count(0),
+            readers: Count(0),
+            reads: Count(4),
+            read_gap_ms: Millis(1),
+            lock_timeout_s: Seconds(5),
+            backoff_ms: Millis(2),
+            work_ms: Millis(0),
+            slow_ms: Millis(0),
+            retries: Count(3),
+        }
     }
-    let p = cx.params;
-    let params = TableParams {
-        members: p.count("members", 2)?,
-        deletes: p.count("deletes", 0)?,
-        readers: p.count("readers", 0)?,
-        reads: p.count("reads", 4)?,
-        read_gap: p.millis("read_gap_ms", 1)?,
-        lock_timeout_s: p.seconds("lock_timeout_s", 5)?,
-        backoff: p.millis("backoff_ms", 2)?,
-        work: p.millis("work_ms", 0)?,
-        slow: p.millis("slow_ms", 0)?,
-        retries: p.count("retries", 3)?,
-        skews: cx.skews.to_vec(),
-    };
-    let clients = cx.clients;
-    Ok(std::rc::Rc::new(move |sim| setup(&params, clients, sim)))
+}
+
+impl Model for TableVariant {
+    const NAME: &'static str = "table";
+    const VARIANTS: &'static [(&'static str, TableVariant)] =
+        &[("as-written", TableVariant::AsWritten)];
+    const INVARIANTS: &'static [&'static str] = &[
+        "table.no_lost_members",
+        "table.consistent",
+        "table.instant_consistent",
+    ];
+    type Params = Params;
+
+    fn setup(&self, p: &Params, cx: &Context, sim: &mut Sim) {
+        let params = TableParams {
+            members: p.members.get(),
+            deletes: p.deletes.get(),
+            readers: p.readers.get(),
+            reads: p.reads.get(),
+            read_gap: p.read_gap_ms.get(),
+            lock_timeout_s: p.lock_timeout_s.get(),
+            backoff: p.backoff_ms.get(),
+            work: p.work_ms.get(),
+            slow: p.slow_ms.get(),
+            retries: p.retries.get(),
+            skews: cx.skews.clone(),
+        };
+        setup(&params, cx.clients, sim);
+    }
 }

@@ -33,44 +33,96 @@ mod recipe;
 pub use harness::{Ghost, StaleRead, TagsParams, changes_in, setup, tag_name};
 pub use recipe::{Database, Read, Tagged, TaggedCache, TagsConfig, TagsVariant};
 
-/// The recipe family's name.
-pub const FAMILY: &str = "tags";
+use mcsim::prelude::*;
 
-/// Its variants.
-pub const VARIANTS: &[&str] = &["counter", "time"];
+/// A tags scenario's `[params]`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Params {
+    /// A cached entry's TTL.
+    pub entry_ttl_s: Seconds,
+    /// Tags.
+    pub tags: Count,
+    /// Clients that write (the rest read).
+    pub writers: Count,
+    /// Invalidations per writer.
+    pub invalidations: Count,
+    /// Time between a writer's invalidations.
+    pub write_interval_ms: Millis,
+    /// Reads per reader.
+    pub reads: Count,
+    /// Time between a reader's reads.
+    pub read_interval_ms: Millis,
+    /// Time a rebuild takes.
+    pub rebuild_ms: Millis,
+    /// How far the replica lags behind the master (0: no replica).
+    pub replica_lag_ms: Millis,
+    /// After an invalidation, read from the master this long (default: the lag + 100 ms;
+    /// at most an hour).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub master_window_ms: Option<Millis>,
+    /// Time before the first read.
+    pub warmup_ms: Millis,
+}
 
-/// Its invariants.
-pub const INVARIANTS: &[&str] = &["tags.no_stale_after_invalidate"];
+impl Default for Params {
+    fn default() -> Params {
+        Params {
+            entry_ttl_s: Seconds(60),
+            tags: Count(2),
+            writers: Count(1),
+            invalidations: Count(5),
+            write_interval_ms: Millis(500),
+            reads: Count(30),
+            read_interval_ms: Millis(100),
+            rebuild_ms: Millis(20),
+            replica_lag_ms: Millis(0),
+            master_window_ms: None,
+            warmup_ms: Millis(10_000),
+        }
+    }
+}
 
-/// Builds a tagged-cache scenario's setup from its parameters.
-pub fn build(
-    cx: &mcsim::scenario::BuildContext<'_>,
-) -> Result<mcsim::scenario::Setup, mcsim::scenario::FieldError> {
-    let p = cx.params;
-    let replica_lag = p.millis("replica_lag_ms", 0)?;
-    let window = p.u64_in(
-        "master_window_ms",
-        replica_lag.as_millis() as u64 + 100,
-        0..=3_600_000,
-    )?;
-    let params = TagsParams {
-        cache: TagsConfig {
-            variant: TagsVariant::parse(cx.variant)
-                .ok_or_else(|| crate::catalog::unknown_variant(cx))?,
-            entry_ttl_s: p.seconds("entry_ttl_s", 60)?,
-            master_window_ms: (!replica_lag.is_zero()).then_some(window),
-        },
-        tags: p.count("tags", 2)?,
-        writers: p.count("writers", 1)? as usize,
-        invalidations: p.count("invalidations", 5)?,
-        write_interval: p.millis("write_interval_ms", 500)?,
-        reads: p.count("reads", 30)?,
-        read_interval: p.millis("read_interval_ms", 100)?,
-        rebuild: p.millis("rebuild_ms", 20)?,
-        replica_lag,
-        warmup: p.millis("warmup_ms", 10_000)?,
-        skews: cx.skews.to_vec(),
-    };
-    let clients = cx.clients;
-    Ok(std::rc::Rc::new(move |sim| setup(&params, clients, sim)))
+impl Model for TagsVariant {
+    const NAME: &'static str = "tags";
+    const VARIANTS: &'static [(&'static str, TagsVariant)] = &[
+        ("counter", TagsVariant::Counter),
+        ("time", TagsVariant::Time),
+    ];
+    const INVARIANTS: &'static [&'static str] = &["tags.no_stale_after_invalidate"];
+    type Params = Params;
+
+    fn check_params(&self, p: &Params, _: &Context) -> Result<(), FieldError> {
+        match p.master_window_ms {
+            Some(w) if w.0 > 3_600_000 => Err(FieldError::new(
+                "params.master_window_ms",
+                None,
+                format!("{} is out of range: must be 0 to 3600000", w.0),
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    fn setup(&self, p: &Params, cx: &Context, sim: &mut Sim) {
+        let lag = p.replica_lag_ms;
+        let window = p.master_window_ms.unwrap_or(Millis(lag.0 + 100));
+        let params = TagsParams {
+            cache: TagsConfig {
+                variant: *self,
+                entry_ttl_s: p.entry_ttl_s.get(),
+                master_window_ms: (lag.0 != 0).then_some(window.0),
+            },
+            tags: p.tags.get(),
+            writers: p.writers.get() as usize,
+            invalidations: p.invalidations.get(),
+            write_interval: p.write_interval_ms.get(),
+            reads: p.reads.get(),
+            read_interval: p.read_interval_ms.get(),
+            rebuild: p.rebuild_ms.get(),
+            replica_lag: lag.get(),
+            warmup: p.warmup_ms.get(),
+            skews: cx.skews.clone(),
+        };
+        setup(&params, cx.clients, sim);
+    }
 }

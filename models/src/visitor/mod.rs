@@ -33,29 +33,64 @@ mod recipe;
 pub use harness::{VisitorParams, setup};
 pub use recipe::{Counted, VisitorCounter, VisitorVariant};
 
-/// The recipe family's name.
-pub const FAMILY: &str = "visitor";
+use crate::arrivals::TrafficParams;
+use mcsim::prelude::*;
 
-/// Its variants.
-pub const VARIANTS: &[&str] = &["as-written", "aligned", "window-key"];
+/// A visitor-counter scenario's `[params]`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Params {
+    /// The window's length, in seconds.
+    pub period_s: Seconds,
+    /// Windows simulated.
+    pub windows: Count,
+    /// Reads of the count per window.
+    pub reads_per_window: Count,
+    /// When the visits come.
+    #[serde(flatten)]
+    pub traffic: TrafficParams,
+}
 
-/// Its invariants.
-pub const INVARIANTS: &[&str] = &["visitor.window_exact"];
+impl Default for Params {
+    fn default() -> Params {
+        Params {
+            period_s: Seconds(4),
+            windows: Count(5),
+            reads_per_window: Count(8),
+            traffic: TrafficParams::default(),
+        }
+    }
+}
 
-/// Builds a visitor scenario's setup from its parameters.
-pub fn build(
-    cx: &mcsim::scenario::BuildContext<'_>,
-) -> Result<mcsim::scenario::Setup, mcsim::scenario::FieldError> {
-    let p = cx.params;
-    let params = VisitorParams {
-        variant: VisitorVariant::parse(cx.variant)
-            .ok_or_else(|| crate::catalog::unknown_variant(cx))?,
-        period_s: p.seconds("period_s", 4)?.max(1),
-        windows: p.count("windows", 5)?.max(1),
-        traffic: crate::arrivals::Traffic::from_params(p, 2.0)?,
-        reads_per_window: p.count("reads_per_window", 8)?,
-        skews: cx.skews.to_vec(),
-    };
-    let clients = cx.clients;
-    Ok(std::rc::Rc::new(move |sim| setup(&params, clients, sim)))
+/// Visits a second when the file gives no `rate_per_s`.
+const DEFAULT_RATE: f64 = 2.0;
+
+impl Model for VisitorVariant {
+    const NAME: &'static str = "visitor";
+    const VARIANTS: &'static [(&'static str, VisitorVariant)] = &[
+        ("as-written", VisitorVariant::AsWritten),
+        ("aligned", VisitorVariant::Aligned),
+        ("window-key", VisitorVariant::WindowKey),
+    ];
+    const INVARIANTS: &'static [&'static str] = &["visitor.window_exact"];
+    type Params = Params;
+
+    fn check_params(&self, p: &Params, _: &Context) -> Result<(), FieldError> {
+        p.traffic.traffic(DEFAULT_RATE).map(drop)
+    }
+
+    fn setup(&self, p: &Params, cx: &Context, sim: &mut Sim) {
+        let params = VisitorParams {
+            variant: *self,
+            period_s: p.period_s.get().max(1),
+            windows: p.windows.get().max(1),
+            traffic: p
+                .traffic
+                .traffic(DEFAULT_RATE)
+                .expect("checked by check_params"),
+            reads_per_window: p.reads_per_window.get(),
+            skews: cx.skews.clone(),
+        };
+        setup(&params, cx.clients, sim);
+    }
 }

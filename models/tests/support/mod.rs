@@ -8,7 +8,7 @@ use mcsim::Verdict;
 use mcsim::run::{self, RunOptions, RunReport};
 use mcsim::scenario::Scenario;
 use mcsim::scenario::load_points;
-use mcsim_models::Recipes;
+use mcsim_models::RECIPES;
 
 /// The path of a scenario file in the suite.
 pub fn scenario_path(name: &str) -> PathBuf {
@@ -20,7 +20,7 @@ pub fn scenario_path(name: &str) -> PathBuf {
 /// Loads a scenario of the suite.
 pub fn load(name: &str) -> Scenario {
     let path = scenario_path(name);
-    Scenario::load(&path, &Recipes).unwrap_or_else(|e| panic!("{e}"))
+    Scenario::load(&path, RECIPES).unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// Runs a scenario with its own budget.
@@ -71,7 +71,7 @@ pub fn assert_passes(name: &str) -> RunReport {
 
 /// Every point of a scenario file of the suite.
 pub fn points(name: &str) -> Vec<Scenario> {
-    load_points(&scenario_path(name), &Recipes).unwrap_or_else(|e| panic!("{e}"))
+    load_points(&scenario_path(name), RECIPES).unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// Runs a scenario without shrinking; `executions` 0 keeps its budget.

@@ -17,6 +17,7 @@
 mod client;
 mod core;
 mod engine;
+mod ghost;
 mod spare;
 mod spin;
 
@@ -30,12 +31,13 @@ use std::time::Duration;
 
 pub use client::Client;
 pub use engine::execute;
+pub use ghost::Fingerprint;
 
-use crate::check::{EndCheck, EndView, Failure, StepCheck, Verdict};
 use crate::clock::{Skew, VirtualTime};
 use crate::cluster::Distribution;
 use crate::explore::Schedule;
 use crate::fault::{Fault, FaultPlan};
+use crate::invariant::{EndCheck, EndView, Failure, StepCheck, Verdict};
 use crate::memcache::McError;
 use crate::server::ServerConfig;
 use crate::trace::Trace;
@@ -85,6 +87,7 @@ pub struct Sim {
     always: Vec<(Cow<'static, str>, StepCheck)>,
     at_end: Vec<(Cow<'static, str>, EndCheck)>,
     scripted: Vec<(Duration, Fault)>,
+    ghosts: Vec<ghost::GhostHash>,
 }
 
 impl Sim {
@@ -96,6 +99,7 @@ impl Sim {
             always: std::mem::take(&mut spare.always),
             at_end: std::mem::take(&mut spare.at_end),
             scripted: std::mem::take(&mut spare.scripted),
+            ghosts: Vec::new(),
         }
     }
 
@@ -131,6 +135,15 @@ impl Sim {
         self.always.push((name.into(), Box::new(check)));
     }
 
+    /// Ghost state the explorer must tell apart: `hash` feeds everything of the harness's
+    /// own bookkeeping that can change what clients do next or what an invariant says
+    /// (`move |h| inside.borrow().hash(h)`). Two states with the same servers, clients
+    /// and ghost fingerprint are one state; a model that keeps ghost state and registers
+    /// none lets the explorer merge states its invariants tell apart.
+    pub fn ghost(&mut self, hash: impl Fn(&mut Fingerprint) + 'static) {
+        self.ghosts.push(Box::new(hash));
+    }
+
     /// An invariant checked at quiescence.
     pub fn at_end(
         &mut self,
@@ -160,7 +173,8 @@ pub struct Execution {
     pub calls: u64,
     /// Virtual time at the end.
     pub end_time: VirtualTime,
-    /// A hash of every server's live items at the end, when the strategy asks for it
+    /// A hash of every server's live items and the model's ghost state ([`Sim::ghost`])
+    /// at the end, when the strategy asks for it
     /// ([`Strategy::wants_final_state`](crate::explore::Strategy::wants_final_state)).
     pub state_hash: Option<u64>,
     /// Cut short by the strategy as a redundant interleaving (no verdict of its own).

@@ -13,13 +13,13 @@ use std::cell::RefCell;
 use std::rc::Rc;
 use std::time::Duration;
 
-use crate::check::{EndCheck, StepCheck};
 use crate::clock::VirtualTime;
 use crate::cluster::Cluster;
 use crate::exec::Task;
 use crate::exec::core::Core;
 use crate::explore::CallOption;
 use crate::fault::Fault;
+use crate::invariant::{EndCheck, StepCheck};
 use crate::memcache::Transport;
 
 /// Emptied buffers and the last cluster, ready for the next execution. Every vector is

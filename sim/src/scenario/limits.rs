@@ -4,9 +4,9 @@
 
 use std::ops::{Range, RangeInclusive};
 
+use crate::model::YEAR_S;
 use crate::scenario::error::FieldError;
 use crate::scenario::file::ScenarioFile;
-use crate::scenario::params::YEAR_S;
 
 /// The most virtual clients a scenario may run.
 pub const MAX_CLIENTS: usize = 1024;

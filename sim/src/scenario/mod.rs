@@ -7,7 +7,6 @@
 mod error;
 mod file;
 mod limits;
-mod params;
 mod sweep;
 
 use std::path::{Path, PathBuf};
@@ -16,7 +15,6 @@ use std::time::Duration;
 
 pub use error::{FieldError, ScenarioError, did_you_mean, key_at, line_col};
 pub use limits::{MAX_CLIENTS, MAX_SERVERS};
-pub use params::{MAX_COUNT, Params, YEAR_S};
 pub(crate) use sweep::Setting;
 pub use sweep::load_points;
 
@@ -24,41 +22,29 @@ use crate::clock::Skew;
 use crate::cluster::Distribution;
 use crate::exec::{ExecConfig, Sim};
 use crate::fault::{EvictTarget, FaultKind, FaultPlan};
+use crate::model::{Context, Family, ParamSource};
 use crate::server::ServerConfig;
 
-/// What a recipe builder returns: registers one execution's clients and invariants.
+/// What a family builds for a scenario: registers one execution's clients and invariants.
 pub type Setup = Rc<dyn Fn(&mut Sim)>;
 
-/// What a recipe needs to build its workload.
-#[derive(Debug)]
-pub struct BuildContext<'a> {
-    /// The variant asked for.
-    pub variant: &'a str,
-    /// Number of clients.
-    pub clients: usize,
-    /// Clock skew of each client.
-    pub skews: &'a [Skew],
-    /// The `[params]` table.
-    pub params: &'a Params,
-    /// Number of servers (for parameters that name one: [`Params::server`]).
-    pub servers: usize,
-    /// The servers' item size limit.
-    pub item_size_max: u32,
-}
+/// The families a scenario may name, as [`crate::model::family`] makes them.
+pub type Families = Rc<[&'static dyn Family]>;
 
-/// The recipes a scenario can name. `mcsim-models` provides the catalog of every recipe.
-pub trait Catalog {
-    /// Builds the setup for `recipe` (a family such as `lock`), or explains what is wrong.
-    fn build(&self, recipe: &str, cx: &BuildContext<'_>) -> Result<Setup, FieldError>;
-
-    /// Every family with its variants.
-    fn families(&self) -> Vec<(&'static str, &'static [&'static str])>;
-
-    /// The invariants a family checks (the verdicts a scenario may expect).
-    fn invariants(&self, recipe: &str) -> &'static [&'static str];
-
-    /// A shared copy, kept by a scenario to rebuild itself (e.g. with fewer clients).
-    fn shared(&self) -> Rc<dyn Catalog>;
+/// Where a scenario came from, to build it again with other settings.
+#[derive(Clone)]
+pub(crate) enum Origin {
+    /// A file's text (after any `--set`) and the families it was read with.
+    File(Rc<(String, Families)>),
+    /// Code ([`crate::check()`]).
+    Code {
+        /// Builds the scenario again with a number of clients.
+        rebuild: Rc<dyn Fn(usize) -> Scenario>,
+        /// The `MCSIM_REPLAY` tag naming the model (`lock/add`).
+        tag: String,
+        /// The test that ran it, to name in the replay line.
+        test: Option<String>,
+    },
 }
 
 /// Which strategy a scenario runs with.
@@ -135,9 +121,9 @@ pub struct Scenario {
     /// For a point of a sweep, the swept fields and their values (`rate_per_s=5`).
     pub point: Vec<String>,
     /// Fields set over the file's own values (a sweep point's, or `--set`).
-    settings: Vec<Setting>,
-    /// The file's text and the catalog, to rebuild the scenario with other settings.
-    origin: Rc<(String, Rc<dyn Catalog>)>,
+    pub(crate) settings: Vec<Setting>,
+    /// What builds the scenario again with other settings.
+    pub(crate) origin: Origin,
 }
 
 impl std::fmt::Debug for Scenario {
@@ -156,6 +142,9 @@ impl Scenario {
     /// The same scenario with another number of clients (skews are recomputed for the new
     /// count; an explicit `skews_ms` list is cut or fails).
     pub fn with_clients(&self, clients: usize) -> Result<Scenario, ScenarioError> {
+        if let Origin::Code { rebuild, .. } = &self.origin {
+            return Ok(rebuild(clients));
+        }
         self.with_changes(|doc| {
             doc.insert("clients".into(), toml::Value::Integer(clients as i64));
             if let Some(toml::Value::Table(t)) = doc.get_mut("timing")
@@ -206,7 +195,16 @@ impl Scenario {
         &self,
         edit: impl FnOnce(&mut toml::Table),
     ) -> Result<Scenario, ScenarioError> {
-        let (source, catalog) = &*self.origin;
+        let Origin::File(origin) = &self.origin else {
+            return Err(ScenarioError {
+                file: self.path.clone(),
+                line: 0,
+                column: 0,
+                field: None,
+                message: "built in code: there is no file to set fields of".into(),
+            });
+        };
+        let (source, families) = &**origin;
         let mut doc: toml::Table = toml::from_str(source).map_err(|e| ScenarioError {
             file: self.path.clone(),
             line: 0,
@@ -217,7 +215,7 @@ impl Scenario {
         doc.remove("sweep");
         edit(&mut doc);
         let text = toml::to_string(&doc).unwrap_or_default();
-        let mut s = Scenario::parse(&self.path, &text, &**catalog)?;
+        let mut s = Scenario::parse(&self.path, &text, families)?;
         s.name = self.name.clone();
         s.point = self.point.clone();
         s.settings = self.settings.clone();
@@ -226,7 +224,7 @@ impl Scenario {
     }
 
     /// Reads and checks a scenario file.
-    pub fn load(path: &Path, catalog: &dyn Catalog) -> Result<Scenario, ScenarioError> {
+    pub fn load(path: &Path, families: &[&'static dyn Family]) -> Result<Scenario, ScenarioError> {
         let source = std::fs::read_to_string(path).map_err(|e| ScenarioError {
             file: path.to_path_buf(),
             line: 0,
@@ -234,14 +232,14 @@ impl Scenario {
             field: None,
             message: format!("cannot read: {e}"),
         })?;
-        Scenario::parse(path, &source, catalog)
+        Scenario::parse(path, &source, families)
     }
 
     /// Checks a scenario given as text; `path` is used in errors and for the name.
     pub fn parse(
         path: &Path,
         source: &str,
-        catalog: &dyn Catalog,
+        families: &[&'static dyn Family],
     ) -> Result<Scenario, ScenarioError> {
         let at = |e: FieldError| -> ScenarioError {
             let (line, column) = e
@@ -326,9 +324,8 @@ impl Scenario {
         };
 
         let recipe = f.recipe.get_ref().clone();
-        let families = catalog.families();
-        let Some((_, variants)) = families.iter().find(|(name, _)| *name == recipe) else {
-            let known: Vec<&str> = families.iter().map(|f| f.0).collect();
+        let Some(family) = families.iter().find(|fam| fam.name() == recipe) else {
+            let known: Vec<&str> = families.iter().map(|fam| fam.name()).collect();
             return Err(at(FieldError::new(
                 "recipe",
                 Some(f.recipe.span()),
@@ -340,28 +337,22 @@ impl Scenario {
             )));
         };
         let variant = f.variant.get_ref().clone();
-        if !variants.contains(&variant.as_str()) {
-            return Err(at(FieldError::new(
-                "variant",
-                Some(f.variant.span()),
-                format!(
-                    "unknown variant {variant:?} of {recipe}{}; known: {}",
-                    did_you_mean(&variant, variants.iter().copied()),
-                    variants.join(", ")
-                ),
-            )));
-        }
-        let params = Params::new(f.params);
-        let cx = BuildContext {
-            variant: &variant,
+        let cx = Context {
             clients,
-            skews: &skews,
-            params: &params,
+            skews,
             servers: count,
             item_size_max: f.servers.item_size_max,
         };
-        let setup = catalog.build(&recipe, &cx).map_err(at)?;
-        params.finish(&format!("{recipe}/{variant}")).map_err(at)?;
+        let params = ParamSource {
+            source,
+            values: &f.params,
+        };
+        let setup = family.build(&variant, params, &cx).map_err(|mut e| {
+            if e.field == "variant" {
+                e.span = Some(f.variant.span());
+            }
+            at(e)
+        })?;
 
         let expect = f.expect.verdict.get_ref().clone();
         let mut known = vec![
@@ -371,7 +362,7 @@ impl Scenario {
             "panic".into(),
             "client_error".into(),
         ];
-        known.extend(catalog.invariants(&recipe).iter().map(|s| s.to_string()));
+        known.extend(family.invariants().iter().map(|s| s.to_string()));
         if !known.contains(&expect) {
             return Err(at(FieldError::new(
                 "expect.verdict",
@@ -403,7 +394,7 @@ impl Scenario {
             setup,
             point: Vec::new(),
             settings: Vec::new(),
-            origin: Rc::new((source.to_string(), catalog.shared())),
+            origin: Origin::File(Rc::new((source.to_string(), families.into()))),
         })
     }
 }

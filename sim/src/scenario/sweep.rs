@@ -13,7 +13,8 @@
 
 use std::path::Path;
 
-use crate::scenario::{Catalog, Scenario, ScenarioError, line_col};
+use crate::model::Family;
+use crate::scenario::{Scenario, ScenarioError, line_col};
 
 /// One swept field and its values.
 #[derive(Debug, Clone)]
@@ -105,7 +106,10 @@ fn show(v: &toml::Value) -> String {
 }
 
 /// Every point of a scenario file: the scenario itself when it has no `[sweep]`.
-pub fn load_points(path: &Path, catalog: &dyn Catalog) -> Result<Vec<Scenario>, ScenarioError> {
+pub fn load_points(
+    path: &Path,
+    catalog: &[&'static dyn Family],
+) -> Result<Vec<Scenario>, ScenarioError> {
     let source = std::fs::read_to_string(path).map_err(|e| ScenarioError {
         file: path.to_path_buf(),
         line: 0,

@@ -1,9 +1,9 @@
 //! How an execution ends: invariant checks, violations, spins, waits past the budget and
 //! the end-of-run checks.
 
-use crate::check::{EndView, Failure, Verdict, Violation};
 use crate::exec::core::Wait;
 use crate::fault::FaultKind;
+use crate::invariant::{EndView, Failure, Verdict, Violation};
 use crate::trace::{Actor, describe_request};
 
 use super::{Engine, Stop};

@@ -7,7 +7,6 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::rc::Rc;
 use std::task::{Context, Poll, Waker};
 
-use crate::check::Verdict;
 use crate::clock::VirtualTime;
 use crate::cluster::Cluster;
 use crate::exec::core::{Core, Wait};
@@ -16,6 +15,7 @@ use crate::exec::spin::{SpinWatch, changes_state, request_hash};
 use crate::exec::{ExecConfig, Execution, Sim, Task};
 use crate::explore::{CallOption, Choice, FaultOption, Footprint, Options, Schedule, Strategy};
 use crate::fault::{Fault, FaultKind};
+use crate::invariant::Verdict;
 use crate::memcache::{Key, Transport};
 use crate::protocol::{Reply, Request, StoreMode};
 use crate::trace::{Actor, Trace, describe_reply, describe_request, fnv1a};
@@ -38,9 +38,7 @@ pub fn execute(
     strategy.begin(index);
     let mut engine = Engine::new(config, sim, &mut spare);
     let verdict = engine.run(strategy);
-    let state_hash = strategy
-        .wants_final_state()
-        .then(|| engine.cluster.state_hash(engine.now()));
+    let state_hash = strategy.wants_final_state().then(|| engine.fingerprint());
     let end_time = engine.core.borrow().now;
     let execution = Execution {
         pruned: engine.pruned,
@@ -76,8 +74,9 @@ struct Engine<'c> {
     config: &'c ExecConfig,
     core: Rc<RefCell<Core>>,
     tasks: Vec<Option<Task>>,
-    always: Vec<(Cow<'static, str>, crate::check::StepCheck)>,
-    at_end: Vec<(Cow<'static, str>, crate::check::EndCheck)>,
+    always: Vec<(Cow<'static, str>, crate::invariant::StepCheck)>,
+    ghosts: Vec<crate::exec::ghost::GhostHash>,
+    at_end: Vec<(Cow<'static, str>, crate::invariant::EndCheck)>,
     cluster: Cluster,
     /// A timeout to hand a client when its sleep ends (lost request or reply).
     deferred: Vec<Option<Transport>>,
@@ -131,6 +130,7 @@ impl<'c> Engine<'c> {
             core: sim.core,
             tasks: sim.tasks,
             always: sim.always,
+            ghosts: sim.ghosts,
             at_end: sim.at_end,
             cluster: {
                 let mut cluster = boot_cluster(config, spare.cluster.take());
@@ -168,6 +168,13 @@ impl<'c> Engine<'c> {
         spare.spin = self.spin;
         spare.cluster = Some(self.cluster);
         spare.core = Some(self.core);
+    }
+
+    /// The state's fingerprint: every server's live items and the model's ghost state.
+    fn fingerprint(&self) -> u64 {
+        let servers = self.cluster.state_hash(self.now());
+        let ghost = crate::exec::ghost::fingerprint(&self.ghosts);
+        servers ^ ghost.rotate_left(29).wrapping_mul(0x9E37_79B9_7F4A_7C15)
     }
 
     fn now(&self) -> VirtualTime {

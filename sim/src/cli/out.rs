@@ -4,18 +4,18 @@
 /// instead of panicking.
 macro_rules! out {
     ($($arg:tt)*) => {
-        $crate::out::write_out(format_args!($($arg)*))
+        $crate::cli::out::write_out(format_args!($($arg)*))
     };
 }
 
 /// `println!`, likewise.
 macro_rules! outln {
     () => {
-        $crate::out::write_out(format_args!("\n"))
+        $crate::cli::out::write_out(format_args!("\n"))
     };
     ($($arg:tt)*) => {{
-        $crate::out::write_out(format_args!($($arg)*));
-        $crate::out::write_out(format_args!("\n"));
+        $crate::cli::out::write_out(format_args!($($arg)*));
+        $crate::cli::out::write_out(format_args!("\n"));
     }};
 }
 

@@ -6,13 +6,18 @@ use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
+use crate::cli::commands::load_points;
+use crate::model::Family;
+use crate::report::{self, PointRow, Row};
+use crate::run::{self, Determinism, RunOptions};
 use anyhow::{Context, Result, bail};
-use mcsim::report::{self, PointRow, Row};
-use mcsim::run::{self, Determinism, RunOptions};
 
-use crate::load_points;
-
-fn run_one(path: &Path, budget: f64, check_determinism: bool) -> Row {
+fn run_one(
+    path: &Path,
+    families: &[&'static dyn Family],
+    budget: f64,
+    check_determinism: bool,
+) -> Row {
     let started = Instant::now();
     let mut row = Row {
         scenario: path
@@ -32,7 +37,7 @@ fn run_one(path: &Path, budget: f64, check_determinism: bool) -> Row {
         error: None,
         points: Vec::new(),
     };
-    let points = match load_points(path) {
+    let points = match load_points(path, families) {
         Ok(p) => p,
         Err(e) => {
             row.error = Some(format!("{e:#}"));
@@ -109,7 +114,9 @@ fn sweep_verdict(expected: &str, labels: &[String]) -> String {
         .unwrap_or_else(|| "pass".into())
 }
 
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn check(
+    families: &[&'static dyn Family],
     dir: &Path,
     jobs: Option<usize>,
     budget: f64,
@@ -152,7 +159,7 @@ pub(crate) fn check(
                 loop {
                     let next = queue.lock().map(|mut q| q.pop()).unwrap_or(None);
                     let Some(path) = next else { break };
-                    let row = run_one(&path, budget, det);
+                    let row = run_one(&path, families, budget, det);
                     let mark = if row.ok() { "ok  " } else { "FAIL" };
                     eprintln!("{mark} {} ({} ms)", row.scenario, row.millis);
                     if let Ok(mut r) = rows.lock() {

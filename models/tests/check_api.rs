@@ -1,0 +1,126 @@
+//! `mcsim::check`, the one-expression check a `#[test]` writes, on shipped families.
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
+use mcsim::prelude::*;
+use mcsim_models::counter::CounterVariant;
+use mcsim_models::lock::LockVariant;
+
+fn panic_text(f: impl FnOnce()) -> String {
+    let payload = catch_unwind(AssertUnwindSafe(f)).expect_err("the check must fail");
+    payload
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_default()
+}
+
+#[test]
+fn a_fixed_recipe_passes_and_returns_its_figures() {
+    let figures = check(CounterVariant::IncrAdd)
+        .clients(3)
+        .with(|p| p.increments = Count(3))
+        .random(300);
+    assert_eq!(figures.executions, 300);
+    assert_eq!(figures.verdicts.get("pass"), Some(&300));
+    assert_eq!(figures.metric("counter.lost").max, 0.0);
+    assert_eq!(figures.metric("counter.completed").min, 9.0);
+}
+
+#[test]
+fn a_broken_recipe_is_caught_when_expected() {
+    let figures = check(LockVariant::GetSet)
+        .clients(2)
+        .expect("lock.exclusion")
+        .random(500);
+    let failure = figures.failure.expect("the violation found");
+    assert_eq!(failure.execution.verdict.label(), "lock.exclusion");
+}
+
+#[test]
+fn a_failing_check_panics_with_the_timeline_and_a_replay_line_that_replays() {
+    let text = panic_text(|| {
+        check(LockVariant::GetSet).clients(2).random(500);
+    });
+    assert!(text.contains("expected pass, got lock.exclusion"), "{text}");
+    assert!(text.contains("timeline"), "{text}");
+    let line = text
+        .lines()
+        .find(|l| l.contains("MCSIM_REPLAY="))
+        .unwrap_or_else(|| panic!("no replay line in {text}"));
+    let token = line
+        .split("MCSIM_REPLAY=")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap()
+        .trim_matches('\'');
+    assert!(token.starts_with("lock/get-set:"), "{token}");
+    let hash = line
+        .rsplit("trace hash ")
+        .next()
+        .unwrap()
+        .trim()
+        .to_string();
+    let replayed = check(LockVariant::GetSet)
+        .clients(2)
+        .expect("lock.exclusion")
+        .replay(token);
+    let failure = replayed.failure.expect("the replay fails the same way");
+    assert_eq!(format!("{:016x}", failure.execution.trace.hash()), hash);
+    // The same token without the expectation fails the test again.
+    let again = panic_text(|| {
+        check(LockVariant::GetSet).clients(2).replay(token);
+    });
+    assert!(again.contains("got lock.exclusion"), "{again}");
+}
+
+#[test]
+fn an_expected_violation_that_is_not_found_fails_the_check() {
+    let text = panic_text(|| {
+        check(LockVariant::Add)
+            .clients(2)
+            .expect("lock.exclusion")
+            .random(50);
+    });
+    assert!(text.contains("expected lock.exclusion, got pass"), "{text}");
+}
+
+#[test]
+fn an_unknown_verdict_or_metric_is_named() {
+    let text = panic_text(|| {
+        check(LockVariant::Add).expect("lock.exclsion");
+    });
+    assert!(text.contains("did you mean \"lock.exclusion\""), "{text}");
+    let figures = check(CounterVariant::IncrAdd).random(5);
+    let text = panic_text(|| {
+        figures.metric("counter.lots");
+    });
+    assert!(text.contains("counter.lost"), "{text}");
+}
+
+#[test]
+fn dfs_proves_a_small_fixed_case_and_finds_the_broken_one() {
+    let proved = check(LockVariant::Add)
+        .clients(2)
+        .with(|p| p.rounds = Count(1))
+        .dfs(Some(2));
+    assert!(proved.exhaustive);
+    assert!(proved.executions > 1);
+    let found = check(LockVariant::GetSet)
+        .clients(2)
+        .with(|p| p.rounds = Count(1))
+        .expect("lock.exclusion")
+        .dfs(Some(2));
+    assert!(found.failure.is_some());
+}
+
+#[test]
+fn bad_parameters_name_the_field() {
+    let text = panic_text(|| {
+        check(mcsim_models::cluster::ClusterVariant::Rehash)
+            .servers(2)
+            .with(|p| p.leave_server = 5)
+            .random(1);
+    });
+    assert!(text.contains("params.leave_server"), "{text}");
+}

@@ -1,0 +1,158 @@
+//! The command line's arguments (clap).
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand, ValueEnum};
+
+use crate::scenario::{Scenario, StrategyKind};
+
+/// Deterministic simulation and model checking of memcached recipes.
+#[derive(Parser)]
+#[command(name = "mcsim", version, about)]
+pub(crate) struct Cli {
+    #[command(subcommand)]
+    pub(crate) command: Command,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub(crate) enum StrategyArg {
+    Random,
+    Pct,
+}
+
+#[derive(clap::Args)]
+pub(crate) struct StrategyOpts {
+    /// Strategy (default: the scenario's).
+    #[arg(long, value_enum)]
+    strategy: Option<StrategyArg>,
+    /// PCT depth.
+    #[arg(long, default_value_t = 3)]
+    depth: usize,
+}
+
+impl StrategyOpts {
+    pub(crate) fn resolve(&self, scenario: &Scenario) -> StrategyKind {
+        let steps = match scenario.strategy {
+            StrategyKind::Pct { steps, .. } => steps,
+            StrategyKind::Random => 100,
+        };
+        match self.strategy {
+            None => scenario.strategy,
+            Some(StrategyArg::Random) => StrategyKind::Random,
+            Some(StrategyArg::Pct) => StrategyKind::Pct {
+                depth: self.depth,
+                steps,
+            },
+        }
+    }
+}
+
+#[derive(Subcommand)]
+pub(crate) enum Command {
+    /// Run a scenario's executions; on a failure print the timeline and the replay command.
+    Run {
+        /// The scenario file.
+        scenario: PathBuf,
+        /// First seed (default: the scenario's).
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Number of executions (default: the scenario's budget).
+        #[arg(long)]
+        seeds: Option<u64>,
+        #[command(flatten)]
+        strategy: StrategyOpts,
+        /// Keep going after a failure and count verdicts.
+        #[arg(long)]
+        all: bool,
+        /// Run each of the first seeds twice and compare trace hashes instead.
+        #[arg(long)]
+        check_determinism: bool,
+        /// Set a field of the scenario file, e.g. `--set params.rate_per_s=5`
+        /// (repeatable; a sweep file then runs as this one point).
+        #[arg(long = "set", value_name = "FIELD=VALUE")]
+        set: Vec<String>,
+    },
+    /// Replay one execution from its seed or its schedule and print its timeline.
+    Replay {
+        /// The scenario file.
+        scenario: PathBuf,
+        /// The seed that produced the execution.
+        #[arg(
+            long,
+            conflicts_with = "schedule",
+            required_unless_present = "schedule"
+        )]
+        seed: Option<u64>,
+        /// A schedule string (`mc1:…`).
+        #[arg(long)]
+        schedule: Option<String>,
+        /// Run with this many clients instead of the scenario's (a shrunk counterexample
+        /// may need fewer).
+        #[arg(long)]
+        clients: Option<usize>,
+        #[command(flatten)]
+        strategy: StrategyOpts,
+        /// Set a field of the scenario file, e.g. `--set params.rate_per_s=5`
+        /// (repeatable; a sweep file then runs as this one point).
+        #[arg(long = "set", value_name = "FIELD=VALUE")]
+        set: Vec<String>,
+    },
+    /// Explore every schedule of a scenario within bounds (exhaustive, with partial-order
+    /// reduction); print the first counterexample or "no violation within bounds".
+    Explore {
+        /// The scenario file.
+        scenario: PathBuf,
+        /// At most this many preemptions per execution.
+        #[arg(long)]
+        max_preemptions: Option<u32>,
+        /// Stop after this many executions (then the result is not exhaustive).
+        #[arg(long)]
+        max_executions: Option<u64>,
+        /// Turn the partial-order reduction off (explore every interleaving).
+        #[arg(long)]
+        no_reduction: bool,
+        /// Keep exploring after a violation and count the failing executions.
+        #[arg(long)]
+        all: bool,
+        /// Set a field of the scenario file, e.g. `--set params.rate_per_s=5`
+        /// (repeatable; a sweep file then runs as this one point).
+        #[arg(long = "set", value_name = "FIELD=VALUE")]
+        set: Vec<String>,
+    },
+    /// Run the whole scenario suite as a gate: exit non-zero if any verdict differs from
+    /// the one its scenario expects.
+    Check {
+        /// Directory of scenario files.
+        #[arg(default_value = "scenarios")]
+        dir: PathBuf,
+        /// Parallel jobs (default: the number of cores).
+        #[arg(long)]
+        jobs: Option<usize>,
+        /// Multiplier of every scenario's execution budget.
+        #[arg(long, default_value_t = 1.0)]
+        budget: f64,
+        /// Where to write the JSON results.
+        #[arg(long, default_value = "reports/check.json")]
+        json: PathBuf,
+        /// Also write a JUnit XML report.
+        #[arg(long)]
+        junit: Option<PathBuf>,
+        /// Also check that each scenario's first seed replays to the same trace hash.
+        #[arg(long)]
+        check_determinism: bool,
+        /// Run only shard I of N (`--shard 2/4`): scenario files are dealt out by their
+        /// sorted position, so N machines together run the suite once.
+        #[arg(long, value_parser = parse_shard)]
+        shard: Option<(usize, usize)>,
+    },
+}
+
+pub(crate) fn parse_shard(s: &str) -> Result<(usize, usize), String> {
+    let (i, n) = s.split_once('/').ok_or("expected I/N, e.g. 2/4")?;
+    let i: usize = i.parse().map_err(|_| format!("bad shard index {i:?}"))?;
+    let n: usize = n.parse().map_err(|_| format!("bad shard count {n:?}"))?;
+    if n == 0 || i == 0 || i > n {
+        return Err(format!("shard {i}/{n}: need 1 <= I <= N"));
+    }
+    Ok((i, n))
+}

@@ -1,0 +1,266 @@
+//! The `run`, `replay` and `explore` commands: parse, call the library, print.
+
+use std::path::Path;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use anyhow::{Context, Result, bail};
+
+use crate::cli::args::Command;
+use crate::explore::Schedule;
+use crate::model::Family;
+use crate::report;
+use crate::run::{self, Determinism, RunOptions};
+use crate::scenario::{Scenario, StrategyKind};
+
+fn load(path: &Path, families: &[&'static dyn Family]) -> Result<Scenario> {
+    Scenario::load(path, families).map_err(|e| anyhow::anyhow!("{e}"))
+}
+
+pub(crate) fn load_points(path: &Path, families: &[&'static dyn Family]) -> Result<Vec<Scenario>> {
+    crate::scenario::load_points(path, families).map_err(|e| anyhow::anyhow!("{e}"))
+}
+
+/// The scenario of a file with `--set` fields applied (a sweep file gives its base).
+fn load_set(path: &Path, set: &[String], families: &[&'static dyn Family]) -> Result<Scenario> {
+    let s = load(path, families)?;
+    if set.is_empty() {
+        return Ok(s);
+    }
+    s.with_set(set).map_err(|e| anyhow::anyhow!("{e}"))
+}
+
+/// Runs one command against `families`.
+pub(crate) fn dispatch(command: Command, families: &[&'static dyn Family]) -> Result<ExitCode> {
+    match command {
+        Command::Run {
+            scenario,
+            seed,
+            seeds,
+            strategy,
+            all,
+            check_determinism,
+            set,
+        } => {
+            let points = if set.is_empty() {
+                load_points(&scenario, families)?
+            } else {
+                vec![load_set(&scenario, &set, families)?]
+            };
+            let mut ok = true;
+            for s in &points {
+                let kind = strategy.resolve(s);
+                let mut options = RunOptions::from_scenario(s);
+                options.strategy = kind;
+                options.seed = seed.unwrap_or(s.seed);
+                options.executions = seeds.unwrap_or(if seed.is_some() { 1 } else { s.executions });
+                options.keep_going = all || points.len() > 1;
+                if check_determinism {
+                    if determinism(s, kind, options.seed, options.executions.min(100))?
+                        != ExitCode::SUCCESS
+                    {
+                        ok = false;
+                    }
+                    continue;
+                }
+                let started = Instant::now();
+                let report = run::run(s, &options);
+                out!("{}", report::render_run(s, &report));
+                outln!("  wall time {:.2?}", started.elapsed());
+                if let Some(f) = &report.first_failure {
+                    outln!();
+                    out!("{}", report::render_failure(s, kind, f));
+                }
+                if points.len() == 1 {
+                    let got = report.label();
+                    let matched = got == s.expect;
+                    outln!(
+                        "\nexpected {}, got {got}: {}",
+                        s.expect,
+                        if matched { "as expected" } else { "MISMATCH" }
+                    );
+                    ok &= matched;
+                }
+            }
+            if points.len() > 1 && !check_determinism {
+                let labels: Vec<String> = points.iter().map(|p| p.name.clone()).collect();
+                outln!("\n{} sweep points: {}", points.len(), labels.join(" "));
+            }
+            Ok(if ok {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            })
+        }
+        Command::Replay {
+            clients,
+            scenario,
+            seed,
+            schedule,
+            strategy,
+            set,
+        } => {
+            let mut s = load_set(&scenario, &set, families)?;
+            if let Some(n) = clients {
+                s = s.with_clients(n).map_err(|e| anyhow::anyhow!("{e}"))?;
+            }
+            let execution = match (seed, schedule) {
+                (Some(seed), _) => run::run_seed(&s, strategy.resolve(&s), seed),
+                (None, Some(text)) => {
+                    let schedule = Schedule::parse(&text).context("reading --schedule")?;
+                    run::replay(&s, &schedule)
+                }
+                (None, None) => bail!("give --seed or --schedule"),
+            };
+            out!("{}", execution.trace.render());
+            outln!("\nverdict: {}", execution.verdict.label());
+            outln!("  {}", execution.verdict);
+            outln!("schedule: {}", execution.schedule);
+            outln!("trace hash: {:016x}", execution.trace.hash());
+            // A schedule that does not fit the scenario is bad input, not a finding.
+            if matches!(execution.verdict, crate::Verdict::Diverged { .. }) {
+                eprintln!(
+                    "error: the schedule does not fit this scenario: {}",
+                    execution.verdict
+                );
+                return Ok(ExitCode::from(2));
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Explore {
+            scenario,
+            max_preemptions,
+            max_executions,
+            no_reduction,
+            all,
+            set,
+        } => {
+            let s = load_set(&scenario, &set, families)?;
+            let options = run::ExploreOptions {
+                max_preemptions,
+                reduce: !no_reduction,
+                max_executions,
+                keep_going: all,
+            };
+            explore(&s, &options)
+        }
+        Command::Check {
+            dir,
+            jobs,
+            budget,
+            json,
+            junit,
+            check_determinism,
+            shard,
+        } => crate::cli::gate::check(
+            families,
+            &dir,
+            jobs,
+            budget,
+            &json,
+            junit.as_deref(),
+            check_determinism,
+            shard,
+        ),
+    }
+}
+
+fn explore(s: &Scenario, options: &run::ExploreOptions) -> Result<ExitCode> {
+    let started = Instant::now();
+    let mut last = Instant::now();
+    let report = run::explore(s, options, &mut |stats| {
+        if last.elapsed().as_secs() >= 1 {
+            last = Instant::now();
+            eprintln!(
+                "  … {} executions, {} pruned, depth {} ({:.0?})",
+                stats.executions,
+                stats.pruned,
+                stats.max_depth,
+                started.elapsed()
+            );
+        }
+        true
+    });
+    let st = report.stats;
+    if options.keep_going {
+        outln!("{} of the executions violate an invariant", report.failures);
+    }
+    outln!(
+        "{}: {} executions explored ({} redundant interleavings cut short), {} distinct final states, {} calls, max depth {}, in {:.2?}",
+        s.name,
+        st.executions,
+        st.pruned,
+        report.distinct_states,
+        report.calls,
+        st.max_depth,
+        started.elapsed()
+    );
+    match &report.failure {
+        Some(f) => {
+            outln!();
+            out!("{}", report::render_failure(s, s.strategy, f));
+            let ok = f.execution.verdict.label() == s.expect;
+            outln!(
+                "\nexpected {}, got {}: {}",
+                s.expect,
+                f.execution.verdict.label(),
+                if ok { "as expected" } else { "MISMATCH" }
+            );
+            Ok(if ok {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            })
+        }
+        None if report.interrupted => {
+            outln!("stopped before covering every schedule: no violation so far (not a proof)");
+            Ok(ExitCode::FAILURE)
+        }
+        None => {
+            let bound = match options.max_preemptions {
+                Some(p) => format!("at most {p} preemptions and the fault plan's budgets"),
+                None => "the fault plan's budgets, unbounded preemptions".into(),
+            };
+            outln!(
+                "no violation within bounds ({} clients, {bound})",
+                s.clients
+            );
+            let ok = s.expect == "pass";
+            outln!(
+                "expected {}, got pass: {}",
+                s.expect,
+                if ok { "as expected" } else { "MISMATCH" }
+            );
+            Ok(if ok {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            })
+        }
+    }
+}
+
+fn determinism(s: &Scenario, kind: StrategyKind, seed: u64, n: u64) -> Result<ExitCode> {
+    for i in 0..n.max(1) {
+        match run::check_determinism(s, kind, seed + i) {
+            Determinism::Same(_) => {}
+            Determinism::Differs {
+                line,
+                first,
+                second,
+            } => {
+                outln!(
+                    "NONDETERMINISTIC: seed {} differs at timeline line {line}",
+                    seed + i
+                );
+                outln!("  first run:  {first}\n  second run: {second}");
+                return Ok(ExitCode::FAILURE);
+            }
+        }
+    }
+    outln!(
+        "deterministic: {} seeds from {seed} replay to identical traces",
+        n.max(1)
+    );
+    Ok(ExitCode::SUCCESS)
+}

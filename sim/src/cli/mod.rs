@@ -1,0 +1,65 @@
+//! The `mcsim` command line as a library: `run`, `replay`, `explore` and `check` (the
+//! gate) for any list of families. The shipped binary is
+//! `mcsim::cli::main(mcsim_models::RECIPES)`; a crate with its own recipes writes the same
+//! `main` with its own list and gets the whole command line, reports and gate:
+//!
+//! ```no_run
+//! # use mcsim::prelude::*;
+//! # #[derive(Debug, Clone, Copy, PartialEq)] struct MyRecipe;
+//! # impl Model for MyRecipe {
+//! #     const NAME: &'static str = "mine";
+//! #     const VARIANTS: &'static [(&'static str, MyRecipe)] = &[("as-written", MyRecipe)];
+//! #     const INVARIANTS: &'static [&'static str] = &[];
+//! #     type Params = ();
+//! #     fn setup(&self, _: &(), _: &Context, _: &mut Sim) {}
+//! # }
+//! fn main() -> std::process::ExitCode {
+//!     mcsim::cli::main(&[family::<MyRecipe>()])
+//! }
+//! ```
+//!
+//! Exit codes: 0 when every verdict is the one expected, 1 on a mismatch, 2 on bad input
+//! (a scenario file, an argument, a schedule that does not fit).
+
+#[macro_use]
+mod out;
+mod args;
+mod commands;
+mod gate;
+
+use std::ffi::OsString;
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use crate::model::Family;
+
+/// Parses the process's arguments and runs the command against `families`.
+pub fn main(families: &[&'static dyn Family]) -> ExitCode {
+    main_with(std::env::args_os(), families)
+}
+
+/// Like [`main`], with the arguments given (the first is the program's name).
+pub fn main_with(
+    args: impl IntoIterator<Item = OsString>,
+    families: &[&'static dyn Family],
+) -> ExitCode {
+    let cli = match args::Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() {
+                ExitCode::from(2)
+            } else {
+                ExitCode::SUCCESS
+            };
+        }
+    };
+    match commands::dispatch(cli.command, families) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}

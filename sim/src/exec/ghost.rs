@@ -1,0 +1,67 @@
+//! Fingerprints of a model's ghost state: the bookkeeping a harness keeps beside the
+//! servers (who is inside the critical section, how many increments completed), hashed
+//! so the explorer can tell two states apart, or know them for the same.
+//!
+//! The hash is FNV-1a over what the model feeds it: stable across runs, machines and
+//! Rust versions (std's `DefaultHasher` promises none of that).
+
+use std::hash::Hasher;
+
+/// A 64-bit FNV-1a [`Hasher`] a model feeds its ghost state to ([`crate::Sim::ghost`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Fingerprint(u64);
+
+impl Default for Fingerprint {
+    fn default() -> Fingerprint {
+        Fingerprint(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl Hasher for Fingerprint {
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 ^= u64::from(*b);
+            self.0 = self.0.wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+/// What a model registers: feeds its ghost state to the fingerprint.
+pub(crate) type GhostHash = Box<dyn Fn(&mut Fingerprint)>;
+
+/// The fingerprint of every registered ghost, in registration order.
+pub(crate) fn fingerprint(ghosts: &[GhostHash]) -> u64 {
+    let mut h = Fingerprint::default();
+    for ghost in ghosts {
+        ghost(&mut h);
+    }
+    h.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::hash::Hash;
+
+    use super::*;
+
+    #[test]
+    fn the_same_state_gives_the_same_fingerprint_and_another_differs() {
+        let of = |n: u32, who: &[usize]| {
+            let (who, n) = (who.to_vec(), n);
+            let ghosts: Vec<GhostHash> = vec![
+                Box::new(move |h: &mut Fingerprint| n.hash(h)),
+                Box::new(move |h: &mut Fingerprint| who.hash(h)),
+            ];
+            fingerprint(&ghosts)
+        };
+        assert_eq!(of(2, &[0, 1]), of(2, &[0, 1]));
+        assert_ne!(of(2, &[0, 1]), of(2, &[1, 0]));
+        assert_ne!(of(2, &[0, 1]), of(3, &[0, 1]));
+        // FNV-1a of nothing is its offset basis: no run-dependent seed.
+        assert_eq!(fingerprint(&[]), 0xcbf2_9ce4_8422_2325);
+    }
+}

@@ -1,0 +1,396 @@
+//! Checking a model from a plain `#[test]`, in one expression:
+//!
+//! ```text
+//! let figures = mcsim::check(Limiter::Fixed).clients(3).faults(FaultPlan::evictions()).random(2_000);
+//! ```
+//!
+//! On a verdict other than the one expected (`pass` unless [`Check::expect`] says
+//! otherwise) the test panics with the invariant, the shrunk timeline and the line that
+//! replays it: `MCSIM_REPLAY='<family>/<variant>:<clients>:<schedule>' cargo test …`.
+//! With that variable set, the check of that model replays the schedule instead of
+//! exploring; [`Check::replay`] does the same from code.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::rc::Rc;
+use std::time::Duration;
+
+use crate::clock::Skew;
+use crate::exec::{ExecConfig, Execution};
+use crate::explore::Schedule;
+use crate::fault::FaultPlan;
+use crate::model::{Context, Model};
+use crate::report;
+use crate::run::{self, ExploreOptions, Failure, RunOptions, RunReport, Summary};
+use crate::scenario::{Origin, Scenario, Setup, StrategyKind, did_you_mean};
+use crate::server::ServerConfig;
+
+/// The environment variable that replays a failure a check printed.
+pub const REPLAY_VAR: &str = "MCSIM_REPLAY";
+
+/// Starts a check of `model` (a variant of a family): 2 clients, one server, no faults,
+/// the model's default parameters, expecting `pass`. Finish it with [`Check::random`],
+/// [`Check::pct`], [`Check::dfs`] or [`Check::replay`].
+pub fn check<M: Model>(model: M) -> Check<M> {
+    Check {
+        model,
+        params: M::Params::default(),
+        clients: 2,
+        skews: Vec::new(),
+        config: ExecConfig {
+            trace: false,
+            ..ExecConfig::default()
+        },
+        seed: 0,
+        expect: "pass".into(),
+    }
+}
+
+/// A check being set up: the model, its parameters and the world it runs in.
+#[derive(Debug, Clone)]
+pub struct Check<M: Model> {
+    model: M,
+    params: M::Params,
+    clients: usize,
+    skews: Vec<Skew>,
+    config: ExecConfig,
+    seed: u64,
+    expect: String,
+}
+
+impl<M: Model> Check<M> {
+    /// These parameters instead of the defaults.
+    pub fn params(mut self, params: M::Params) -> Self {
+        self.params = params;
+        self
+    }
+
+    /// The parameters changed by `edit` (`.with(|p| p.rounds = Count(5))`).
+    pub fn with(mut self, edit: impl FnOnce(&mut M::Params)) -> Self {
+        edit(&mut self.params);
+        self
+    }
+
+    /// This many concurrent clients.
+    pub fn clients(mut self, clients: usize) -> Self {
+        self.clients = clients.max(1);
+        self
+    }
+
+    /// Each client's clock skew, in client order (missing ones have none).
+    pub fn skews(mut self, skews: Vec<Skew>) -> Self {
+        self.skews = skews;
+        self
+    }
+
+    /// This many servers, keys spread by the default distribution.
+    pub fn servers(mut self, servers: usize) -> Self {
+        let one = self.config.servers[0].clone();
+        self.config.servers = vec![one; servers.max(1)];
+        self
+    }
+
+    /// Every server configured so (memory limit, item size limit, …).
+    pub fn server(mut self, config: ServerConfig) -> Self {
+        let n = self.config.servers.len();
+        self.config.servers = vec![config; n];
+        self
+    }
+
+    /// The faults executions may suffer ([`FaultPlan::evictions`],
+    /// [`FaultPlan::lost_replies`], combined with [`FaultPlan::and`]).
+    pub fn faults(mut self, plan: FaultPlan) -> Self {
+        self.config.faults = plan;
+        self
+    }
+
+    /// The shortest and longest time a call is in flight.
+    pub fn latency(mut self, min: Duration, max: Duration) -> Self {
+        self.config.latency_min = min;
+        self.config.latency_max = max.max(min);
+        self
+    }
+
+    /// The step budget of one execution.
+    pub fn max_steps(mut self, steps: u64) -> Self {
+        self.config.max_steps = steps;
+        self
+    }
+
+    /// The virtual-time budget of one execution.
+    pub fn max_time(mut self, time: Duration) -> Self {
+        self.config.max_time = time;
+        self
+    }
+
+    /// The first seed (execution `i` uses `seed + i`).
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.seed = seed;
+        self
+    }
+
+    /// The verdict expected instead of `pass`: an invariant of the model (the check then
+    /// fails if exploration does *not* find it), or `livelock`, `stuck`, `panic`,
+    /// `client_error`.
+    pub fn expect(mut self, verdict: &str) -> Self {
+        let mut known = vec!["pass", "livelock", "stuck", "panic", "client_error"];
+        known.extend(M::INVARIANTS);
+        assert!(
+            known.contains(&verdict),
+            "mcsim: {verdict:?} is not a verdict of {}{}; known: {}",
+            M::NAME,
+            did_you_mean(verdict, known.iter().copied()),
+            known.join(", ")
+        );
+        self.expect = verdict.to_string();
+        self
+    }
+
+    /// `executions` seeded random executions.
+    #[track_caller]
+    pub fn random(self, executions: u64) -> Figures {
+        self.sample(StrategyKind::Random, executions)
+    }
+
+    /// `executions` PCT executions with bug depth `depth`.
+    #[track_caller]
+    pub fn pct(self, depth: usize, executions: u64) -> Figures {
+        self.sample(StrategyKind::Pct { depth, steps: 200 }, executions)
+    }
+
+    /// Every schedule within `max_preemptions` (`None`: unbounded) and the fault plan's
+    /// budgets, with partial-order reduction.
+    #[track_caller]
+    pub fn dfs(self, max_preemptions: Option<u32>) -> Figures {
+        if let Some(figures) = self.replay_from_env() {
+            return figures;
+        }
+        let s = self.scenario(u64::MAX);
+        let options = ExploreOptions {
+            max_preemptions,
+            ..ExploreOptions::default()
+        };
+        let r = run::explore(&s, &options, &mut |_| true);
+        let mut verdicts = BTreeMap::new();
+        let label = r.failure.as_ref().map(|f| f.execution.verdict.label());
+        verdicts.insert(label.unwrap_or_else(|| "pass".into()), 1);
+        self.judge(
+            &s,
+            StrategyKind::Random,
+            RunReport {
+                executions: r.stats.executions,
+                verdicts,
+                first_failure: r.failure,
+                metrics: BTreeMap::new(),
+                calls: r.calls,
+                steps: 0,
+            },
+            !r.interrupted,
+        )
+    }
+
+    /// Replays one schedule, as printed in a failure's `MCSIM_REPLAY` line (the whole
+    /// `<family>/<variant>:<clients>:<schedule>`, or the schedule alone), and prints its
+    /// timeline.
+    #[track_caller]
+    pub fn replay(self, token: &str) -> Figures {
+        // `<tag>:<clients>:<schedule>`, the tag holding no `:`; or the schedule alone.
+        let (clients, schedule) = match token.split_once(':') {
+            Some((tag, rest)) if !tag.starts_with("mc") => match rest.split_once(':') {
+                Some((n, schedule)) => (n.parse::<usize>().ok(), schedule.to_string()),
+                None => (None, rest.to_string()),
+            },
+            _ => (None, token.to_string()),
+        };
+        let schedule = Schedule::parse(&schedule)
+            .unwrap_or_else(|e| panic!("mcsim: cannot read the schedule {token:?}: {e}"));
+        let s = self
+            .scenario(1)
+            .with_clients(clients.unwrap_or(self.clients));
+        let s = s.unwrap_or_else(|e| panic!("mcsim: {e}"));
+        let e = run::replay(&s, &schedule);
+        eprintln!("{}", e.trace.render());
+        eprintln!("verdict: {}\n  {}", e.verdict.label(), e.verdict);
+        let report = one_execution(&e);
+        let failure = (!e.verdict.is_pass()).then_some(Failure {
+            seed: None,
+            original: None,
+            clients: s.clients,
+            execution: e,
+            found_hash: None,
+            cut_short: false,
+        });
+        self.judge(
+            &s,
+            StrategyKind::Random,
+            RunReport {
+                first_failure: failure,
+                ..report
+            },
+            false,
+        )
+    }
+
+    /// The scenario this check runs (what a scenario file would describe).
+    pub fn scenario(&self, executions: u64) -> Scenario {
+        self.build(self.clients, executions)
+    }
+
+    fn tag(&self) -> String {
+        format!("{}/{}", M::NAME, self.model.variant_name())
+    }
+
+    #[track_caller]
+    fn sample(self, strategy: StrategyKind, executions: u64) -> Figures {
+        if let Some(figures) = self.replay_from_env() {
+            return figures;
+        }
+        let s = self.scenario(executions);
+        let options = RunOptions {
+            strategy,
+            seed: self.seed,
+            executions,
+            keep_going: false,
+            shrink: true,
+        };
+        let report = run::run(&s, &options);
+        self.judge(&s, strategy, report, false)
+    }
+
+    /// `MCSIM_REPLAY`, when it names this model.
+    fn replay_from_env(&self) -> Option<Figures> {
+        let token = std::env::var(REPLAY_VAR).ok()?;
+        let prefix = format!("{}:", self.tag());
+        token
+            .starts_with(&prefix)
+            .then(|| self.clone().replay(&token))
+    }
+
+    fn build(&self, clients: usize, executions: u64) -> Scenario {
+        let mut skews = self.skews.clone();
+        skews.resize(clients, Skew::default());
+        let cx = Context {
+            clients,
+            skews,
+            servers: self.config.servers.len(),
+            item_size_max: self.config.servers[0].item_size_max,
+        };
+        if let Err(e) = self.model.check_params(&self.params, &cx) {
+            panic!("mcsim: {}: field `{}`: {}", self.tag(), e.field, e.message);
+        }
+        let (model, params) = (self.model, self.params.clone());
+        let setup: Setup = Rc::new(move |sim| model.setup(&params, &cx, sim));
+        let this = self.clone();
+        Scenario {
+            name: self.tag(),
+            path: PathBuf::new(),
+            description: String::new(),
+            recipe: M::NAME.into(),
+            variant: self.model.variant_name().into(),
+            clients,
+            config: self.config.clone(),
+            strategy: StrategyKind::Random,
+            executions,
+            seed: self.seed,
+            expect: self.expect.clone(),
+            setup,
+            point: Vec::new(),
+            settings: Vec::new(),
+            origin: Origin::Code {
+                rebuild: Rc::new(move |n| this.build(n, executions)),
+                tag: self.tag(),
+                test: std::thread::current()
+                    .name()
+                    .filter(|n| *n != "main")
+                    .map(str::to_string),
+            },
+        }
+    }
+
+    /// Panics unless the verdict is the one expected; the figures otherwise.
+    #[track_caller]
+    fn judge(
+        &self,
+        s: &Scenario,
+        strategy: StrategyKind,
+        report: RunReport,
+        exhaustive: bool,
+    ) -> Figures {
+        let label = report.label();
+        if label != self.expect {
+            let mut message = format!(
+                "mcsim: {} expected {}, got {label} ({} executions)\n",
+                s.name, self.expect, report.executions
+            );
+            if let Some(f) = &report.first_failure {
+                message.push_str(&report::render_failure(s, strategy, f));
+            }
+            panic!("{message}");
+        }
+        Figures {
+            executions: report.executions,
+            verdicts: report.verdicts,
+            metrics: report.metrics,
+            failure: report.first_failure,
+            calls: report.calls,
+            exhaustive,
+        }
+    }
+}
+
+fn one_execution(e: &Execution) -> RunReport {
+    let mut verdicts = BTreeMap::new();
+    verdicts.insert(e.verdict.label(), 1);
+    RunReport {
+        executions: 1,
+        verdicts,
+        first_failure: None,
+        metrics: e
+            .metrics
+            .iter()
+            .map(|(k, v)| {
+                let s = Summary {
+                    count: 1,
+                    min: *v,
+                    max: *v,
+                    sum: *v,
+                };
+                (k.clone(), s)
+            })
+            .collect(),
+        calls: e.calls,
+        steps: e.steps,
+    }
+}
+
+/// What a check measured, for a test to assert on.
+#[derive(Debug, Clone)]
+pub struct Figures {
+    /// Executions run.
+    pub executions: u64,
+    /// Executions per verdict label.
+    pub verdicts: BTreeMap<String, u64>,
+    /// Every metric the model recorded, over the executions.
+    pub metrics: BTreeMap<String, Summary>,
+    /// The failure found, when one was expected ([`Check::expect`]).
+    pub failure: Option<Failure>,
+    /// Calls the servers executed.
+    pub calls: u64,
+    /// For [`Check::dfs`]: every schedule within the bounds was covered.
+    pub exhaustive: bool,
+}
+
+impl Figures {
+    /// A metric over the executions; panics, naming the known ones, if the model never
+    /// recorded it.
+    pub fn metric(&self, name: &str) -> Summary {
+        match self.metrics.get(name) {
+            Some(s) => *s,
+            None => panic!(
+                "mcsim: no metric {name:?}{}; recorded: {}",
+                did_you_mean(name, self.metrics.keys().map(String::as_str)),
+                self.metrics.keys().cloned().collect::<Vec<_>>().join(", ")
+            ),
+        }
+    }
+}
