@@ -26,7 +26,8 @@ fn shell_word(word: &str) -> String {
 /// values), so the command rebuilds exactly this scenario.
 fn replay_prefix(scenario: &Scenario) -> String {
     let mut out = format!(
-        "mcsim replay {}",
+        "{} replay {}",
+        crate::cli::program(),
         shell_word(&scenario.path.display().to_string())
     );
     for setting in scenario.settings() {

@@ -28,11 +28,21 @@ mod commands;
 mod gate;
 
 use std::ffi::OsString;
+use std::path::Path;
 use std::process::ExitCode;
+use std::sync::OnceLock;
 
 use clap::Parser;
 
 use crate::model::Family;
+
+static PROGRAM: OnceLock<String> = OnceLock::new();
+
+/// The name replay lines give the command line: the running program's (`mcsim`, or a
+/// downstream crate's own binary).
+pub fn program() -> &'static str {
+    PROGRAM.get().map(String::as_str).unwrap_or("mcsim")
+}
 
 /// Parses the process's arguments and runs the command against `families`.
 pub fn main(families: &[&'static dyn Family]) -> ExitCode {
@@ -44,6 +54,14 @@ pub fn main_with(
     args: impl IntoIterator<Item = OsString>,
     families: &[&'static dyn Family],
 ) -> ExitCode {
+    let args: Vec<OsString> = args.into_iter().collect();
+    if let Some(name) = args
+        .first()
+        .and_then(|a| Path::new(a).file_stem())
+        .and_then(|s| s.to_str())
+    {
+        let _ = PROGRAM.set(name.to_string());
+    }
     let cli = match args::Cli::try_parse_from(args) {
         Ok(cli) => cli,
         Err(e) => {

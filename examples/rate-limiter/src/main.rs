@@ -1,0 +1,5 @@
+//! The mcsim command line for the rate limiter: `run`, `replay`, `explore` and `check`.
+
+fn main() -> std::process::ExitCode {
+    mcsim::cli::main(rate_limiter::FAMILIES)
+}
