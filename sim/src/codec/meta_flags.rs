@@ -5,7 +5,7 @@
 //! reported after the whole list was read (the last such message wins). Flag `F`'s failure
 //! has no message of its own and reports the generic one.
 
-use crate::codec::number::{parse_i32, parse_u32, parse_u64};
+use crate::protocol::number::{parse_i32, parse_u32, parse_u64};
 
 /// The generic `CLIENT_ERROR` text.
 pub const BAD_FORMAT: &str = "bad command line format";

@@ -8,7 +8,6 @@
 //! them to a simulated [`Server`](crate::server::Server) as one connection.
 
 mod meta_flags;
-pub mod number;
 mod read_reply;
 mod read_request;
 mod session;

@@ -18,10 +18,10 @@
 //! of a storage command and only returns well-formed requests.
 
 use crate::codec::meta_flags::{self, BAD_FORMAT};
-use crate::codec::number::{parse_i32, parse_i64, parse_u32, parse_u64};
 use crate::codec::tokens::{Tokens, all_words_after, tokenize};
 use crate::codec::write_reply::reply_bytes;
 use crate::memcache::{Exptime, Key, MAX_KEY_LEN};
+use crate::protocol::number::{parse_i32, parse_i64, parse_u32, parse_u64};
 use crate::protocol::{ArithOp, MetaCommand, MetaFlag, Reply, Request, StoreMode};
 
 /// A line this long without a newline closes the connection (except for `get`/`gets`).
