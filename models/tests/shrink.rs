@@ -6,7 +6,7 @@ use mcsim::explore::Schedule;
 use mcsim::run;
 use support::run as run_scenario;
 
-fn shrunk(name: &str) -> (mcsim::scenario::Scenario, run::Failure) {
+fn shrunk(name: &str) -> (mcsim::scenario::Scenario, run::Finding) {
     let (s, report) = run_scenario(name);
     (s, report.first_failure.expect("a failure"))
 }

@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use crate::invariant::Verdict;
-use crate::run::{Failure, RunReport};
+use crate::run::{Finding, RunReport};
 use crate::scenario::{Origin, Scenario, StrategyKind};
 
 /// A word for a shell: quoted when it holds anything but plain characters.
@@ -56,7 +56,7 @@ pub fn replay_seed_command(
 }
 
 /// The command that replays a failure from its schedule alone.
-pub fn replay_schedule_command(scenario: &Scenario, failure: &Failure) -> String {
+pub fn replay_schedule_command(scenario: &Scenario, failure: &Finding) -> String {
     let clients = if failure.clients == scenario.clients {
         String::new()
     } else {
@@ -85,7 +85,7 @@ pub struct ReplayLine {
 pub fn replay_lines(
     scenario: &Scenario,
     strategy: StrategyKind,
-    failure: &Failure,
+    failure: &Finding,
 ) -> Vec<ReplayLine> {
     let mut out = Vec::new();
     if let Origin::Code { tag, test, .. } = &scenario.origin {
@@ -125,7 +125,7 @@ pub fn replay_lines(
 }
 
 /// A failure: the verdict, the numbers, the faults, the timeline, how to replay it.
-pub fn render_failure(scenario: &Scenario, strategy: StrategyKind, failure: &Failure) -> String {
+pub fn render_failure(scenario: &Scenario, strategy: StrategyKind, failure: &Finding) -> String {
     let e = &failure.execution;
     let mut out = String::new();
     let _ = writeln!(out, "FAILED {}: {}", scenario.name, e.verdict.label());

@@ -75,7 +75,7 @@ impl Summary {
 
 /// A failing execution, with what it takes to replay it.
 #[derive(Debug, Clone)]
-pub struct Failure {
+pub struct Finding {
     /// The seed that produced it (none for exhaustive exploration: replay the schedule).
     pub seed: Option<u64>,
     /// The size of the execution as found, when it was shrunk.
@@ -99,7 +99,7 @@ pub struct RunReport {
     /// Executions per verdict label.
     pub verdicts: BTreeMap<String, u64>,
     /// The first failure, if any.
-    pub first_failure: Option<Failure>,
+    pub first_failure: Option<Finding>,
     /// Metrics over all executions.
     pub metrics: BTreeMap<String, Summary>,
     /// Calls the servers executed, over all executions.
@@ -178,7 +178,7 @@ pub fn shrink_budget(finding_cost: u64) -> u64 {
 
 /// Packages a failing execution: shrunk (when asked and when it is a violation, livelock
 /// or panic) and replayed with its timeline.
-fn failure(scenario: &Scenario, found: Found, e: &Execution, shrink: bool) -> Failure {
+fn failure(scenario: &Scenario, found: Found, e: &Execution, shrink: bool) -> Finding {
     let found_hash = found
         .seed
         .map(|(kind, seed)| run_seed(scenario, kind, seed).trace.hash());
@@ -186,7 +186,7 @@ fn failure(scenario: &Scenario, found: Found, e: &Execution, shrink: bool) -> Fa
     if shrink && !matches!(e.verdict, Verdict::Diverged { .. }) {
         let budget = shrink_budget(found.cost);
         let shrunk = shrink::shrink(scenario, e, scenario.executions.min(2000), budget);
-        return Failure {
+        return Finding {
             seed,
             original: Some(shrunk.before),
             clients: shrunk.scenario.clients,
@@ -195,7 +195,7 @@ fn failure(scenario: &Scenario, found: Found, e: &Execution, shrink: bool) -> Fa
             cut_short: shrunk.cut_short,
         };
     }
-    Failure {
+    Finding {
         seed,
         original: None,
         clients: scenario.clients,
@@ -302,7 +302,7 @@ pub struct ExploreReport {
     /// Distinct final server states among complete executions.
     pub distinct_states: usize,
     /// The first counterexample, if any.
-    pub failure: Option<Failure>,
+    pub failure: Option<Finding>,
     /// Complete executions that failed (all of them with `keep_going`).
     pub failures: u64,
     /// Calls executed.

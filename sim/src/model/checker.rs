@@ -21,7 +21,7 @@ use crate::explore::Schedule;
 use crate::fault::FaultPlan;
 use crate::model::{Context, Model};
 use crate::report;
-use crate::run::{self, ExploreOptions, Failure, RunOptions, RunReport, Summary};
+use crate::run::{self, ExploreOptions, Finding, RunOptions, RunReport, Summary};
 use crate::scenario::{Origin, Scenario, Setup, StrategyKind, did_you_mean};
 use crate::server::ServerConfig;
 
@@ -212,7 +212,7 @@ impl<M: Model> Check<M> {
         eprintln!("{}", e.trace.render());
         eprintln!("verdict: {}\n  {}", e.verdict.label(), e.verdict);
         let report = one_execution(&e);
-        let failure = (!e.verdict.is_pass()).then_some(Failure {
+        let failure = (!e.verdict.is_pass()).then_some(Finding {
             seed: None,
             original: None,
             clients: s.clients,
@@ -373,7 +373,7 @@ pub struct Figures {
     /// Every metric the model recorded, over the executions.
     pub metrics: BTreeMap<String, Summary>,
     /// The failure found, when one was expected ([`Check::expect`]).
-    pub failure: Option<Failure>,
+    pub failure: Option<Finding>,
     /// Calls the servers executed.
     pub calls: u64,
     /// For [`Check::dfs`]: every schedule within the bounds was covered.
