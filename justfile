@@ -26,7 +26,7 @@ bench:
 
 # the loom cross-check: the same recipes under loom and `mcsim explore`, verdicts compared
 loom:
-    RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test -p mcsim-models --test loom --release -- --nocapture --test-threads=1
+    RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test -p mcsim-models -p rate-limiter --test loom --test loom_trait --release -- --nocapture --test-threads=1
 
 # mcsim, loom and shuttle side by side; writes reports/bench.md
 compare *ARGS:
@@ -37,7 +37,7 @@ lint:
     cargo fmt --all -- --check
     cargo clippy --workspace --all-targets -- -D warnings
     RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps
-    RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo clippy -p mcsim -p mcsim-models --tests -- -D warnings
+    RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo clippy -p mcsim -p mcsim-models -p rate-limiter --tests -- -D warnings
 
 # mutation testing over models/ (recipes, harnesses, invariants): too slow for CI, run it
 # before a release; prints the score. Survivors kept on purpose: .cargo/mutants.toml

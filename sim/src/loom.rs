@@ -139,3 +139,54 @@ impl Memcache for LoomClient {
         loom::thread::yield_now();
     }
 }
+
+/// A [`Strategy`](crate::explore::Strategy) whose every choice loom makes: any
+/// [`Model`](crate::Model) explored exhaustively by loom, through the same executor, with
+/// no hand-written loom harness ([`crate::Check::loom`]).
+///
+/// Each step's options (every pending call at the earliest instant of its window, every
+/// fault the plan still allows) are picked by races loom permutes: option `k` is taken
+/// when loom lets the step's thread win the `k`-th two-thread race, so loom runs every
+/// option of every step once, with no reduction of its own beyond that. Against
+/// [`crate::explore::Dfs`] this checks mcsim's partial-order reduction and bounds: both
+/// walk the same tree, and a violation loom reaches that `mcsim explore` reports as
+/// "no violation" is a hole in the reduction.
+#[derive(Debug, Default)]
+pub struct LoomChoices;
+
+/// True if this thread wins a race against one other loom thread: loom runs both orders.
+fn wins_race() -> bool {
+    use loom::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+    let slot = Arc::new(AtomicUsize::new(0));
+    let rival = slot.clone();
+    let other = loom::thread::spawn(move || {
+        let _ = rival.compare_exchange(0, 2, SeqCst, SeqCst);
+    });
+    let won = slot.compare_exchange(0, 1, SeqCst, SeqCst).is_ok();
+    other.join().expect("the racing thread");
+    won
+}
+
+impl crate::explore::Strategy for LoomChoices {
+    fn name(&self) -> &'static str {
+        "loom"
+    }
+
+    fn begin(&mut self, _execution: u64) {}
+
+    fn choose(&mut self, options: &crate::explore::Options<'_>) -> crate::explore::Choice {
+        let n = options.calls.len() + options.faults.len();
+        let k = (0..n.saturating_sub(1))
+            .find(|_| wins_race())
+            .unwrap_or(n - 1);
+        match options.calls.get(k) {
+            Some(call) => crate::explore::Choice::Run {
+                client: call.client,
+                delay: 0,
+            },
+            None => {
+                crate::explore::Choice::Fault(options.faults[k - options.calls.len()].fault.clone())
+            }
+        }
+    }
+}

@@ -109,6 +109,14 @@ pub struct RunReport {
 }
 
 impl RunReport {
+    /// The same report with its first failure.
+    pub fn with_failure(self, failure: Finding) -> RunReport {
+        RunReport {
+            first_failure: Some(failure),
+            ..self
+        }
+    }
+
     /// The verdict label of the run: the first failure's, or `pass`.
     pub fn label(&self) -> String {
         self.first_failure

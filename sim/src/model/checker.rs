@@ -189,6 +189,70 @@ impl<M: Model> Check<M> {
         )
     }
 
+    /// Every schedule, explored by loom instead of mcsim's own explorer
+    /// ([`crate::loom::LoomChoices`]): the cross-check of `dfs` for any model. Built only
+    /// with `--cfg loom`; the model and its parameters must be `Send + Sync` (plain data).
+    #[cfg(loom)]
+    #[track_caller]
+    pub fn loom(self) -> Figures
+    where
+        M: Send + Sync,
+        M::Params: Send + Sync,
+    {
+        use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+        use std::sync::{Arc, Mutex};
+        let executions = Arc::new(AtomicU64::new(0));
+        let found: Arc<Mutex<Option<Schedule>>> = Arc::default();
+        let (count, first, this) = (executions.clone(), found.clone(), self.clone());
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || {
+            let mut builder = loom::model::Builder::new();
+            builder.max_branches = 1_000_000;
+            builder.check(move || {
+                count.fetch_add(1, Relaxed);
+                let s = this.build(this.clients, 1);
+                let mut strategy = crate::loom::LoomChoices;
+                let e = crate::exec::execute(&s.config, &*s.setup, &mut strategy, 0);
+                if !e.verdict.is_pass() {
+                    *first.lock().expect("one loom execution at a time") = Some(e.schedule);
+                    panic!("mcsim: loom reached {}", e.verdict.label());
+                }
+            });
+        }));
+        let schedule = found.lock().expect("loom is done").take();
+        if let (Err(payload), None) = (&outcome, &schedule) {
+            std::panic::resume_unwind(Box::new(format!("{payload:?}")));
+        }
+        let s = self.scenario(1);
+        let executions = executions.load(Relaxed);
+        let report = match schedule {
+            Some(schedule) => {
+                let e = run::replay(&s, &schedule);
+                RunReport {
+                    executions,
+                    ..one_execution(&e)
+                }
+                .with_failure(Finding {
+                    seed: None,
+                    original: None,
+                    clients: s.clients,
+                    execution: e,
+                    found_hash: None,
+                    cut_short: false,
+                })
+            }
+            None => RunReport {
+                executions,
+                verdicts: BTreeMap::from([("pass".to_string(), executions)]),
+                first_failure: None,
+                metrics: BTreeMap::new(),
+                calls: 0,
+                steps: 0,
+            },
+        };
+        // Loom returns without a failure only once it covered every schedule.
+        self.judge(&s, StrategyKind::Random, report, true)
+    }
+
     /// Replays one schedule, as printed in a failure's `MCSIM_REPLAY` line (the whole
     /// `<family>/<variant>:<clients>:<schedule>`, or the schedule alone), and prints its
     /// timeline.
