@@ -42,30 +42,30 @@ use shuttle::scheduler::{DfsScheduler, PctScheduler, RandomScheduler};
 use shuttle::{Config, Runner};
 
 /// The command that regenerates the report.
-const COMMAND: &str = "cargo run --release -p mcsim-compare --bin compare";
+pub(crate) const COMMAND: &str = "cargo run --release -p mcsim-compare --bin compare";
 
 /// The loom part, as the binary runs it.
-const LOOM_COMMAND: &str = "RUSTFLAGS=\"--cfg loom\" CARGO_TARGET_DIR=target/loom \
+pub(crate) const LOOM_COMMAND: &str = "RUSTFLAGS=\"--cfg loom\" CARGO_TARGET_DIR=target/loom \
      cargo test -p mcsim-models --test loom --release -- --nocapture --test-threads=1";
 
 /// Executions after which shuttle's `DfsScheduler` (which has no partial-order reduction)
 /// is stopped.
-const SHUTTLE_DFS_CAP: usize = 1_000_000;
+pub(crate) const SHUTTLE_DFS_CAP: usize = 1_000_000;
 
 /// Wall time each throughput measurement aims for.
-const RATE_TARGET: Duration = Duration::from_secs(2);
+pub(crate) const RATE_TARGET: Duration = Duration::from_secs(2);
 
-struct Args {
-    loom: bool,
-    seeds: u64,
-    out: PathBuf,
+pub(crate) struct Args {
+    pub(crate) loom: bool,
+    pub(crate) seeds: u64,
+    pub(crate) out: PathBuf,
 }
 
-fn root() -> PathBuf {
+pub(crate) fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-fn parse_args() -> Result<Args, String> {
+pub(crate) fn parse_args() -> Result<Args, String> {
     let mut args = Args {
         loom: true,
         seeds: 100,
@@ -89,7 +89,7 @@ fn parse_args() -> Result<Args, String> {
 }
 
 /// The scenario the loom test builds for the same workload.
-fn counter_scenario(variant: &str) -> Scenario {
+pub(crate) fn counter_scenario(variant: &str) -> Scenario {
     let text = format!(
         "recipe = \"counter\"\nvariant = \"{variant}\"\nclients = 3\n[params]\n\
          increments = 1\n[timing]\nlatency_us = [100, 100000]\n[expect]\nverdict = \"pass\"\n"
@@ -97,12 +97,12 @@ fn counter_scenario(variant: &str) -> Scenario {
     Scenario::parse(Path::new("compare.toml"), &text, RECIPES).expect("valid scenario")
 }
 
-fn median(mut v: Vec<Duration>) -> Duration {
+pub(crate) fn median(mut v: Vec<Duration>) -> Duration {
     v.sort();
     v[v.len() / 2]
 }
 
-fn ms(d: Duration) -> String {
+pub(crate) fn ms(d: Duration) -> String {
     let ms = d.as_secs_f64() * 1e3;
     if ms < 10.0 {
         format!("{ms:.3} ms")
@@ -113,7 +113,7 @@ fn ms(d: Duration) -> String {
 
 /// Runs `f` repeatedly (at least 5 times, up to 200 or half a second) and returns its last
 /// result with the median time.
-fn timed<T>(mut f: impl FnMut() -> T) -> (T, Duration) {
+pub(crate) fn timed<T>(mut f: impl FnMut() -> T) -> (T, Duration) {
     let mut times = Vec::new();
     let start = Instant::now();
     loop {
@@ -127,496 +127,19 @@ fn timed<T>(mut f: impl FnMut() -> T) -> (T, Duration) {
     }
 }
 
-/// Executions, pruned executions and violating executions of one exhaustive dfs.
-#[derive(Debug, Clone, Copy)]
-struct Exhausted {
-    executions: u64,
-    pruned: u64,
-    violating: u64,
-}
+mod exhaust;
+mod rates;
+mod violations;
+mod xcheck;
 
-/// The bare exploration loop: what `mcsim::run::explore` does without replaying and
-/// shrinking the first counterexample.
-fn dfs_loop(s: &Scenario, reduce: bool) -> Exhausted {
-    let mut dfs = Dfs::new(None, reduce);
-    let mut violating = 0;
-    for i in 0.. {
-        let e = execute(&s.config, &*s.setup, &mut dfs, i);
-        let failed = !e.pruned && !e.verdict.is_pass();
-        violating += u64::from(failed);
-        if !dfs.end(failed) {
-            break;
-        }
-    }
-    let stats = dfs.stats();
-    Exhausted {
-        executions: stats.executions,
-        pruned: stats.pruned,
-        violating,
-    }
-}
-
-/// The numbers the loom test prints on one line, by key.
-fn field<'a>(line: &'a str, key: &str) -> Option<&'a str> {
-    line.split_whitespace()
-        .find_map(|w| w.strip_prefix(key)?.strip_prefix('='))
-}
-
-/// Runs the loom test in a child cargo; returns its `xcheck` and `exhaust` lines.
-fn run_loom() -> Result<Vec<String>, String> {
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let root = root();
-    eprintln!("loom: {LOOM_COMMAND}");
-    let out = Command::new(cargo)
-        .current_dir(&root)
-        .env("RUSTFLAGS", "--cfg loom")
-        .env_remove("CARGO_ENCODED_RUSTFLAGS")
-        .env("CARGO_TARGET_DIR", root.join("target/loom"))
-        .args([
-            "test",
-            "-p",
-            "mcsim-models",
-            "--test",
-            "loom",
-            "--release",
-            "--",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .output()
-        .map_err(|e| format!("cannot run cargo: {e}"))?;
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    if !out.status.success() {
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        let tail: Vec<&str> = stderr.lines().rev().take(30).collect();
-        return Err(format!(
-            "the loom test failed ({}):\n{stdout}\n{}",
-            out.status,
-            tail.into_iter().rev().collect::<Vec<_>>().join("\n")
-        ));
-    }
-    // Test names and results share lines with the printed rows.
-    Ok(stdout
-        .lines()
-        .filter_map(|l| {
-            l.find("xcheck ")
-                .or_else(|| l.find("exhaust "))
-                .map(|i| l[i..].to_string())
-        })
-        .collect())
-}
-
-/// Shuttle iterations in one run of `scheduler`, and the violating ones.
-fn shuttle_run<S: shuttle::scheduler::Scheduler + 'static>(
-    scheduler: S,
-    variant: CounterVariant,
-) -> (usize, usize) {
-    let violations = Arc::new(AtomicUsize::new(0));
-    let n = Runner::new(scheduler, Config::default()).run(counter_model(
-        variant,
-        3,
-        violations.clone(),
-    ));
-    (n, violations.load(Ordering::Relaxed))
-}
-
-/// Executions per second: runs `batch(n)` (which returns the violating executions) with
-/// growing `n` until one run takes a tenth of [`RATE_TARGET`], then once sized to take it.
-struct Rate {
-    executions: usize,
-    violating: usize,
-    elapsed: Duration,
-}
-
-impl Rate {
-    fn per_sec(&self) -> f64 {
-        self.executions as f64 / self.elapsed.as_secs_f64()
-    }
-}
-
-fn rate(mut batch: impl FnMut(usize) -> usize) -> Rate {
-    let mut n = 50;
-    loop {
-        let t = Instant::now();
-        batch(n);
-        let e = t.elapsed();
-        if e >= RATE_TARGET / 10 {
-            let scaled = (n as f64 * RATE_TARGET.as_secs_f64() / e.as_secs_f64()) as usize;
-            let t = Instant::now();
-            let violating = batch(scaled.max(n));
-            return Rate {
-                executions: scaled.max(n),
-                violating,
-                elapsed: t.elapsed(),
-            };
-        }
-        n *= 2;
-    }
-}
-
-fn mcsim_rate(
-    config: &ExecConfig,
-    setup: &dyn Fn(&mut Sim),
-    mut make: impl FnMut() -> Box<dyn Strategy>,
-) -> Rate {
-    rate(|n| {
-        let mut strategy = make();
-        (0..n as u64)
-            .filter(|&i| {
-                !execute(config, setup, strategy.as_mut(), i)
-                    .verdict
-                    .is_pass()
-            })
-            .count()
-    })
-}
-
-/// The shuttle model's workload under mcsim: `clients` clients incrementing once with
-/// the recipe, and one end check (the counter equals the increments), without the
-/// scenario harness's history, linearizability check and metrics.
-fn bare_counter(variant: CounterVariant, clients: usize) -> impl Fn(&mut Sim) {
-    move |sim: &mut Sim| {
-        for _ in 0..clients {
-            sim.client(Skew::default(), move |mc| async move {
-                let counter = Counter::new("views", variant, Rc::new(Cell::new(0)));
-                counter.increment(&mc, 1).await
-            });
-        }
-        let key = Counter::new("views", variant, Rc::default()).key().clone();
-        sim.at_end("counter.no_lost_increments", move |view| {
-            let value = view.peek(&key).and_then(|v| v.as_u64()).unwrap_or(0);
-            if value == clients as u64 {
-                Ok(())
-            } else {
-                Err(Failure::new("lost increments"))
-            }
-        });
-    }
-}
-
-/// Executions until the first violation for one seed, or `None` within `cap`.
-fn first_violation(s: &Scenario, seed: u64, cap: u64) -> Option<(u64, String)> {
-    let mut strategy = Random::new(seed);
-    (0..cap).find_map(|i| {
-        let e = execute(&s.config, &*s.setup, &mut strategy, i);
-        (!e.verdict.is_pass()).then(|| (i + 1, e.verdict.label()))
-    })
-}
-
-fn section_exhaust(md: &mut String, loom: Option<&[String]>) {
-    writeln!(
-        md,
-        "## 1. Exhausting the 3-client counters\n\n\
-         Every interleaving of 3 clients incrementing once (`increments = 1`, latency window \
-         `[100, 100000]` µs, no faults), every execution run to the end (violations counted, \
-         not stopping at the first). mcsim times are the median of repeated runs of the bare \
-         dfs loop (`execute` + `Dfs`); `explore()` adds replaying and shrinking the first \
-         counterexample. Loom and shuttle explore thread interleavings at every \
-         synchronization operation (spawn, each lock attempt, yield, join), not only at \
-         memcached calls.\n\n\
-         | workload | checker | executions | cut short | violating | wall time |\n\
-         |---|---|---:|---:|---:|---:|"
-    )
-    .unwrap();
-    for (name, variant) in [
-        ("get-set", CounterVariant::GetSet),
-        ("incr-add", CounterVariant::IncrAdd),
-    ] {
-        let s = counter_scenario(name);
-        for (label, reduce) in [
-            ("mcsim dfs, sleep-set reduction", true),
-            ("mcsim dfs, no reduction", false),
-        ] {
-            eprintln!("exhaust counter/{name}: {label}");
-            let (x, t) = timed(|| dfs_loop(&s, reduce));
-            writeln!(
-                md,
-                "| counter/{name} | {label} | {} | {} | {} | {} |",
-                x.executions,
-                x.pruned,
-                x.violating,
-                ms(t)
-            )
-            .unwrap();
-            let options = ExploreOptions {
-                reduce,
-                keep_going: true,
-                ..ExploreOptions::default()
-            };
-            let (r, t) = timed(|| explore(&s, &options, &mut |_| true));
-            writeln!(
-                md,
-                "| counter/{name} | mcsim `explore()`, reduction {} | {} | {} | {} | {} |",
-                if reduce { "on" } else { "off" },
-                r.stats.executions,
-                r.stats.pruned,
-                r.failures,
-                ms(t)
-            )
-            .unwrap();
-        }
-        match loom.and_then(|lines| {
-            lines.iter().find(|l| {
-                l.starts_with("exhaust ") && field(l, "exhaust").is_none() && {
-                    l.split_whitespace().nth(1) == Some(&format!("counter/{name}"))
-                }
-            })
-        }) {
-            Some(l) => writeln!(
-                md,
-                "| counter/{name} | loom 0.7 (`--cfg loom`, `models/tests/loom.rs`) | {} | – | {} | {} ms |",
-                field(l, "loom_executions").unwrap_or("?"),
-                field(l, "loom_violating").unwrap_or("?"),
-                field(l, "loom_ms").unwrap_or("?"),
-            )
-            .unwrap(),
-            None => writeln!(
-                md,
-                "| counter/{name} | loom 0.7 | not run | | | |"
-            )
-            .unwrap(),
-        }
-        eprintln!("exhaust counter/{name}: shuttle dfs");
-        let t = Instant::now();
-        let (n, bad) = shuttle_run(DfsScheduler::new(Some(SHUTTLE_DFS_CAP), false), variant);
-        let t = t.elapsed();
-        let n = if n >= SHUTTLE_DFS_CAP {
-            format!("stopped at {n}, not exhausted")
-        } else {
-            n.to_string()
-        };
-        writeln!(
-            md,
-            "| counter/{name} | shuttle 0.9 `DfsScheduler` | {n} | – | {bad} | {} |",
-            ms(t)
-        )
-        .unwrap();
-    }
-}
-
-/// Executions per second on one 3-client counter, mcsim against shuttle, and the rates of
-/// the same work under a minimal scheduler and with no checker at all.
-fn section_rate(md: &mut String, name: &str, variant: CounterVariant) -> Rates {
-    writeln!(
-        md,
-        "\n### counter/{name}\n\n\
-         | checker | executions | violating | wall time | executions/s |\n\
-         |---|---:|---:|---:|---:|"
-    )
-    .unwrap();
-    let s = counter_scenario(name);
-    let mut row = |label: &str, r: &Rate| {
-        writeln!(
-            md,
-            "| {label} | {} | {} ({:.0}%) | {} | {:.0} |",
-            r.executions,
-            r.violating,
-            100.0 * r.violating as f64 / r.executions as f64,
-            ms(r.elapsed),
-            r.per_sec()
-        )
-        .unwrap();
-    };
-    let bare = bare_counter(variant, 3);
-    eprintln!("rate counter/{name}: mcsim random");
-    let random = mcsim_rate(&s.config, &bare, || Box::new(Random::new(0)));
-    row("mcsim `random`, same workload as shuttle", &random);
-    eprintln!("rate counter/{name}: mcsim pct");
-    let pct = mcsim_rate(&s.config, &bare, || Box::new(Pct::new(0, 3, 6)));
-    row("mcsim `pct` (depth 3), same workload as shuttle", &pct);
-    eprintln!("rate counter/{name}: mcsim random, scenario harness");
-    let full = mcsim_rate(&s.config, &*s.setup, || Box::new(Random::new(0)));
-    row(
-        "mcsim `random`, scenario harness (+ history, linearizability check, metrics)",
-        &full,
-    );
-    eprintln!("rate counter/{name}: shuttle random");
-    let sh_random = rate(|n| shuttle_run(RandomScheduler::new_from_seed(0, n), variant).1);
-    row("shuttle `check_random` (`RandomScheduler`)", &sh_random);
-    eprintln!("rate counter/{name}: shuttle pct");
-    let sh_pct = rate(|n| shuttle_run(PctScheduler::new_from_seed(0, 3, n), variant).1);
-    row("shuttle `check_pct` (`PctScheduler`, depth 3)", &sh_pct);
-    eprintln!("rate counter/{name}: minimal scheduler");
-    let mut server = Server::with_defaults();
-    let mut seed = 0;
-    let minimal = rate(|n| {
-        (0..n)
-            .filter(|_| {
-                seed += 1;
-                !counter_minimal(variant, 3, &mut server, seed)
-            })
-            .count()
-    });
-    row(
-        "minimal scheduler: a uniform pick among parked calls, nothing else (see above)",
-        &minimal,
-    );
-    eprintln!("rate counter/{name}: no checker");
-    let floor = rate(|n| {
-        (0..n)
-            .filter(|_| !counter_direct(variant, 3, &mut server))
-            .count()
-    });
-    row(
-        "no checker: the clients one after another, every call executed at once (floor)",
-        &floor,
-    );
-    let rates = Rates {
-        random: random.per_sec() / sh_random.per_sec(),
-        pct: pct.per_sec() / sh_pct.per_sec(),
-        ceiling: floor.per_sec() / sh_random.per_sec(),
-        minimal: minimal.per_sec() / sh_random.per_sec(),
-    };
-    writeln!(
-        md,
-        "\nSame workload: `random` {:.1}× shuttle's random scheduler, `pct` {:.1}× its PCT \
-         scheduler. With no checker, the shared work alone runs at {:.1}× shuttle's random \
-         scheduler; it takes {:.0}% of mcsim `random`'s time. The minimal scheduler runs at \
-         {:.1}× shuttle's random scheduler.",
-        rates.random,
-        rates.pct,
-        rates.ceiling,
-        100.0 * random.per_sec() / floor.per_sec(),
-        rates.minimal
-    )
-    .unwrap();
-    rates
-}
-
-/// Executions-per-second ratios on one counter: mcsim over shuttle, and the no-checker
-/// floor (the most any checker could reach) and the minimal scheduler over shuttle's
-/// random scheduler.
-struct Rates {
-    random: f64,
-    pct: f64,
-    ceiling: f64,
-    minimal: f64,
-}
-
-fn section_first_violation(md: &mut String, seeds: u64) {
-    writeln!(
-        md,
-        "\n## 3. Executions until the first violation (mcsim `random`)\n\n\
-         Every scenario in `scenarios/` that expects a violation (sweep files are skipped: \
-         their verdict is over several points). For each of {seeds} seeds `k` (strategy \
-         `Random::new(k << 32)`, so seeds share no executions) the executions up to and \
-         including the first one whose verdict is not `pass`, capped at the scenario's own \
-         budget (`[explore] executions`). Median and 90th percentile over seeds; a seed \
-         that finds nothing within the cap counts as more than the cap. `label ok`: seeds \
-         whose first failure is the verdict the scenario expects.\n\n\
-         | scenario | expects | cap | found | label ok | median | p90 | mean (found) | wall time |\n\
-         |---|---|---:|---:|---:|---:|---:|---:|---:|"
-    )
-    .unwrap();
-    let mut files: Vec<PathBuf> = std::fs::read_dir(root().join("scenarios"))
-        .map(|d| d.filter_map(|e| e.ok().map(|e| e.path())).collect())
-        .unwrap_or_default();
-    files.retain(|p| p.extension().is_some_and(|e| e == "toml"));
-    files.sort();
-    for path in files {
-        let text = std::fs::read_to_string(&path).unwrap_or_default();
-        if text.lines().any(|l| l.trim() == "[sweep]") {
-            continue;
-        }
-        let s = match Scenario::load(&path, RECIPES) {
-            Ok(s) => s,
-            Err(e) => {
-                writeln!(
-                    md,
-                    "| {} | (does not load: {e}) | | | | | | | |",
-                    path.display()
-                )
-                .unwrap();
-                continue;
-            }
-        };
-        if s.expect == "pass" {
-            continue;
-        }
-        eprintln!("first violation: {}", s.name);
-        let cap = s.executions.max(1);
-        let t = Instant::now();
-        let runs: Vec<Option<(u64, String)>> = (0..seeds)
-            .map(|k| first_violation(&s, k << 32, cap))
-            .collect();
-        let wall = t.elapsed();
-        let found: Vec<u64> = runs.iter().flatten().map(|(n, _)| *n).collect();
-        let label_ok = runs
-            .iter()
-            .flatten()
-            .filter(|(_, l)| *l == s.expect)
-            .count();
-        let mut all: Vec<u64> = runs
-            .iter()
-            .map(|r| r.as_ref().map_or(u64::MAX, |(n, _)| *n))
-            .collect();
-        all.sort();
-        let at = |q: f64| {
-            let v = all[((all.len() as f64 - 1.0) * q).round() as usize];
-            if v == u64::MAX {
-                format!("> {cap}")
-            } else {
-                v.to_string()
-            }
-        };
-        let mean = if found.is_empty() {
-            "–".to_string()
-        } else {
-            format!(
-                "{:.1}",
-                found.iter().sum::<u64>() as f64 / found.len() as f64
-            )
-        };
-        writeln!(
-            md,
-            "| {} | `{}` | {cap} | {}/{seeds} | {label_ok} | {} | {} | {mean} | {} |",
-            s.name,
-            s.expect,
-            found.len(),
-            at(0.5),
-            at(0.9),
-            ms(wall)
-        )
-        .unwrap();
-    }
-}
-
-fn section_xcheck(md: &mut String, loom: &[String]) -> bool {
-    writeln!(
-        md,
-        "\n## 4. Loom cross-check (`models/tests/loom.rs`)\n\n\
-         The same recipe code as loom threads over `mcsim::loom::LoomServer` and as \
-         `mcsim explore` of the equivalent scenario (latency window `[100, 100000]` µs, no \
-         faults). Both stop at the first violation; executions are those run up to it (or \
-         all of them, for a pass).\n\n\
-         | case | clients | expected | loom | loom executions | loom time | explore | explore executions (reduction / none) | explore time | agree |\n\
-         |---|---:|---|---|---:|---:|---|---:|---:|---|"
-    )
-    .unwrap();
-    let mut all_agree = true;
-    for l in loom.iter().filter(|l| l.starts_with("xcheck ")) {
-        let f = |k| field(l, k).unwrap_or("?");
-        let agree = f("loom") == f("explore");
-        all_agree &= agree;
-        writeln!(
-            md,
-            "| {} | {} | {} | {} | {} | {} ms | {} | {} / {} | {} ms | {} |",
-            l.split_whitespace().nth(1).unwrap_or("?"),
-            f("clients"),
-            f("expect"),
-            f("loom"),
-            f("loom_executions"),
-            f("loom_ms"),
-            f("explore"),
-            f("explore_executions"),
-            f("explore_noreduction_executions"),
-            f("explore_ms"),
-            if agree { "yes" } else { "**no**" }
-        )
-        .unwrap();
-    }
-    all_agree
-}
+#[allow(unused_imports)]
+use exhaust::*;
+#[allow(unused_imports)]
+use rates::*;
+#[allow(unused_imports)]
+use violations::*;
+#[allow(unused_imports)]
+use xcheck::*;
 
 fn main() -> ExitCode {
     let args = match parse_args() {
