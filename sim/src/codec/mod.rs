@@ -7,7 +7,6 @@
 //! [`write_reply`] writes replies byte for byte as memcached does, and [`Session`] ties
 //! them to a simulated [`Server`](crate::server::Server) as one connection.
 
-mod meta_flags;
 mod read_reply;
 mod read_request;
 mod session;

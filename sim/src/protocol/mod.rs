@@ -1,6 +1,7 @@
 //! The command model shared by the simulated server, the codec and every client backend.
 
 pub mod meta;
+pub mod meta_flags;
 pub mod number;
 mod reply;
 mod request;

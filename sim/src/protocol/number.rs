@@ -116,16 +116,6 @@ pub fn parse_u32(token: &[u8]) -> Option<u32> {
     parse_u64(token).map(|v| v as u32)
 }
 
-/// [`parse_u64`] as the meta commands' flag arguments see it: a token with no digits
-/// whose first byte is whitespace reads as 0 (C's end pointer stays on that space, which
-/// `safe_strtoull` accepts).
-pub fn strtoull(token: &[u8]) -> Option<u64> {
-    if scan(token).is_none() {
-        return token.first().is_some_and(|&b| is_c_space(b)).then_some(0);
-    }
-    parse_u64(token)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -174,8 +164,5 @@ mod tests {
         assert_eq!(parse_u32(b"4294967296"), Some(0));
         assert_eq!(parse_u32(b"18446744073709551615"), Some(u32::MAX));
         assert_eq!(parse_u32(b"abc"), None);
-        assert_eq!(strtoull(b" "), Some(0));
-        assert_eq!(strtoull(b""), None);
-        assert_eq!(strtoull(b"12"), Some(12));
     }
 }

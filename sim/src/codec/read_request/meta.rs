@@ -2,6 +2,13 @@
 
 use super::*;
 
+/// The shared pre-parse on the flag tokens. A `b` key is decoded by the server, which
+/// runs the same pre-parse again with the key's decoding.
+fn preparse(words: &[&[u8]]) -> Result<meta_flags::Preparsed, &'static str> {
+    let flags = words.iter().filter_map(|w| w.split_first());
+    meta_flags::preparse(flags.map(|(letter, arg)| (*letter, arg)), || true)
+}
+
 /// The flags of a meta command, as the model carries them.
 fn meta_flags(words: &[&[u8]]) -> Vec<MetaFlag> {
     words.iter().map(|w| MetaFlag::parse(w)).collect()
@@ -25,7 +32,7 @@ pub(super) fn meta(t: &Tokens<'_>, command: MetaCommand) -> Command {
         return client_error(msg, false);
     }
     let words = &t.words[2..];
-    let pre = match meta_flags::preparse(words) {
+    let pre = match preparse(words) {
         Ok(p) => p,
         Err(msg) if command == MetaCommand::Get => return client_error(msg, false),
         Err(_) => return client_error("invalid or duplicate flag", false),
@@ -74,7 +81,7 @@ pub(super) fn meta_set(t: &Tokens<'_>) -> Command {
         swallow,
     };
     let words = &t.words[3..];
-    let pre = match meta_flags::preparse(words) {
+    let pre = match preparse(words) {
         Ok(p) => p,
         Err(msg) => return fail(msg),
     };

@@ -17,10 +17,10 @@
 //! [`read_request`] is the whole-request convenience on top: it waits for the data block
 //! of a storage command and only returns well-formed requests.
 
-use crate::codec::meta_flags::{self, BAD_FORMAT};
 use crate::codec::tokens::{Tokens, tokenize};
 use crate::codec::write_reply::reply_bytes;
 use crate::memcache::{Exptime, Key, MAX_KEY_LEN};
+use crate::protocol::meta_flags::{self, BAD_FORMAT};
 use crate::protocol::number::parse_i32;
 use crate::protocol::{ArithOp, MetaCommand, MetaFlag, Reply, Request, StoreMode};
 

@@ -18,7 +18,8 @@
 
 use crate::clock::VirtualTime;
 use crate::memcache::{Exptime, Key};
-use crate::protocol::number::{parse_i32 as strtol_i32, parse_u32 as strtoul_u32, strtoull};
+use crate::protocol::meta_flags::{self, BAD_FORMAT, MAX_OPAQUE_LEN as MAX_OPAQUE};
+use crate::protocol::number::{parse_i32, parse_u64};
 use crate::protocol::{MetaCode, MetaCommand, MetaFlag, MetaReply, Reply};
 use crate::server::arith;
 use crate::server::items::Item;
@@ -42,12 +43,6 @@ use ms::set;
 /// memcached's limit on tokens in a meta command line (command, key, flags and the empty
 /// terminal token).
 const MAX_TOKENS: usize = 20;
-
-/// Longest opaque token, its `O` included.
-const MAX_OPAQUE: usize = 32;
-
-/// `CLIENT_ERROR` text when a flag token is not understood and no better text applies.
-const BAD_FORMAT: &str = "bad command line format";
 
 /// Executes one meta command.
 pub(super) fn execute(
@@ -106,14 +101,27 @@ struct Options {
     initial: u64,
 }
 
-/// memcached's `_meta_flag_preparse`. On failure, the `CLIENT_ERROR` text it would
-/// report (`mg` and `ms` show it; `md` and `ma` replace it with their own).
+/// A flag's argument, empty when it has none.
+fn token(f: &MetaFlag) -> &[u8] {
+    f.token.as_deref().unwrap_or("").as_bytes()
+}
+
+/// memcached's `_meta_flag_preparse`: the shared checks
+/// ([`crate::protocol::meta_flags::preparse`]), then what the flags ask for. On failure,
+/// the `CLIENT_ERROR` text it would report (`mg` and `ms` show it; `md` and `ma` replace
+/// it with their own).
 fn preparse(
     server: &Server,
     key: &Key,
     flags: &[MetaFlag],
     now: VirtualTime,
 ) -> Result<Options, &'static str> {
+    // A decoded key the simulator cannot represent is refused like one that does not
+    // decode.
+    let decoded = || base64_decode(key.as_bytes()).and_then(|k| Key::new(k).ok());
+    let checked = meta_flags::preparse(flags.iter().map(|f| (f.letter, token(f))), || {
+        decoded().is_some()
+    })?;
     let mut of = Options {
         key: key.clone(),
         key_binary: false,
@@ -125,107 +133,54 @@ fn preparse(
         no_reply: false,
         has_cas: false,
         new_ttl: false,
-        mode: None,
+        mode: checked.mode,
         exptime: 0,
         autoviv_exptime: 0,
         recache_time: 0,
-        client_flags: 0,
+        client_flags: checked.client_flags,
         req_cas: 0,
         delta: 1,
         initial: 0,
     };
-    let mut seen = [false; 127];
-    let mut error: Option<&'static str> = None;
-    let mut failed = false;
-    let ttl = |token: &[u8]| -> Option<u32> {
-        let t = strtol_i32(token)?;
-        Some(server.expiry_tick(Exptime(i64::from(t)), now))
+    // Every argument below passed the checks: the defaults are never taken.
+    let ttl = |f: &MetaFlag| {
+        let t = parse_i32(token(f)).unwrap_or_default();
+        server.expiry_tick(Exptime(i64::from(t)), now)
     };
-    for flag in flags {
-        let letter = flag.letter;
-        if letter >= 127 || seen[usize::from(letter)] {
-            return Err("duplicate flag");
-        }
-        seen[usize::from(letter)] = true;
-        let token = flag.token.as_deref().unwrap_or("").as_bytes();
-        let mut bad = |message: Option<&'static str>| {
-            failed = true;
-            if message.is_some() {
-                error = message;
+    let number = |f: &MetaFlag| parse_u64(token(f)).unwrap_or_default();
+    for f in flags {
+        match f.letter {
+            b'b' => {
+                of.key = decoded().unwrap_or_else(|| key.clone());
+                of.key_binary = true;
             }
-        };
-        match letter {
-            b'b' => match base64_decode(key.as_bytes()).map(Key::new) {
-                Some(Ok(decoded)) => {
-                    of.key = decoded;
-                    of.key_binary = true;
-                }
-                // A decoded key the simulator cannot represent is refused like one
-                // that does not decode.
-                _ => bad(Some("error decoding key")),
-            },
             b'N' => {
                 of.locked = true;
                 of.vivify = true;
-                match ttl(token) {
-                    Some(e) => of.autoviv_exptime = e,
-                    None => bad(Some("bad token in command line format")),
-                }
+                of.autoviv_exptime = ttl(f);
             }
             b'T' => {
                 of.locked = true;
-                match ttl(token) {
-                    Some(e) => {
-                        of.exptime = e;
-                        of.new_ttl = true;
-                    }
-                    None => bad(Some("bad token in command line format")),
-                }
+                of.exptime = ttl(f);
+                of.new_ttl = true;
             }
             b'R' => {
                 of.locked = true;
-                match ttl(token) {
-                    Some(e) => of.recache_time = e,
-                    None => bad(Some("bad token in command line format")),
-                }
+                of.recache_time = ttl(f);
             }
             b'l' | b'h' => of.locked = true,
-            b'O' | b'P' | b'L' | b'k' | b's' | b't' | b'c' | b'f' => {}
             b'v' => of.value = true,
             b'u' => of.no_update = true,
             b'q' => of.no_reply = true,
-            b'F' => match strtoul_u32(token) {
-                Some(f) => of.client_flags = f,
-                None => bad(None),
-            },
-            b'C' => match strtoull(token) {
-                Some(c) => {
-                    of.req_cas = c;
-                    of.has_cas = true;
-                }
-                None => bad(Some("bad token in command line format")),
-            },
-            b'M' => {
-                if token.len() != 1 {
-                    bad(Some("incorrect length for M token"));
-                } else {
-                    of.mode = Some(token[0]);
-                }
+            b'C' => {
+                of.req_cas = number(f);
+                of.has_cas = true;
             }
-            b'J' => match strtoull(token) {
-                Some(j) => of.initial = j,
-                None => bad(Some("invalid numeric initial value")),
-            },
-            b'D' => match strtoull(token) {
-                Some(d) => of.delta = d,
-                None => bad(Some("invalid numeric delta value")),
-            },
+            b'J' => of.initial = number(f),
+            b'D' => of.delta = number(f),
             b'I' => of.set_stale = true,
-            _ => return Err("invalid flag"),
+            _ => {}
         }
-    }
-    if failed {
-        return Err(error.unwrap_or(BAD_FORMAT));
     }
     Ok(of)
 }

@@ -206,22 +206,6 @@ fn base64_keys_round_trip() {
 }
 
 #[test]
-fn numbers_parse_like_c() {
-    assert_eq!(strtol_i32(b"30"), Some(30));
-    assert_eq!(strtol_i32(b"-1"), Some(-1));
-    assert_eq!(strtol_i32(b"2147483648"), Some(i32::MIN));
-    assert_eq!(strtol_i32(b""), None);
-    assert_eq!(strtol_i32(b"3x"), None);
-    assert_eq!(strtoull(b"18446744073709551615"), Some(u64::MAX));
-    assert_eq!(strtoull(b"18446744073709551616"), None);
-    assert_eq!(strtoull(b"-1"), None);
-    assert_eq!(strtoull(b"-0"), Some(0));
-    assert_eq!(strtoull(b""), None);
-    assert_eq!(strtoul_u32(b"4294967296"), Some(0));
-    assert_eq!(strtoul_u32(b"-1"), None);
-}
-
-#[test]
 fn recache_and_ttl_flags() {
     let mut s = Server::with_defaults();
     assert_eq!(line(&ms(&mut s, "n", b"99", "T100", T0)), "HD");

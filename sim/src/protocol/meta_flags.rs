@@ -24,17 +24,18 @@ pub struct Preparsed {
 /// The longest opaque token memcached accepts, letter included.
 pub const MAX_OPAQUE_LEN: usize = 32;
 
-/// Checks the flag tokens of a meta command. The error is the text after `CLIENT_ERROR `.
-pub fn preparse(words: &[&[u8]]) -> Result<Preparsed, &'static str> {
+/// Checks the flag tokens of a meta command (each a letter and its argument);
+/// `key_decodes` says whether the key decodes as base64, asked only when `b` is given.
+/// The error is the text after `CLIENT_ERROR `.
+pub fn preparse<'a>(
+    flags: impl IntoIterator<Item = (u8, &'a [u8])>,
+    key_decodes: impl Fn() -> bool,
+) -> Result<Preparsed, &'static str> {
     let mut seen = [false; 127];
     let mut out = Preparsed::default();
     let mut error: Option<&'static str> = None;
     let mut failed = false;
-    for word in words {
-        let Some(&letter) = word.first() else {
-            continue;
-        };
-        let arg = &word[1..];
+    for (letter, arg) in flags {
         if letter >= 127 || seen[usize::from(letter)] {
             return Err("duplicate flag");
         }
@@ -57,11 +58,11 @@ pub fn preparse(words: &[&[u8]]) -> Result<Preparsed, &'static str> {
                 None => failed = true,
             },
             b'M' => {
-                if word.len() != 2 {
+                if arg.len() != 1 {
                     error = Some("incorrect length for M token");
                     failed = true;
                 } else {
-                    out.mode = Some(word[1]);
+                    out.mode = Some(arg[0]);
                 }
             }
             b'J' => {
@@ -77,12 +78,18 @@ pub fn preparse(words: &[&[u8]]) -> Result<Preparsed, &'static str> {
                 }
             }
             b'O' => {
-                if word.len() > MAX_OPAQUE_LEN {
+                if 1 + arg.len() > MAX_OPAQUE_LEN {
                     out.opaque_too_long = true;
                 }
             }
-            b'b' | b'l' | b'P' | b'L' | b'k' | b's' | b't' | b'c' | b'f' | b'v' | b'h' | b'u'
-            | b'q' | b'I' => {}
+            b'b' => {
+                if !key_decodes() {
+                    error = Some("error decoding key");
+                    failed = true;
+                }
+            }
+            b'l' | b'P' | b'L' | b'k' | b's' | b't' | b'c' | b'f' | b'v' | b'h' | b'u' | b'q'
+            | b'I' => {}
             _ => return Err("invalid flag"),
         }
     }
@@ -97,8 +104,8 @@ mod tests {
     use super::*;
 
     fn run(flags: &str) -> Result<Preparsed, &'static str> {
-        let words: Vec<&[u8]> = flags.split(' ').map(str::as_bytes).collect();
-        preparse(&words)
+        let words = flags.split(' ').map(str::as_bytes);
+        preparse(words.map(|w| (w[0], &w[1..])), || false)
     }
 
     #[test]
@@ -110,6 +117,9 @@ mod tests {
         assert_eq!(run("MXY"), Err("incorrect length for M token"));
         assert_eq!(run("Jx Dy"), Err("invalid numeric delta value"));
         assert_eq!(run("Jx Z"), Err("invalid flag"));
+        assert_eq!(run("b T1"), Err("error decoding key"));
+        assert_eq!(run("b Tx"), Err("bad token in command line format"));
+        assert_eq!(run("C\t"), Err("bad token in command line format"));
         let ok = run("v c MS F7 T30 N0").unwrap();
         assert_eq!(ok.mode, Some(b'S'));
         assert_eq!(ok.client_flags, 7);
