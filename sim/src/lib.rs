@@ -48,6 +48,13 @@
 //!
 //! The engine never reads the wall clock, never uses a thread RNG and never iterates a
 //! std `HashMap`: the same scenario and seed give a byte-identical trace.
+//!
+//! **Your own recipes.** A recipe family is a type implementing [`Model`] (its variants,
+//! serde parameters, invariants and the setup above); [`check()`] runs it from a `#[test]`
+//! in one expression and panics with the shrunk timeline and an `MCSIM_REPLAY` line on a
+//! failure; [`cli::main`] gives a crate with its own families the whole command line
+//! (`run`, `replay`, `explore`, the `check` gate). One `use mcsim::prelude::*;` brings
+//! what a model needs. The README's "Testing your own recipe" walks through one.
 
 pub mod cli;
 pub mod clock;
