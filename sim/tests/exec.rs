@@ -311,3 +311,46 @@ fn waiting_on_a_sleeping_holder_is_not_a_spin() {
     let e = execute(&config, &setup, &mut Random::new(1), 0);
     assert!(e.verdict.is_pass(), "{}", e.verdict);
 }
+
+/// Final states an exhaustive search reaches: two clients each read a key (the servers
+/// end the same whatever the order) and, when `ghost` is on, register the order they
+/// finished in as ghost state.
+fn distinct_final_states(ghost: bool) -> usize {
+    use std::cell::RefCell;
+    use std::hash::Hash;
+    use std::rc::Rc;
+
+    use mcsim::explore::{Dfs, Strategy};
+
+    let setup = move |sim: &mut mcsim::Sim| {
+        let order: Rc<RefCell<Vec<usize>>> = Rc::default();
+        if ghost {
+            let seen = order.clone();
+            sim.ghost(move |h| seen.borrow().hash(h));
+        }
+        for c in 0..2 {
+            let order = order.clone();
+            sim.client(Skew::default(), move |mc| async move {
+                mc.get(&Key::new("k").unwrap()).await?;
+                order.borrow_mut().push(c);
+                Ok(())
+            });
+        }
+    };
+    let mut dfs = Dfs::new(None, false);
+    let mut states = std::collections::BTreeSet::new();
+    for i in 0.. {
+        let e = execute(&ExecConfig::default(), &setup, &mut dfs, i);
+        states.insert(e.state_hash.expect("dfs asks for the final state"));
+        if !dfs.end(false) {
+            break;
+        }
+    }
+    states.len()
+}
+
+#[test]
+fn ghost_state_tells_apart_states_the_servers_do_not() {
+    assert_eq!(distinct_final_states(false), 1);
+    assert_eq!(distinct_final_states(true), 2);
+}
