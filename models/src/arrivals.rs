@@ -317,6 +317,20 @@ mod tests {
     }
 
     #[test]
+    fn an_edge_offset_over_an_hour_is_refused_at_its_field() {
+        let offset = |us: u64| {
+            TrafficParams {
+                edge_offset_us: us,
+                ..TrafficParams::default()
+            }
+            .traffic(1.0)
+        };
+        assert!(offset(3_600_000_000).is_ok());
+        let e = offset(3_600_000_001).unwrap_err();
+        assert_eq!(e.field, "params.edge_offset_us");
+    }
+
+    #[test]
     fn bursts_come_at_the_rate_divided_by_their_size() {
         // 4 arrivals a second in bursts of 4: about one burst a second.
         let t = traffic(Pattern::Bursty, 4.0);

@@ -221,3 +221,36 @@ fn a_zero_pause_is_rejected() {
     assert_eq!(e.field.as_deref(), Some("faults.pause_ms"), "{e}");
     assert_eq!(e.line, 13, "{e}");
 }
+
+/// Every range a family checks beyond its parameter types: the largest value loads, one
+/// more is an error at that field's line.
+#[test]
+fn each_family_checks_its_ranges_at_their_bounds() {
+    let cases: &[(&str, &str, &str, u64)] = &[
+        ("eventlog", "chunk-keys", "event_bytes", 64 << 20),
+        ("eventlog", "chunk-keys", "large_bytes", 64 << 20),
+        ("eventlog", "chunk-keys", "put_deadline_ms", 3_600_000),
+        ("online", "add", "sessions", 100_000),
+        ("tags", "counter", "master_window_ms", 3_600_000),
+        ("visitor", "aligned", "edge_offset_us", 3_600_000_000),
+        ("cluster", "rehash", "leave_server", 2),
+    ];
+    for &(recipe, variant, param, max) in cases {
+        let file = |value: u64| {
+            format!(
+                "recipe = \"{recipe}\"\nvariant = \"{variant}\"\nclients = 1\n\n\
+                 [servers]\ncount = 3\n\n[params]\n{param} = {value}\n\n\
+                 [expect]\nverdict = \"pass\"\n"
+            )
+        };
+        let at_max = Scenario::parse(Path::new("scenarios/max.toml"), &file(max), RECIPES);
+        assert!(at_max.is_ok(), "{recipe}: {param} = {max}: {at_max:?}");
+        let e = error(&file(max + 1));
+        assert_eq!(
+            e.field.as_deref(),
+            Some(format!("params.{param}").as_str()),
+            "{e}"
+        );
+        assert_eq!(e.line, 9, "{e}");
+    }
+}
