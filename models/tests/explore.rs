@@ -1,5 +1,6 @@
-//! Exhaustive exploration: counts, verdicts, and soundness of the reduction (it reaches the
-//! same final states as plain enumeration).
+//! Exhaustive exploration: counts, verdicts, and soundness of the reduction and the
+//! visited-state cache (they reach the same final states and verdicts as plain
+//! enumeration).
 
 mod support;
 
@@ -19,9 +20,14 @@ fn counter(variant: &str, clients: usize) -> Scenario {
 }
 
 fn exhaust(s: &Scenario, reduce: bool) -> run::ExploreReport {
+    exhaust_with(s, reduce, false)
+}
+
+fn exhaust_with(s: &Scenario, reduce: bool, cache: bool) -> run::ExploreReport {
     let options = ExploreOptions {
         reduce,
         keep_going: true,
+        cache,
         ..ExploreOptions::default()
     };
     run::explore(s, &options, &mut |_| true)
@@ -60,6 +66,29 @@ fn reduction_reaches_the_same_final_states() {
             reduced.stats.executions <= plain.stats.executions,
             "{variant}"
         );
+    }
+}
+
+#[test]
+fn the_cache_reaches_the_same_final_states_and_verdicts_in_fewer_executions() {
+    for (variant, clients) in [
+        ("get-set", 2),
+        ("get-set", 3),
+        ("incr-add", 3),
+        ("incr-set", 2),
+        ("incr-add-db", 3),
+    ] {
+        let s = counter(variant, clients);
+        let plain = exhaust_with(&s, false, false);
+        for reduce in [false, true] {
+            let cached = exhaust_with(&s, reduce, true);
+            let what = format!("{variant} at {clients} clients, reduction {reduce}");
+            assert!(cached.stats.complete, "{what}");
+            assert!(cached.stats.states > 0, "{what}: the cache is on");
+            assert_eq!(cached.distinct_states, plain.distinct_states, "{what}");
+            assert_eq!(cached.failures > 0, plain.failures > 0, "{what}");
+            assert!(cached.stats.executions <= plain.stats.executions, "{what}");
+        }
     }
 }
 

@@ -106,7 +106,7 @@ pub const FIRST_TICK: u32 = 62;
 /// ticks are offset from the run's whole seconds by an arbitrary phase. Here:
 /// `tick = 62 + skipped + floor((now - boot - phase) / 1 s)`. A restart boots a new
 /// process: the clock starts again at 62.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct ServerClock {
     /// When the process started.
     boot: VirtualTime,

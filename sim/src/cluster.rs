@@ -303,6 +303,16 @@ impl Cluster {
         best
     }
 
+    /// Feeds every server's whole state ([`Server::fingerprint`]) and which servers are
+    /// in the clients' list to `h`.
+    pub fn fingerprint(&self, h: &mut impl std::hash::Hasher) {
+        use std::hash::Hash;
+        self.listed.hash(h);
+        for server in &self.servers {
+            server.fingerprint(h);
+        }
+    }
+
     /// A hash of every server's live items (key, value, flags) at `now`: equal for equal
     /// final states.
     pub fn state_hash(&self, now: VirtualTime) -> u64 {

@@ -8,7 +8,7 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 /// One operation: what was asked, what came back, and when (event indices).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Entry<Op, Ret> {
     /// Which client.
     pub client: usize,
@@ -96,5 +96,13 @@ impl<Op: Clone, Ret: Clone> History<Op, Ret> {
     /// Runs `f` on every entry, in call order, without copying them.
     pub fn with_entries<R>(&self, f: impl FnOnce(&[Entry<Op, Ret>]) -> R) -> R {
         f(&self.inner.borrow().entries)
+    }
+}
+
+impl<Op: std::hash::Hash, Ret: std::hash::Hash> History<Op, Ret> {
+    /// Feeds the whole history to `h`: a model whose invariant reads the history
+    /// registers this as ghost state ([`crate::Sim::ghost`]).
+    pub fn fingerprint(&self, h: &mut impl std::hash::Hasher) {
+        std::hash::Hash::hash(&self.inner.borrow().entries, h);
     }
 }

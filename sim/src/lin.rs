@@ -198,7 +198,7 @@ fn check_object<S: SequentialSpec>(
 pub struct CounterSpec;
 
 /// Operations of [`CounterSpec`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum CounterOp {
     /// Add to the counter.
     Add(u64),

@@ -289,6 +289,8 @@ pub struct ExploreOptions {
     pub max_executions: Option<u64>,
     /// Keep exploring after a failure, counting failing executions.
     pub keep_going: bool,
+    /// Expand each state once ([`Dfs::with_cache`]).
+    pub cache: bool,
 }
 
 impl Default for ExploreOptions {
@@ -298,6 +300,7 @@ impl Default for ExploreOptions {
             reduce: true,
             max_executions: None,
             keep_going: false,
+            cache: true,
         }
     }
 }
@@ -326,7 +329,7 @@ pub fn explore(
     options: &ExploreOptions,
     progress: &mut dyn FnMut(&DfsStats) -> bool,
 ) -> ExploreReport {
-    let mut dfs = Dfs::new(options.max_preemptions, options.reduce);
+    let mut dfs = Dfs::new(options.max_preemptions, options.reduce).with_cache(options.cache);
     let mut states = std::collections::BTreeSet::new();
     let mut calls = 0;
     let mut failure = None;

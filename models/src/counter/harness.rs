@@ -36,8 +36,11 @@ pub fn setup(p: &CounterParams, clients: usize, sim: &mut Sim) {
     let completed: Rc<Cell<u64>> = Rc::default();
     let store: Rc<Cell<u64>> = Rc::default();
     let history: History<CounterOp, Option<u64>> = History::new();
-    let ghost = completed.clone();
-    sim.ghost(move |h| h.write_u64(ghost.get()));
+    let (ghost, recorded) = (completed.clone(), history.clone());
+    sim.ghost(move |h| {
+        h.write_u64(ghost.get());
+        recorded.fingerprint(h);
+    });
     for c in 0..clients {
         let (completed, store, history, p) =
             (completed.clone(), store.clone(), history.clone(), p.clone());

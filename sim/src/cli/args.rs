@@ -111,6 +111,9 @@ pub(crate) enum Command {
         /// Turn the partial-order reduction off (explore every interleaving).
         #[arg(long)]
         no_reduction: bool,
+        /// Turn the visited-state cache off (expand a state every time it is reached).
+        #[arg(long)]
+        no_cache: bool,
         /// Keep exploring after a violation and count the failing executions.
         #[arg(long)]
         all: bool,

@@ -132,6 +132,7 @@ pub(crate) fn dispatch(command: Command, families: &[&'static dyn Family]) -> Re
             max_preemptions,
             max_executions,
             no_reduction,
+            no_cache,
             all,
             set,
         } => {
@@ -141,6 +142,7 @@ pub(crate) fn dispatch(command: Command, families: &[&'static dyn Family]) -> Re
                 reduce: !no_reduction,
                 max_executions,
                 keep_going: all,
+                cache: !no_cache,
             };
             explore(&s, &options)
         }
@@ -195,6 +197,18 @@ fn explore(s: &Scenario, options: &run::ExploreOptions) -> Result<ExitCode> {
         st.max_depth,
         started.elapsed()
     );
+    if st.states > 0 {
+        outln!(
+            "  visited-state cache: {} distinct states, {} executions cut at a state already explored, fingerprint collision chance {:.1e}",
+            st.states,
+            st.revisits,
+            st.collision_chance()
+        );
+    } else if options.cache {
+        outln!(
+            "  visited-state cache off: the model registers no ghost fingerprint (Sim::ghost), or memory pressure made the LRU order matter"
+        );
+    }
     match &report.failure {
         Some(f) => {
             outln!();

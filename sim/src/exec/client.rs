@@ -66,7 +66,9 @@ impl Memcache for Client {
     fn now(&self) -> VirtualTime {
         let mut core = self.core.borrow_mut();
         core.clock_reads += 1;
-        core.now.skewed(core.mailboxes[self.id].skew)
+        let now = core.now.skewed(core.mailboxes[self.id].skew);
+        core.mailboxes[self.id].observe(now);
+        now
     }
 
     fn sleep(&self, duration: Duration) -> impl Future<Output = ()> {

@@ -8,7 +8,7 @@ use crate::memcache::Transport;
 use crate::protocol::{Reply, Request};
 
 /// What a client is blocked on.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub(crate) enum Wait {
     /// Not blocked: being polled, or not started.
     Running,
@@ -32,6 +32,18 @@ pub(crate) struct Mailbox {
     /// Set when a sleep's deadline passed.
     pub woken: bool,
     pub skew: Skew,
+    /// A fingerprint of everything the client observed so far (replies, timeouts, clock
+    /// readings): with its wait, what its future does next.
+    pub seen: u64,
+}
+
+impl Mailbox {
+    /// Adds an observation to [`Mailbox::seen`].
+    pub fn observe(&mut self, x: impl std::hash::Hash) {
+        let mut h = crate::exec::Fingerprint::resume(self.seen);
+        x.hash(&mut h);
+        self.seen = std::hash::Hasher::finish(&h);
+    }
 }
 
 /// Notes recipe code writes into the trace (e.g. "enters critical section").
@@ -79,6 +91,7 @@ impl Core {
             reply: None,
             woken: false,
             skew,
+            seen: 0,
         });
         self.mailboxes.len() - 1
     }

@@ -17,6 +17,13 @@ impl Default for Fingerprint {
     }
 }
 
+impl Fingerprint {
+    /// Continues a fingerprint from a value [`Hasher::finish`] returned.
+    pub(crate) fn resume(state: u64) -> Fingerprint {
+        Fingerprint(state)
+    }
+}
+
 impl Hasher for Fingerprint {
     fn write(&mut self, bytes: &[u8]) {
         for b in bytes {

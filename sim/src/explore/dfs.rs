@@ -58,6 +58,37 @@ pub struct DfsStats {
     pub max_depth: usize,
     /// True once every schedule within bounds has been covered.
     pub complete: bool,
+    /// Distinct states the visited-state cache holds.
+    pub states: u64,
+    /// Executions cut short because they reached a state already explored.
+    pub revisits: u64,
+}
+
+impl DfsStats {
+    /// The chance that two of the cached states share a 64-bit fingerprint (so one was
+    /// wrongly taken for the other), as TLC estimates it: n² / 2⁶⁵.
+    pub fn collision_chance(&self) -> f64 {
+        let n = self.states as f64;
+        n * n / 2f64.powi(65)
+    }
+}
+
+/// How a state was explored the first time: a later visit with at least this much
+/// already ruled out (the same previous client, no fewer preemptions used, a sleep set
+/// holding this one) has nothing left to explore.
+#[derive(Debug, Clone)]
+struct Visit {
+    prev_client: Option<usize>,
+    preemptions: u32,
+    sleep: Vec<Choice>,
+}
+
+impl Visit {
+    fn covers(&self, other: &Visit) -> bool {
+        self.prev_client == other.prev_client
+            && self.preemptions <= other.preemptions
+            && self.sleep.iter().all(|c| other.sleep.contains(c))
+    }
 }
 
 /// Depth-first enumeration of schedules.
@@ -70,6 +101,10 @@ pub struct Dfs {
     prev_client: Option<usize>,
     preemptions: u32,
     blocked: bool,
+    /// The current execution was cut short at a state already explored.
+    revisited: bool,
+    cache: bool,
+    visited: std::collections::BTreeMap<u64, Visit>,
     stats: DfsStats,
 }
 
@@ -85,7 +120,42 @@ impl Dfs {
             prev_client: None,
             preemptions: 0,
             blocked: false,
+            revisited: false,
+            cache: false,
+            visited: std::collections::BTreeMap::new(),
             stats: DfsStats::default(),
+        }
+    }
+
+    /// The same search, expanding each state once: a choice point whose whole state
+    /// (its fingerprint, [`Options::state`]) was explored before, with no more ruled
+    /// out than now, is not explored again. Sound with the sleep sets because a state's
+    /// sleep set is kept with it. States the engine cannot fingerprint are explored as
+    /// without the cache.
+    pub fn with_cache(mut self, cache: bool) -> Dfs {
+        self.cache = cache;
+        self
+    }
+
+    /// True if a state already explored covers this node: then it is cut short.
+    fn seen_before(&mut self, options: &Options<'_>, node: &Node) -> bool {
+        let Some(state) = options.state.filter(|_| self.cache) else {
+            return false;
+        };
+        let visit = Visit {
+            prev_client: self.prev_client,
+            preemptions: self.preemptions,
+            sleep: node.sleep.iter().map(|a| a.choice.clone()).collect(),
+        };
+        match self.visited.get(&state) {
+            Some(old) if old.covers(&visit) => true,
+            Some(old) if !visit.covers(old) => false,
+            _ => {
+                if self.visited.insert(state, visit).is_none() {
+                    self.stats.states += 1;
+                }
+                false
+            }
         }
     }
 
@@ -178,6 +248,11 @@ impl Strategy for Dfs {
         self.prev_client = None;
         self.preemptions = 0;
         self.blocked = false;
+        self.revisited = false;
+    }
+
+    fn wants_states(&self) -> bool {
+        self.cache
     }
 
     fn needs_footprints(&self) -> bool {
@@ -195,7 +270,10 @@ impl Strategy for Dfs {
     fn choose(&mut self, options: &Options<'_>) -> Choice {
         if self.pos == self.path.len() {
             let mut node = self.new_node(options);
-            match self.next_alternative(&node) {
+            if self.seen_before(options, &node) {
+                self.revisited = true;
+            }
+            match self.next_alternative(&node).filter(|_| !self.revisited) {
                 Some(i) => node.taken = i,
                 None => {
                     // Every continuation is covered elsewhere: cut this execution short.
@@ -219,7 +297,9 @@ impl Strategy for Dfs {
     }
 
     fn end(&mut self, _failed: bool) -> bool {
-        if self.blocked {
+        if self.revisited {
+            self.stats.revisits += 1;
+        } else if self.blocked {
             self.stats.pruned += 1;
         } else {
             self.stats.executions += 1;

@@ -84,6 +84,10 @@ pub struct Options<'a> {
     /// True if the servers can evict by memory pressure right now (memory nearly full):
     /// then calls on different keys do not commute.
     pub eviction_possible: bool,
+    /// The whole state's fingerprint, when the strategy asked for it
+    /// ([`Strategy::wants_states`]) and it can be trusted (see the engine's
+    /// `fingerprint` module): equal fingerprints have the same future.
+    pub state: Option<u64>,
 }
 
 impl Options<'_> {
@@ -123,6 +127,12 @@ pub trait Strategy {
 
     /// Picks the next step.
     fn choose(&mut self, options: &Options<'_>) -> Choice;
+
+    /// Whether [`Options::state`] should be filled in (costs a hash of the whole state
+    /// per step).
+    fn wants_states(&self) -> bool {
+        false
+    }
 
     /// Whether [`CallOption::footprint`] should be filled in (costs a hash per call).
     fn needs_footprints(&self) -> bool {

@@ -557,6 +557,12 @@ impl Items {
         self.oldest_cas = 0;
     }
 
+    /// The table-wide state besides the items: the last cas unique handed out and the
+    /// marks of the last `flush_all` (for state fingerprints).
+    pub fn flush_marks(&self) -> (u64, u32, u64) {
+        (self.cas_id, self.oldest_live, self.oldest_cas)
+    }
+
     /// Memory handed to slab classes, in bytes.
     pub fn malloced(&self) -> u64 {
         self.slabs.malloced()

@@ -105,6 +105,26 @@ impl Server {
         self.items.peek(key, self.tick(now))
     }
 
+    /// Feeds everything that decides this server's future replies to `h`, except where
+    /// items sit in the LRU and the slabs (which matter only under memory pressure): the
+    /// clock, whether it is up, every linked item with its expiry, cas, access time and
+    /// flags of the LRU and meta protocol, the cas counter, the `flush_all` marks and the
+    /// counters `stats` reports.
+    pub fn fingerprint(&self, h: &mut impl std::hash::Hasher) {
+        use std::hash::Hash;
+        self.up.hash(h);
+        self.clock.hash(h);
+        for (key, item) in self.items.iter() {
+            key.as_bytes().hash(h);
+            item.data.hash(h);
+            (item.flags, item.exptime, item.cas, item.time).hash(h);
+            let marks = (item.fetched, item.active, item.token_sent, item.stale);
+            (marks, item.key_binary).hash(h);
+        }
+        self.items.flush_marks().hash(h);
+        self.items.stats.hash(h);
+    }
+
     /// False between a crash and the restart.
     pub fn is_up(&self) -> bool {
         self.up

@@ -1,7 +1,7 @@
 //! The counters `stats` reports.
 
 /// Counters of one server, named as in memcached's `stats` output.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
 #[allow(missing_docs)]
 pub struct Stats {
     pub cmd_get: u64,

@@ -17,11 +17,12 @@ use crate::explore::{CallOption, Choice, FaultOption, Footprint, Options, Schedu
 use crate::fault::{Fault, FaultKind};
 use crate::invariant::Verdict;
 use crate::memcache::{Key, Transport};
-use crate::protocol::{Reply, Request, StoreMode};
+use crate::protocol::{Request, StoreMode};
 use crate::trace::{Actor, Trace, describe_reply, describe_request, fnv1a};
 
 mod ending;
 mod faults;
+mod fingerprint;
 mod timers;
 
 /// Runs one execution: `setup` registers clients and invariants, `strategy` makes every
@@ -98,7 +99,7 @@ struct Engine<'c> {
 }
 
 /// A timed event of the world.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Hash)]
 pub(crate) enum Timer {
     Restart(usize),
     Rejoin(usize),
@@ -170,13 +171,6 @@ impl<'c> Engine<'c> {
         spare.core = Some(self.core);
     }
 
-    /// The state's fingerprint: every server's live items and the model's ghost state.
-    fn fingerprint(&self) -> u64 {
-        let servers = self.cluster.state_hash(self.now());
-        let ghost = crate::exec::ghost::fingerprint(&self.ghosts);
-        servers ^ ghost.rotate_left(29).wrapping_mul(0x9E37_79B9_7F4A_7C15)
-    }
-
     fn now(&self) -> VirtualTime {
         self.core.borrow().now
     }
@@ -239,6 +233,11 @@ impl<'c> Engine<'c> {
                 calls: &calls,
                 faults: &faults,
                 eviction_possible: self.eviction_possible(),
+                state: if strategy.wants_states() {
+                    self.state()
+                } else {
+                    None
+                },
             };
             let choice = strategy.choose(&options);
             if strategy.stop_requested() {
@@ -512,7 +511,11 @@ impl<'c> Engine<'c> {
             self.core.borrow_mut().sleep_until(client, timeout);
             self.deferred[client] = Some(Transport::TimedOut);
         } else {
-            self.core.borrow_mut().mailboxes[client].reply = Some(outcome.map(|r: Reply| r));
+            {
+                let mailbox = &mut self.core.borrow_mut().mailboxes[client];
+                mailbox.observe(&outcome);
+                mailbox.reply = Some(outcome);
+            }
             self.poll(client)?;
         }
         if spin_due {

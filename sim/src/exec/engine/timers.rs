@@ -49,7 +49,10 @@ impl Engine<'_> {
                         let m = &mut core.mailboxes[c];
                         m.wait = Wait::Running;
                         match self.deferred[c].take() {
-                            Some(t) => m.reply = Some(Err(t)),
+                            Some(t) => {
+                                m.observe(t);
+                                m.reply = Some(Err(t));
+                            }
                             None => m.woken = true,
                         }
                     }
