@@ -10,6 +10,7 @@ pub mod catalog;
 pub mod cluster;
 pub mod counter;
 pub mod eventlog;
+pub mod ghost;
 pub mod lock;
 pub mod online;
 pub mod set;

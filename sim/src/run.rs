@@ -312,6 +312,8 @@ pub struct ExploreReport {
     pub stats: DfsStats,
     /// Distinct final server states among complete executions.
     pub distinct_states: usize,
+    /// The verdict of every complete execution, as labels (`pass` and each violation).
+    pub verdicts: std::collections::BTreeSet<String>,
     /// The first counterexample, if any.
     pub failure: Option<Finding>,
     /// Complete executions that failed (all of them with `keep_going`).
@@ -334,6 +336,7 @@ pub fn explore(
     let mut calls = 0;
     let mut failure = None;
     let mut failures = 0;
+    let mut verdicts = std::collections::BTreeSet::new();
     let mut interrupted = false;
     let setup = scenario.setup.clone();
     let mut steps = 0;
@@ -346,6 +349,9 @@ pub fn explore(
             && let Some(hash) = e.state_hash
         {
             states.insert(hash);
+        }
+        if !e.pruned {
+            verdicts.insert(e.verdict.label());
         }
         let more = dfs.end(failed);
         if failed {
@@ -378,6 +384,7 @@ pub fn explore(
     ExploreReport {
         stats: dfs.stats(),
         distinct_states: states.len(),
+        verdicts,
         failure,
         failures,
         calls,

@@ -54,6 +54,10 @@ pub fn setup(p: &ArrayParams, clients: usize, sim: &mut Sim) {
     let history = ArrayHistory::new();
     let longest: Rc<Cell<Duration>> = Rc::default();
     let retried: Rc<Cell<u64>> = Rc::default();
+    {
+        let (h0, l0, r0) = (history.clone(), longest.clone(), retried.clone());
+        sim.ghost(move |h| crate::ghost::by_debug(h, &(&h0, l0.get(), r0.get())));
+    }
     let writers = clients.saturating_sub(p.readers as usize).max(1);
     let array = |c| Array::new("a", p.variant, p.lock_timeout_s, p.backoff, c);
     for c in 0..clients {

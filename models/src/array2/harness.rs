@@ -47,6 +47,10 @@ pub fn setup(p: &Array2Params, clients: usize, sim: &mut Sim) {
     // Elements whose `add` returned successfully.
     let completed: Rc<RefCell<Vec<u64>>> = Rc::default();
     let reads: Rc<RefCell<Vec<Read>>> = Rc::default();
+    {
+        let (c0, r0) = (completed.clone(), reads.clone());
+        sim.ghost(move |h| crate::ghost::by_debug(h, &(&*c0.borrow(), &*r0.borrow())));
+    }
     for c in 0..clients {
         let (completed, reads, p) = (completed.clone(), reads.clone(), p.clone());
         let skew = p.skews.get(c).copied().unwrap_or_default();

@@ -36,9 +36,10 @@ pub fn setup(p: &CounterParams, clients: usize, sim: &mut Sim) {
     let completed: Rc<Cell<u64>> = Rc::default();
     let store: Rc<Cell<u64>> = Rc::default();
     let history: History<CounterOp, Option<u64>> = History::new();
-    let (ghost, recorded) = (completed.clone(), history.clone());
+    let (ghost, recorded, durable) = (completed.clone(), history.clone(), store.clone());
     sim.ghost(move |h| {
         h.write_u64(ghost.get());
+        h.write_u64(durable.get());
         recorded.fingerprint(h);
     });
     for c in 0..clients {

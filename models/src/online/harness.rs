@@ -58,6 +58,10 @@ pub fn setup(p: &OnlineParams, clients: usize, sim: &mut Sim) {
     // The application's session store (not memcached): session -> last counted hit, by
     // the clock of the frontend that counted it.
     let sessions: Rc<RefCell<BTreeMap<u64, u64>>> = Rc::default();
+    {
+        let (g, s0) = (ghost.clone(), sessions.clone());
+        sim.ghost(move |h| crate::ghost::by_debug(h, &(&*g.borrow(), &*s0.borrow())));
+    }
     let minute = Duration::from_secs(u64::from(p.minute_s));
     let m_us = minute.as_micros() as u64;
     let window = u64::from(p.keys.max(2) - 1);

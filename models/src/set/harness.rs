@@ -45,6 +45,10 @@ pub const INDEX: &str = "set_index";
 pub fn setup(p: &SetParams, clients: usize, sim: &mut Sim) {
     let history = SetHistory::new();
     let log: Rc<RefCell<IndexLog>> = Rc::default();
+    {
+        let (h0, l0) = (history.clone(), log.clone());
+        sim.ghost(move |h| crate::ghost::by_debug(h, &(&h0, &*l0.borrow())));
+    }
     let index = SetIndex::new(INDEX, p.variant, p.dirtiness_threshold as usize);
     for c in 0..clients {
         let (history, log, p, index) = (history.clone(), log.clone(), p.clone(), index.clone());
