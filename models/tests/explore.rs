@@ -125,3 +125,20 @@ fn a_preemption_bound_shrinks_the_tree() {
     assert_eq!(report.stats.executions, 6);
     assert_eq!(report.failures, 0);
 }
+
+#[test]
+fn iterative_bounding_finds_the_fewest_preemptions_first_and_then_covers_everything() {
+    let iterative = ExploreOptions {
+        iterative: true,
+        ..ExploreOptions::default()
+    };
+    // Two clients' get-then-set interleaved: one preemption is needed, and enough.
+    let broken = run::explore(&counter("get-set", 2), &iterative, &mut |_| true);
+    assert!(broken.failure.is_some());
+    assert_eq!(broken.preemptions_searched, Some(1));
+    // A fixed counter: every bound passes, and the last search covers every schedule.
+    let fixed = run::explore(&counter("incr-add", 3), &iterative, &mut |_| true);
+    assert!(fixed.failure.is_none() && fixed.stats.complete);
+    assert_eq!(fixed.preemptions_searched, None);
+    assert_eq!(fixed.stats.cut_by_bound, 0);
+}

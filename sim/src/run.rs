@@ -291,6 +291,10 @@ pub struct ExploreOptions {
     pub keep_going: bool,
     /// Expand each state once ([`Dfs::with_cache`]).
     pub cache: bool,
+    /// Without `max_preemptions`: search with at most 0, then 1, 2, … preemptions, until
+    /// a counterexample turns up (the one with fewest preemptions comes first) or a bound
+    /// cuts nothing (then every schedule was covered).
+    pub iterative: bool,
 }
 
 impl Default for ExploreOptions {
@@ -301,6 +305,7 @@ impl Default for ExploreOptions {
             max_executions: None,
             keep_going: false,
             cache: true,
+            iterative: false,
         }
     }
 }
@@ -314,6 +319,9 @@ pub struct ExploreReport {
     pub distinct_states: usize,
     /// The verdict of every complete execution, as labels (`pass` and each violation).
     pub verdicts: std::collections::BTreeSet<String>,
+    /// With iterative bounding: the preemption bound of the last search when it stopped
+    /// short of covering every schedule (`None`: unbounded, every schedule covered).
+    pub preemptions_searched: Option<u32>,
     /// The first counterexample, if any.
     pub failure: Option<Finding>,
     /// Complete executions that failed (all of them with `keep_going`).
@@ -332,6 +340,44 @@ pub fn explore(
     progress: &mut dyn FnMut(&DfsStats) -> bool,
 ) -> ExploreReport {
     let mut dfs = Dfs::new(options.max_preemptions, options.reduce).with_cache(options.cache);
+    if !options.iterative || options.max_preemptions.is_some() {
+        return explore_within(scenario, options, &mut dfs, progress);
+    }
+    // The bugs people meet need few preemptions (as CHESS found): 0, 1 and 2 first, each
+    // a cheap search whose states the next one keeps, then every schedule.
+    let mut spent = 0;
+    let mut report = None;
+    for bound in [Some(0), Some(1), Some(2), None] {
+        let at_bound = ExploreOptions {
+            max_preemptions: bound,
+            max_executions: options.max_executions.map(|m| m.saturating_sub(spent)),
+            ..*options
+        };
+        dfs.deepen(bound);
+        let mut r = explore_within(scenario, &at_bound, &mut dfs, progress);
+        spent += r.stats.executions;
+        r.stats.executions = spent;
+        let covered_all = r.stats.complete && r.stats.cut_by_bound == 0;
+        if covered_all {
+            r.preemptions_searched = None;
+        }
+        let done = r.failure.is_some() || r.interrupted || covered_all;
+        report = Some(r);
+        if done {
+            break;
+        }
+    }
+    report.expect("at least one search ran")
+}
+
+/// One exhaustive search within `options`' bounds, by `dfs` (which may keep the states
+/// an earlier, tighter search explored).
+fn explore_within(
+    scenario: &Scenario,
+    options: &ExploreOptions,
+    dfs: &mut Dfs,
+    progress: &mut dyn FnMut(&DfsStats) -> bool,
+) -> ExploreReport {
     let mut states = std::collections::BTreeSet::new();
     let mut calls = 0;
     let mut failure = None;
@@ -341,7 +387,7 @@ pub fn explore(
     let setup = scenario.setup.clone();
     let mut steps = 0;
     for i in 0.. {
-        let e = execute(&scenario.config, &*setup, &mut dfs, i);
+        let e = execute(&scenario.config, &*setup, dfs, i);
         calls += e.calls;
         steps += e.steps;
         let failed = !e.pruned && !e.verdict.is_pass();
@@ -385,6 +431,7 @@ pub fn explore(
         stats: dfs.stats(),
         distinct_states: states.len(),
         verdicts,
+        preemptions_searched: options.max_preemptions,
         failure,
         failures,
         calls,

@@ -114,6 +114,10 @@ pub(crate) enum Command {
         /// Turn the visited-state cache off (expand a state every time it is reached).
         #[arg(long)]
         no_cache: bool,
+        /// Without --max-preemptions, search every schedule at once instead of with at
+        /// most 0, then 1, 2, … preemptions (the fewest-preemption counterexample first).
+        #[arg(long)]
+        no_iterative: bool,
         /// Keep exploring after a violation and count the failing executions.
         #[arg(long)]
         all: bool,

@@ -133,6 +133,7 @@ pub(crate) fn dispatch(command: Command, families: &[&'static dyn Family]) -> Re
             max_executions,
             no_reduction,
             no_cache,
+            no_iterative,
             all,
             set,
         } => {
@@ -143,6 +144,7 @@ pub(crate) fn dispatch(command: Command, families: &[&'static dyn Family]) -> Re
                 max_executions,
                 keep_going: all,
                 cache: !no_cache,
+                iterative: !no_iterative,
             };
             explore(&s, &options)
         }
@@ -211,6 +213,9 @@ fn explore(s: &Scenario, options: &run::ExploreOptions) -> Result<ExitCode> {
     }
     match &report.failure {
         Some(f) => {
+            if let (Some(p), None) = (report.preemptions_searched, options.max_preemptions) {
+                outln!("  found at {p} preemptions: no schedule with fewer breaks an invariant");
+            }
             outln!();
             out!("{}", report::render_failure(s, s.strategy, f));
             let ok = f.execution.verdict.label() == s.expect;
@@ -231,7 +236,7 @@ fn explore(s: &Scenario, options: &run::ExploreOptions) -> Result<ExitCode> {
             Ok(ExitCode::FAILURE)
         }
         None => {
-            let bound = match options.max_preemptions {
+            let bound = match report.preemptions_searched {
                 Some(p) => format!("at most {p} preemptions and the fault plan's budgets"),
                 None => "the fault plan's budgets, unbounded preemptions".into(),
             };

@@ -62,6 +62,9 @@ pub struct DfsStats {
     pub states: u64,
     /// Executions cut short because they reached a state already explored.
     pub revisits: u64,
+    /// Alternatives left unexplored because taking them would exceed the preemption
+    /// bound: zero means the bound cut nothing, and the search covered every schedule.
+    pub cut_by_bound: u64,
 }
 
 impl DfsStats {
@@ -74,19 +77,20 @@ impl DfsStats {
 }
 
 /// How a state was explored the first time: a later visit with at least this much
-/// already ruled out (the same previous client, no fewer preemptions used, a sleep set
+/// already ruled out (the same previous client, no more preemptions left, a sleep set
 /// holding this one) has nothing left to explore.
 #[derive(Debug, Clone)]
 struct Visit {
     prev_client: Option<usize>,
-    preemptions: u32,
+    /// Preemptions the bound still allowed (`u32::MAX`: unbounded).
+    left: u32,
     sleep: Vec<Choice>,
 }
 
 impl Visit {
     fn covers(&self, other: &Visit) -> bool {
         self.prev_client == other.prev_client
-            && self.preemptions <= other.preemptions
+            && self.left >= other.left
             && self.sleep.iter().all(|c| other.sleep.contains(c))
     }
 }
@@ -137,6 +141,20 @@ impl Dfs {
         self
     }
 
+    /// The same search deepened to `max_preemptions`, keeping the states explored so far
+    /// (each with the preemptions it had left, so only states now reached with more
+    /// budget are explored again): iterative bounding that does not start over.
+    pub fn deepen(&mut self, max_preemptions: Option<u32>) {
+        self.max_preemptions = max_preemptions;
+        self.path.clear();
+        let (states, revisits) = (self.stats.states, self.stats.revisits);
+        self.stats = DfsStats {
+            states,
+            revisits,
+            ..DfsStats::default()
+        };
+    }
+
     /// True if a state already explored covers this node: then it is cut short.
     fn seen_before(&mut self, options: &Options<'_>, node: &Node) -> bool {
         let Some(state) = options.state.filter(|_| self.cache) else {
@@ -144,7 +162,9 @@ impl Dfs {
         };
         let visit = Visit {
             prev_client: self.prev_client,
-            preemptions: self.preemptions,
+            left: self
+                .max_preemptions
+                .map_or(u32::MAX, |max| max.saturating_sub(self.preemptions)),
             sleep: node.sleep.iter().map(|a| a.choice.clone()).collect(),
         };
         match self.visited.get(&state) {
@@ -270,6 +290,12 @@ impl Strategy for Dfs {
     fn choose(&mut self, options: &Options<'_>) -> Choice {
         if self.pos == self.path.len() {
             let mut node = self.new_node(options);
+            let cut = node
+                .alternatives
+                .iter()
+                .filter(|a| !self.allowed(a, node.preemptions_before))
+                .count();
+            self.stats.cut_by_bound += cut as u64;
             if self.seen_before(options, &node) {
                 self.revisited = true;
             }
