@@ -67,7 +67,7 @@ impl Memcache for Client {
         let mut core = self.core.borrow_mut();
         core.clock_reads += 1;
         let now = core.now.skewed(core.mailboxes[self.id].skew);
-        core.mailboxes[self.id].observe(now);
+        core.observe(self.id, now);
         now
     }
 

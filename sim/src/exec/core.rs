@@ -37,15 +37,6 @@ pub(crate) struct Mailbox {
     pub seen: u64,
 }
 
-impl Mailbox {
-    /// Adds an observation to [`Mailbox::seen`].
-    pub fn observe(&mut self, x: impl std::hash::Hash) {
-        let mut h = crate::exec::Fingerprint::resume(self.seen);
-        x.hash(&mut h);
-        self.seen = std::hash::Hasher::finish(&h);
-    }
-}
-
 /// Notes recipe code writes into the trace (e.g. "enters critical section").
 #[derive(Debug, Clone)]
 pub(crate) struct Note {
@@ -63,6 +54,9 @@ pub(crate) struct Core {
     pub step: u64,
     /// How often clients read their clocks (a spin is only proven while none does).
     pub clock_reads: u64,
+    /// Keep each client's [`Mailbox::seen`]: only when the strategy fingerprints states,
+    /// so sampling runs pay no hash per call.
+    pub observing: bool,
 }
 
 impl Core {
@@ -73,6 +67,7 @@ impl Core {
             notes: Vec::new(),
             step: 0,
             clock_reads: 0,
+            observing: false,
         }
     }
 
@@ -83,6 +78,19 @@ impl Core {
         self.notes.clear();
         self.step = 0;
         self.clock_reads = 0;
+        self.observing = false;
+    }
+
+    /// Adds what `client` observed (a reply, a timeout, a clock reading) to its
+    /// [`Mailbox::seen`], when states are being fingerprinted.
+    pub fn observe(&mut self, client: usize, x: impl std::hash::Hash) {
+        if !self.observing {
+            return;
+        }
+        let m = &mut self.mailboxes[client];
+        let mut h = crate::exec::Fingerprint::resume(m.seen);
+        x.hash(&mut h);
+        m.seen = std::hash::Hasher::finish(&h);
     }
 
     pub fn add_client(&mut self, skew: Skew) -> usize {

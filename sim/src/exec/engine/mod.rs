@@ -38,6 +38,7 @@ pub fn execute(
     setup(&mut sim);
     strategy.begin(index);
     let mut engine = Engine::new(config, sim, &mut spare);
+    engine.core.borrow_mut().observing = strategy.wants_states();
     let verdict = engine.run(strategy);
     let state_hash = strategy.wants_final_state().then(|| engine.fingerprint());
     let end_time = engine.core.borrow().now;
@@ -512,9 +513,9 @@ impl<'c> Engine<'c> {
             self.deferred[client] = Some(Transport::TimedOut);
         } else {
             {
-                let mailbox = &mut self.core.borrow_mut().mailboxes[client];
-                mailbox.observe(&outcome);
-                mailbox.reply = Some(outcome);
+                let mut core = self.core.borrow_mut();
+                core.observe(client, &outcome);
+                core.mailboxes[client].reply = Some(outcome);
             }
             self.poll(client)?;
         }

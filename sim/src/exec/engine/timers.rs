@@ -46,14 +46,13 @@ impl Engine<'_> {
                 (Some((_, c)), _) => {
                     {
                         let mut core = self.core.borrow_mut();
-                        let m = &mut core.mailboxes[c];
-                        m.wait = Wait::Running;
+                        core.mailboxes[c].wait = Wait::Running;
                         match self.deferred[c].take() {
                             Some(t) => {
-                                m.observe(t);
-                                m.reply = Some(Err(t));
+                                core.observe(c, t);
+                                core.mailboxes[c].reply = Some(Err(t));
                             }
-                            None => m.woken = true,
+                            None => core.mailboxes[c].woken = true,
                         }
                     }
                     if self.config.trace && self.core.borrow().mailboxes[c].reply.is_some() {
