@@ -45,10 +45,7 @@ pub fn setup(p: &CacheParams, clients: usize, sim: &mut Sim) {
         live: clients,
         ..Ghost::default()
     }));
-    {
-        let g = ghost.clone();
-        sim.ghost(move |h| crate::ghost::by_debug(h, &*g.borrow()));
-    }
+    crate::ghost::watch(sim, &ghost);
     let caches: Vec<Cache> = (0..p.keys.max(1))
         .map(|i| Cache::new(&key_name(i), p.cache.clone()))
         .collect();

@@ -37,10 +37,7 @@ fn key(i: u32) -> Key {
 /// Registers the workload: `clients` clients share the keys between them.
 pub fn setup(p: &ClusterParams, clients: usize, sim: &mut Sim) {
     let ghost: Rc<RefCell<Ghost>> = Rc::default();
-    {
-        let g = ghost.clone();
-        sim.ghost(move |h| crate::ghost::by_debug(h, &*g.borrow()));
-    }
+    crate::ghost::watch(sim, &ghost);
     sim.fault_at(
         p.leave_at,
         Fault::Leave {

@@ -113,10 +113,7 @@ pub struct Ghost {
 /// Registers the event-log workload.
 pub fn setup(p: &EventLogParams, clients: usize, sim: &mut Sim) {
     let ghost: Rc<RefCell<Ghost>> = Rc::default();
-    {
-        let g = ghost.clone();
-        sim.ghost(move |h| crate::ghost::by_debug(h, &*g.borrow()));
-    }
+    crate::ghost::watch(sim, &ghost);
     let clock: Rc<RefCell<Option<Client>>> = Rc::default();
     let log = EventLog::new("events", p.chunk_s, p.chunks, p.parts, p.variant);
     let cycle = Duration::from_secs(u64::from(p.chunk_s) * u64::from(p.chunks.max(2)));

@@ -69,10 +69,7 @@ pub fn member(c: usize, i: u32) -> String {
 /// and `table.instant_consistent`.
 pub fn setup(p: &TableParams, clients: usize, sim: &mut Sim) {
     let ghost: Rc<RefCell<Ghost>> = Rc::default();
-    {
-        let g = ghost.clone();
-        sim.ghost(move |h| crate::ghost::by_debug(h, &*g.borrow()));
-    }
+    crate::ghost::watch(sim, &ghost);
     let writers = clients.saturating_sub(p.readers as usize).max(1);
     let universe: Vec<String> = (0..writers)
         .flat_map(|c| (0..p.members).map(move |i| member(c, i)))

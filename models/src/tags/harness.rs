@@ -171,10 +171,7 @@ pub fn setup(p: &TagsParams, clients: usize, sim: &mut Sim) {
         rebuild: p.rebuild,
         ..Ghost::default()
     }));
-    {
-        let g = ghost.clone();
-        sim.ghost(move |h| crate::ghost::by_debug(h, &*g.borrow()));
-    }
+    crate::ghost::watch(sim, &ghost);
     let tags: Vec<String> = (0..p.tags.max(1)).map(tag_name).collect();
     let cache = TaggedCache::new("posts", &tags, p.cache.clone());
     for c in 0..clients {

@@ -86,10 +86,7 @@ fn at(period: Duration, w: u64, d: Duration) -> VirtualTime {
 /// Registers the visitor workload.
 pub fn setup(p: &VisitorParams, clients: usize, sim: &mut Sim) {
     let ghost: Rc<RefCell<Ghost>> = Rc::default();
-    {
-        let g = ghost.clone();
-        sim.ghost(move |h| crate::ghost::by_debug(h, &*g.borrow()));
-    }
+    crate::ghost::watch(sim, &ghost);
     let period = Duration::from_secs(u64::from(p.period_s));
     let w0 = first_window(p.period_s);
     let w_end = w0 + u64::from(p.windows);
