@@ -135,6 +135,11 @@ pub enum Verdict {
 }
 
 impl Verdict {
+    /// The labels every scenario may expect whatever its family: `pass` and the verdicts
+    /// the engine gives on its own (a diverged replay is bad input, never expected).
+    pub const GENERAL_LABELS: [&'static str; 5] =
+        ["pass", "livelock", "stuck", "panic", "client_error"];
+
     /// The short form used in scenario files and summaries: `pass`, `livelock`, `panic`,
     /// `diverged`, or the violated invariant's name.
     pub fn label(&self) -> String {

@@ -133,7 +133,7 @@ impl<M: Model> Check<M> {
     /// fails if exploration does *not* find it), or `livelock`, `stuck`, `panic`,
     /// `client_error`.
     pub fn expect(mut self, verdict: &str) -> Self {
-        let mut known = vec!["pass", "livelock", "stuck", "panic", "client_error"];
+        let mut known = crate::Verdict::GENERAL_LABELS.to_vec();
         known.extend(M::INVARIANTS);
         assert!(
             known.contains(&verdict),

@@ -355,14 +355,11 @@ impl Scenario {
         })?;
 
         let expect = f.expect.verdict.get_ref().clone();
-        let mut known = vec![
-            "pass".to_string(),
-            "livelock".into(),
-            "stuck".into(),
-            "panic".into(),
-            "client_error".into(),
-        ];
-        known.extend(family.invariants().iter().map(|s| s.to_string()));
+        let known: Vec<String> = crate::Verdict::GENERAL_LABELS
+            .iter()
+            .chain(family.invariants())
+            .map(|s| s.to_string())
+            .collect();
         if !known.contains(&expect) {
             return Err(at(FieldError::new(
                 "expect.verdict",
