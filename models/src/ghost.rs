@@ -13,9 +13,19 @@ use std::rc::Rc;
 use mcsim::Sim;
 use mcsim::exec::Fingerprint;
 
-/// Feeds `state`'s `Debug` form to `h`.
+/// Feeds `state`'s `Debug` form to `h`, piece by piece as it is written (no string is
+/// built).
 pub fn by_debug(h: &mut Fingerprint, state: &impl Debug) {
-    h.write(format!("{state:?}").as_bytes());
+    struct Feed<'a>(&'a mut Fingerprint);
+    impl std::fmt::Write for Feed<'_> {
+        fn write_str(&mut self, s: &str) -> std::fmt::Result {
+            self.0.write(s.as_bytes());
+            Ok(())
+        }
+    }
+    // Writing to a hasher cannot fail; a `Debug` impl that reports an error only stops
+    // the feed early, which still hashes deterministically.
+    let _ = std::fmt::write(&mut Feed(h), format_args!("{state:?}"));
 }
 
 /// Registers `state`, a harness's ghost record, as the model's ghost fingerprint.

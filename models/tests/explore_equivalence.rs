@@ -54,7 +54,9 @@ fn reduction_and_cache_reach_what_plain_enumeration_reaches() {
     let fault_plans = [
         "",
         "evict = { max = 1, probability = 0.1 }",
+        "evict = { max = 2, probability = 0.1 }",
         "reply_lost = { max = 1, probability = 0.1 }",
+        "reply_lost = { max = 1, probability = 0.1 }\nevict = { max = 1, probability = 0.1 }",
     ];
     let (mut compared, mut cached) = (0, 0);
     for (recipe, variants, params) in families {

@@ -176,6 +176,13 @@ fn values_out_of_range_name_their_field_and_line() {
             "explore.executions",
             12,
         ),
+        (
+            "clients = 2\n[explore]\npreemptions = \"many\"",
+            "explore.preemptions",
+            12,
+        ),
+        ("clients = 2\n[explore]\nfaults = -1", "explore.faults", 12),
+        ("clients = 2\n[explore]\nclients = 3", "explore.clients", 12),
     ] {
         // The edited lines go where `clients` was, before `[params]`: move params after.
         let text = GOOD
@@ -253,4 +260,24 @@ fn each_family_checks_its_ranges_at_their_bounds() {
         );
         assert_eq!(e.line, 9, "{e}");
     }
+}
+
+#[test]
+fn exhaustive_bounds_default_to_three_clients_two_preemptions_and_one_fault() {
+    use mcsim::scenario::ExhaustiveBounds;
+    let s = Scenario::parse(Path::new("scenarios/good.toml"), GOOD, RECIPES).unwrap();
+    let default = ExhaustiveBounds {
+        clients: 2,
+        preemptions: Some(2),
+        faults: Some(1),
+    };
+    assert_eq!(s.bounds, default);
+    let text = format!("{GOOD}\n[explore]\nclients = 1\npreemptions = \"all\"\nfaults = 0\n");
+    let s = Scenario::parse(Path::new("scenarios/good.toml"), &text, RECIPES).unwrap();
+    let given = ExhaustiveBounds {
+        clients: 1,
+        preemptions: None,
+        faults: Some(0),
+    };
+    assert_eq!(s.bounds, given);
 }

@@ -236,6 +236,9 @@ pub struct Row {
     pub error: Option<String>,
     /// For a sweep, one entry per point.
     pub points: Vec<PointRow>,
+    /// With `check --exhaustive`: what the search covered ("every schedule with at most
+    /// 2 preemptions and at most 1 fault, 3 clients"); `None` for a sampled verdict.
+    pub exhaustive: Option<String>,
 }
 
 /// One point of a sweep.

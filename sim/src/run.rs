@@ -283,6 +283,8 @@ pub fn matches_expectation(expect: &str, verdict: &Verdict) -> bool {
 pub struct ExploreOptions {
     /// At most this many preemptions per execution (`None`: unbounded).
     pub max_preemptions: Option<u32>,
+    /// At most this many faults per execution (`None`: only the plan's budgets).
+    pub max_faults: Option<u32>,
     /// Sleep-set partial-order reduction.
     pub reduce: bool,
     /// Stop after this many executions (the result is then not exhaustive).
@@ -291,9 +293,10 @@ pub struct ExploreOptions {
     pub keep_going: bool,
     /// Expand each state once ([`Dfs::with_cache`]).
     pub cache: bool,
-    /// Without `max_preemptions`: search with at most 0, then 1, 2, … preemptions, until
-    /// a counterexample turns up (the one with fewest preemptions comes first) or a bound
-    /// cuts nothing (then every schedule was covered).
+    /// Search with at most 0, then 1, then 2 preemptions and faults (each capped by
+    /// `max_preemptions` and `max_faults`), then at those bounds, until a counterexample
+    /// turns up (the one with fewest preemptions and faults comes first) or a bound cuts
+    /// nothing (then every schedule was covered).
     pub iterative: bool,
 }
 
@@ -301,6 +304,7 @@ impl Default for ExploreOptions {
     fn default() -> ExploreOptions {
         ExploreOptions {
             max_preemptions: None,
+            max_faults: None,
             reduce: true,
             max_executions: None,
             keep_going: false,
@@ -319,9 +323,12 @@ pub struct ExploreReport {
     pub distinct_states: usize,
     /// The verdict of every complete execution, as labels (`pass` and each violation).
     pub verdicts: std::collections::BTreeSet<String>,
-    /// With iterative bounding: the preemption bound of the last search when it stopped
-    /// short of covering every schedule (`None`: unbounded, every schedule covered).
+    /// The preemption bound of the last search (`None`: unbounded, or the bounds cut
+    /// nothing, so every schedule was covered).
     pub preemptions_searched: Option<u32>,
+    /// The fault bound of the last search (`None`: only the plan's budgets, or the bounds
+    /// cut nothing).
+    pub faults_searched: Option<u32>,
     /// The first counterexample, if any.
     pub failure: Option<Finding>,
     /// Complete executions that failed (all of them with `keep_going`).
@@ -339,27 +346,27 @@ pub fn explore(
     options: &ExploreOptions,
     progress: &mut dyn FnMut(&DfsStats) -> bool,
 ) -> ExploreReport {
-    let mut dfs = Dfs::new(options.max_preemptions, options.reduce).with_cache(options.cache);
-    if !options.iterative || options.max_preemptions.is_some() {
-        return explore_within(scenario, options, &mut dfs, progress);
-    }
-    // The bugs people meet need few preemptions (as CHESS found): 0, 1 and 2 first, each
-    // a cheap search whose states the next one keeps, then every schedule.
+    let mut dfs = Dfs::new(options.max_preemptions, options.reduce)
+        .with_max_faults(options.max_faults)
+        .with_cache(options.cache);
+    let levels = bound_levels(options);
     let mut spent = 0;
     let mut report = None;
-    for bound in [Some(0), Some(1), Some(2), None] {
+    for (preemptions, faults) in levels {
         let at_bound = ExploreOptions {
-            max_preemptions: bound,
+            max_preemptions: preemptions,
+            max_faults: faults,
             max_executions: options.max_executions.map(|m| m.saturating_sub(spent)),
             ..*options
         };
-        dfs.deepen(bound);
+        dfs.deepen(preemptions, faults);
         let mut r = explore_within(scenario, &at_bound, &mut dfs, progress);
         spent += r.stats.executions;
         r.stats.executions = spent;
         let covered_all = r.stats.complete && r.stats.cut_by_bound == 0;
         if covered_all {
             r.preemptions_searched = None;
+            r.faults_searched = None;
         }
         let done = r.failure.is_some() || r.interrupted || covered_all;
         report = Some(r);
@@ -368,6 +375,27 @@ pub fn explore(
         }
     }
     report.expect("at least one search ran")
+}
+
+/// The bounds searched in turn: the bugs people meet need few preemptions (as CHESS
+/// found) and few faults, so 0, 1 and 2 of each first, each a cheap search whose states
+/// the next one keeps, then the bounds asked for. Without `iterative`, only those.
+fn bound_levels(options: &ExploreOptions) -> Vec<(Option<u32>, Option<u32>)> {
+    let last = (options.max_preemptions, options.max_faults);
+    let mut levels = Vec::new();
+    if options.iterative {
+        for k in 0..=2u32 {
+            let level = (
+                Some(options.max_preemptions.map_or(k, |m| m.min(k))),
+                Some(options.max_faults.map_or(k, |m| m.min(k))),
+            );
+            if levels.last() != Some(&level) && level != last {
+                levels.push(level);
+            }
+        }
+    }
+    levels.push(last);
+    levels
 }
 
 /// One exhaustive search within `options`' bounds, by `dfs` (which may keep the states
@@ -432,6 +460,7 @@ fn explore_within(
         distinct_states: states.len(),
         verdicts,
         preemptions_searched: options.max_preemptions,
+        faults_searched: options.max_faults,
         failure,
         failures,
         calls,

@@ -36,7 +36,7 @@ impl fmt::Display for Size {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "{} clients, {} steps, {} calls, {} preemptions, {} faults",
+            "{} clients, {} steps, {} calls, {} context switches, {} faults",
             self.clients, self.steps, self.calls, self.preemptions, self.faults
         )
     }

@@ -102,9 +102,18 @@ pub(crate) enum Command {
     Explore {
         /// The scenario file.
         scenario: PathBuf,
-        /// At most this many preemptions per execution.
+        /// Explore with this many clients (default: the file's `[explore] clients`, else
+        /// its own count, at most 3).
         #[arg(long)]
-        max_preemptions: Option<u32>,
+        clients: Option<usize>,
+        /// At most this many preemptions per execution, or `all` (default: the file's
+        /// `[explore] preemptions`, else 2).
+        #[arg(long, value_name = "N|all")]
+        max_preemptions: Option<Bound>,
+        /// At most this many faults per execution, or `all` for only the fault plan's
+        /// budgets (default: the file's `[explore] faults`, else 2).
+        #[arg(long, value_name = "N|all")]
+        max_faults: Option<Bound>,
         /// Stop after this many executions (then the result is not exhaustive).
         #[arg(long)]
         max_executions: Option<u64>,
@@ -114,8 +123,8 @@ pub(crate) enum Command {
         /// Turn the visited-state cache off (expand a state every time it is reached).
         #[arg(long)]
         no_cache: bool,
-        /// Without --max-preemptions, search every schedule at once instead of with at
-        /// most 0, then 1, 2, … preemptions (the fewest-preemption counterexample first).
+        /// Search at the bounds at once instead of with at most 0, then 1, then 2
+        /// preemptions and faults first (the smallest counterexample first).
         #[arg(long)]
         no_iterative: bool,
         /// Keep exploring after a violation and count the failing executions.
@@ -147,6 +156,10 @@ pub(crate) enum Command {
         /// Also check that each scenario's first seed replays to the same trace hash.
         #[arg(long)]
         check_determinism: bool,
+        /// Prove each scenario (not a sweep) by an exhaustive search at its `[explore]`
+        /// bounds (clients, preemptions, faults) instead of sampling it.
+        #[arg(long)]
+        exhaustive: bool,
         /// Run only shard I of N (`--shard 2/4`): scenario files are dealt out by their
         /// sorted position, so N machines together run the suite once.
         #[arg(long, value_parser = parse_shard)]
@@ -162,4 +175,21 @@ pub(crate) fn parse_shard(s: &str) -> Result<(usize, usize), String> {
         return Err(format!("shard {i}/{n}: need 1 <= I <= N"));
     }
     Ok((i, n))
+}
+
+/// A bound on the command line: a number, or `all` for none.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Bound(pub Option<u32>);
+
+impl std::str::FromStr for Bound {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Bound, String> {
+        if s == "all" {
+            return Ok(Bound(None));
+        }
+        s.parse()
+            .map(|n| Bound(Some(n)))
+            .map_err(|_| format!("{s:?} is not a bound: give a number, or `all`"))
+    }
 }

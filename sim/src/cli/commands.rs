@@ -129,7 +129,9 @@ pub(crate) fn dispatch(command: Command, families: &[&'static dyn Family]) -> Re
         }
         Command::Explore {
             scenario,
+            clients,
             max_preemptions,
+            max_faults,
             max_executions,
             no_reduction,
             no_cache,
@@ -138,15 +140,20 @@ pub(crate) fn dispatch(command: Command, families: &[&'static dyn Family]) -> Re
             set,
         } => {
             let s = load_set(&scenario, &set, families)?;
+            let clients = clients.unwrap_or(s.bounds.clients);
+            let s = s
+                .with_clients(clients)
+                .map_err(|e| anyhow::anyhow!("{e}"))?;
             let options = run::ExploreOptions {
-                max_preemptions,
+                max_preemptions: max_preemptions.map_or(s.bounds.preemptions, |b| b.0),
+                max_faults: max_faults.map_or(s.bounds.faults, |b| b.0),
                 reduce: !no_reduction,
                 max_executions,
                 keep_going: all,
                 cache: !no_cache,
                 iterative: !no_iterative,
             };
-            explore(&s, &options)
+            crate::cli::explore::explore(&s, &options)
         }
         Command::Check {
             dir,
@@ -155,132 +162,21 @@ pub(crate) fn dispatch(command: Command, families: &[&'static dyn Family]) -> Re
             json,
             junit,
             check_determinism,
+            exhaustive,
             shard,
         } => crate::cli::gate::check(
             families,
             &dir,
             jobs,
-            budget,
+            crate::cli::gate::Judging {
+                budget,
+                determinism: check_determinism,
+                exhaustive,
+            },
             &json,
             junit.as_deref(),
-            check_determinism,
             shard,
         ),
-    }
-}
-
-fn explore(s: &Scenario, options: &run::ExploreOptions) -> Result<ExitCode> {
-    let started = Instant::now();
-    let mut last = Instant::now();
-    let report = run::explore(s, options, &mut |stats| {
-        if last.elapsed().as_secs() >= 1 {
-            last = Instant::now();
-            eprintln!(
-                "  … {} executions, {} pruned, depth {} ({:.0?})",
-                stats.executions,
-                stats.pruned,
-                stats.max_depth,
-                started.elapsed()
-            );
-        }
-        true
-    });
-    let st = report.stats;
-    if options.keep_going {
-        outln!("{} of the executions violate an invariant", report.failures);
-    }
-    outln!(
-        "{}: {} executions explored ({} redundant interleavings cut short), {} distinct final states, {} calls, max depth {}, in {:.2?}",
-        s.name,
-        st.executions,
-        st.pruned,
-        report.distinct_states,
-        report.calls,
-        st.max_depth,
-        started.elapsed()
-    );
-    if st.states > 0 {
-        outln!(
-            "  visited-state cache: {} distinct states, {} executions cut at a state already explored, fingerprint collision chance {:.1e}",
-            st.states,
-            st.revisits,
-            st.collision_chance()
-        );
-    } else if options.cache {
-        outln!(
-            "  visited-state cache off: the model registers no ghost fingerprint (Sim::ghost), or memory pressure made the LRU order matter"
-        );
-    }
-    match &report.failure {
-        Some(f) => {
-            if let (Some(p), None) = (report.preemptions_searched, options.max_preemptions) {
-                outln!("  found at {p} preemptions: no schedule with fewer breaks an invariant");
-            }
-            outln!();
-            out!("{}", report::render_failure(s, s.strategy, f));
-            let ok = f.execution.verdict.label() == s.expect;
-            outln!(
-                "\nexpected {}, got {}: {}",
-                s.expect,
-                f.execution.verdict.label(),
-                if ok { "as expected" } else { "MISMATCH" }
-            );
-            Ok(if ok {
-                ExitCode::SUCCESS
-            } else {
-                ExitCode::FAILURE
-            })
-        }
-        None if report.interrupted => {
-            outln!("stopped before covering every schedule: no violation so far (not a proof)");
-            Ok(ExitCode::FAILURE)
-        }
-        None => {
-            let bound = match report.preemptions_searched {
-                Some(p) => format!("at most {p} preemptions and the fault plan's budgets"),
-                None => "the fault plan's budgets, unbounded preemptions".into(),
-            };
-            outln!(
-                "no violation within bounds ({} clients, {bound}; every call at the earliest instant of its latency window, the workload's own draws fixed by its seed)",
-                s.clients
-            );
-            // What the bounds fix is sampled: a violation there makes the answer no proof.
-            let sample = RunOptions {
-                strategy: StrategyKind::Random,
-                seed: s.seed,
-                executions: s.executions.clamp(1, 500),
-                keep_going: false,
-                shrink: true,
-            };
-            let sampled = run::run(s, &sample);
-            let got = match &sampled.first_failure {
-                Some(f) => {
-                    outln!(
-                        "\nbut random executions, free to run calls at other instants of their windows, found one outside those bounds:"
-                    );
-                    out!("{}", report::render_failure(s, StrategyKind::Random, f));
-                    f.execution.verdict.label()
-                }
-                None => {
-                    outln!(
-                        "  and {} random executions beyond those bounds found none either",
-                        sampled.executions
-                    );
-                    "pass".to_string()
-                }
-            };
-            let ok = got == s.expect;
-            outln!(
-                "expected {}, got {got}: {}",
-                s.expect,
-                if ok { "as expected" } else { "MISMATCH" }
-            );
-            Ok(if ok {
-                ExitCode::SUCCESS
-            } else {
-                ExitCode::FAILURE
-            })
-        }
     }
 }
 

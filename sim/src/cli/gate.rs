@@ -10,14 +10,92 @@ use crate::cli::commands::load_points;
 use crate::model::Family;
 use crate::report::{self, PointRow, Row};
 use crate::run::{self, Determinism, RunOptions};
+use crate::scenario::StrategyKind;
 use anyhow::{Context, Result, bail};
 
-fn run_one(
-    path: &Path,
-    families: &[&'static dyn Family],
-    budget: f64,
-    check_determinism: bool,
-) -> Row {
+/// How `check` judges each scenario.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Judging {
+    /// Multiplier of every scenario's execution budget.
+    pub budget: f64,
+    /// Also check that the first seed replays to the same trace.
+    pub determinism: bool,
+    /// Prove each scenario that is not a sweep at its `[explore]` bounds instead of
+    /// sampling it.
+    pub exhaustive: bool,
+}
+
+/// Executions an exhaustive search may take (times the budget) before the gate calls
+/// the scenario unproved.
+const EXHAUSTIVE_CAP: f64 = 200_000.0;
+
+/// Proves `s` at its `[explore]` bounds: the row's verdict is the first violation
+/// found, `pass` when every schedule within the bounds was covered, or `unproved` when
+/// the search hit its cap first.
+fn prove(s: &crate::scenario::Scenario, budget: f64, row: &mut Row) -> String {
+    let s = match s.with_clients(s.bounds.clients) {
+        Ok(s) => s,
+        Err(e) => {
+            row.error = Some(e.to_string());
+            return "error".into();
+        }
+    };
+    let options = run::ExploreOptions {
+        max_preemptions: s.bounds.preemptions,
+        max_faults: s.bounds.faults,
+        max_executions: Some((EXHAUSTIVE_CAP * budget).ceil().max(1.0) as u64),
+        iterative: true,
+        ..run::ExploreOptions::default()
+    };
+    let r = run::explore(&s, &options, &mut |_| true);
+    row.executions += r.stats.executions;
+    row.calls += r.calls;
+    let covered = crate::cli::explore::covered(&s, &r);
+    match &r.failure {
+        Some(f) => {
+            row.replays = report::replay_lines(&s, s.strategy, f);
+            row.replay = row.replays.first().map(|l| l.command.clone());
+            row.detail = Some(report::render_failure(&s, s.strategy, f));
+            row.numbers = format!("found in {covered}");
+            row.exhaustive = Some(covered);
+            f.execution.verdict.label()
+        }
+        None if r.interrupted => {
+            row.numbers = format!("stopped after {} executions", r.stats.executions);
+            "unproved".into()
+        }
+        None => {
+            let sampled = crate::cli::explore::beyond_bounds(&s);
+            row.executions += sampled.executions;
+            row.calls += sampled.calls;
+            if let Some(f) = &sampled.first_failure {
+                // Outside what the search fixes: the verdict is the sample's, not a proof.
+                row.replay = Some(report::replay_seed_command(
+                    &s,
+                    StrategyKind::Random,
+                    f.seed,
+                ));
+                row.replays = report::replay_lines(&s, StrategyKind::Random, f);
+                row.detail = Some(report::render_failure(&s, StrategyKind::Random, f));
+                row.numbers = format!("none in {covered}; found by random timing");
+                return f.execution.verdict.label();
+            }
+            row.numbers = format!(
+                "{} executions, {} states, and {} random beyond",
+                r.stats.executions, r.stats.states, sampled.executions
+            );
+            row.exhaustive = Some(covered);
+            "pass".into()
+        }
+    }
+}
+
+fn run_one(path: &Path, families: &[&'static dyn Family], judging: Judging) -> Row {
+    let Judging {
+        budget,
+        determinism: check_determinism,
+        exhaustive,
+    } = judging;
     let started = Instant::now();
     let mut row = Row {
         scenario: path
@@ -36,6 +114,7 @@ fn run_one(
         detail: None,
         error: None,
         points: Vec::new(),
+        exhaustive: None,
     };
     let points = match load_points(path, families) {
         Ok(p) => p,
@@ -46,6 +125,13 @@ fn run_one(
     };
     let sweep = points.len() > 1;
     let mut labels = Vec::new();
+    if exhaustive && !sweep {
+        let s = &points[0];
+        row.expected = s.expect.clone();
+        row.got = prove(s, budget, &mut row);
+        row.millis = started.elapsed().as_millis() as u64;
+        return row;
+    }
     for s in &points {
         row.expected = s.expect.clone();
         let mut options = RunOptions::from_scenario(s);
@@ -114,15 +200,13 @@ fn sweep_verdict(expected: &str, labels: &[String]) -> String {
         .unwrap_or_else(|| "pass".into())
 }
 
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn check(
     families: &[&'static dyn Family],
     dir: &Path,
     jobs: Option<usize>,
-    budget: f64,
+    judging: Judging,
     json: &Path,
     junit: Option<&Path>,
-    det: bool,
     shard: Option<(usize, usize)>,
 ) -> Result<ExitCode> {
     let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
@@ -159,7 +243,7 @@ pub(crate) fn check(
                 loop {
                     let next = queue.lock().map(|mut q| q.pop()).unwrap_or(None);
                     let Some(path) = next else { break };
-                    let row = run_one(&path, families, budget, det);
+                    let row = run_one(&path, families, judging);
                     let mark = if row.ok() { "ok  " } else { "FAIL" };
                     eprintln!("{mark} {} ({} ms)", row.scenario, row.millis);
                     if let Ok(mut r) = rows.lock() {
@@ -201,6 +285,12 @@ pub(crate) fn check(
     if let Some(junit) = junit {
         std::fs::write(junit, report::render_junit(&rows))
             .with_context(|| format!("writing {}", junit.display()))?;
+    }
+    if judging.exhaustive {
+        let proved = rows.iter().filter(|r| r.exhaustive.is_some()).count();
+        outln!(
+            "exhaustive: {proved} scenarios decided by an exhaustive search at their [explore] bounds (shown per row in the JSON), sweeps sampled"
+        );
     }
     outln!(
         "{} scenarios, {} as expected, {} mismatched; {} executions in {:.1?} on {jobs} jobs; JSON in {}",

@@ -25,6 +25,7 @@
 mod out;
 mod args;
 mod commands;
+mod explore;
 mod gate;
 
 use std::ffi::OsString;

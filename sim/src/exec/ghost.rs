@@ -2,12 +2,15 @@
 //! servers (who is inside the critical section, how many increments completed), hashed
 //! so the explorer can tell two states apart, or know them for the same.
 //!
-//! The hash is FNV-1a over what the model feeds it: stable across runs, machines and
-//! Rust versions (std's `DefaultHasher` promises none of that).
+//! The hash is FNV-1a over what the model feeds it, taken a word at a time for integers
+//! and eight bytes at a time for byte strings: stable across runs, machines and Rust
+//! versions (std's `DefaultHasher` promises none of that), and cheap enough to run at
+//! every choice point of an exhaustive search.
 
 use std::hash::Hasher;
 
-/// A 64-bit FNV-1a [`Hasher`] a model feeds its ghost state to ([`crate::Sim::ghost`]).
+/// A 64-bit FNV-1a-style [`Hasher`] a model feeds its ghost state to
+/// ([`crate::Sim::ghost`]). Its value depends only on what is written, in order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Fingerprint(u64);
 
@@ -24,12 +27,46 @@ impl Fingerprint {
     }
 }
 
+const PRIME: u64 = 0x0100_0000_01b3;
+
+impl Fingerprint {
+    fn mix(&mut self, word: u64) {
+        // FNV's xor-multiply on a whole word, with a rotation so high bits reach low ones.
+        self.0 = (self.0 ^ word).wrapping_mul(PRIME).rotate_left(23);
+    }
+}
+
 impl Hasher for Fingerprint {
     fn write(&mut self, bytes: &[u8]) {
-        for b in bytes {
-            self.0 ^= u64::from(*b);
-            self.0 = self.0.wrapping_mul(0x0100_0000_01b3);
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            self.mix(u64::from_le_bytes(c.try_into().expect("eight bytes")));
         }
+        let rest = chunks.remainder();
+        let mut last = [0u8; 8];
+        last[..rest.len()].copy_from_slice(rest);
+        // The length keeps "ab" + "c" apart from "a" + "bc".
+        self.mix(u64::from_le_bytes(last) ^ ((bytes.len() as u64) << 56));
+    }
+
+    fn write_u8(&mut self, i: u8) {
+        self.mix(u64::from(i));
+    }
+
+    fn write_u16(&mut self, i: u16) {
+        self.mix(u64::from(i));
+    }
+
+    fn write_u32(&mut self, i: u32) {
+        self.mix(u64::from(i));
+    }
+
+    fn write_u64(&mut self, i: u64) {
+        self.mix(i);
+    }
+
+    fn write_usize(&mut self, i: usize) {
+        self.mix(i as u64);
     }
 
     fn finish(&self) -> u64 {

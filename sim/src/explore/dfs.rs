@@ -7,33 +7,49 @@
 //! deepest choice point with an alternative left.
 //!
 //! **Choices.** At each step: run one of the pending calls (at the earliest instant of its
-//! latency window), or fire one of the faults the plan still allows. Fault budgets and a
-//! preemption bound (switching away from a client that could have continued) bound the
-//! tree.
+//! latency window), or fire one of the faults the plan still allows. Fault budgets, a
+//! fault bound (faults per execution, [`Dfs::with_max_faults`]) and a preemption bound
+//! (switching away from a client that could have continued) bound the tree.
 //!
-//! **Independence.** Two steps commute when both run calls and the calls go to different
-//! servers, touch disjoint keys, or are both reads (`get`, `gets`, a plain `mg`). Every
-//! fault depends on every step (a fault can touch several keys: a crash touches all). A
-//! server near its memory limit can evict any key on a store, so while
-//! [`Options::eviction_possible`] holds every pair of calls is dependent. Reads move
+//! **Independence.** Two steps commute when neither is a fault of the same budget or a
+//! step of the same client, and they touch disjoint keys, or go to different servers
+//! when one is server-wide, or are both reads (`get`, `gets`, a plain `mg`). A fault has
+//! a footprint too: evicting key K touches K on its server (as a write); losing a request
+//! or a reply, or a value over the item limit, runs that client's pending call and touches
+//! its keys. Crashes, pauses, deaths, clock jumps and a server leaving touch everything.
+//! A server near its memory limit can evict any key on a store, so while
+//! [`Options::eviction_possible`] holds every pair of steps is dependent. Reads move
 //! items in the LRU, which is only observable through eviction, covered by the same rule.
 //!
 //! **Sleep sets** (Godefroid 1996): after the subtree of step `a` at a node is explored,
 //! `a` sleeps in the later siblings' subtrees until a step dependent on `a` runs; a node
 //! whose every alternative sleeps is a redundant interleaving and its execution is cut
 //! short. Sound for safety properties provided independent steps neither enable nor
-//! disable each other. Here that holds for calls whose latency windows all overlap;
-//! with narrow windows, running one call can push virtual time so that another becomes
+//! disable each other. Calls never disable another client's call, but a call can disable
+//! a fault (the last call ends the execution; moving virtual time can let a key expire):
+//! a sibling call is put to sleep past a fault only where its own subtree showed the
+//! fault still enabled after it. For calls, the timing caveat remains: with narrow
+//! latency windows, running one call can push virtual time so that another becomes
 //! runnable only later, and the reduction may then skip timing-feasible orders. Use a
 //! latency window wider than the scenario's call chains (or `--no-reduction`) when a
 //! verdict depends on sub-window timing.
 
 use crate::explore::{Choice, Footprint, Options, Strategy};
+use crate::fault::Fault;
+use crate::trace::fnv1a;
+
+/// What the reduction assumes, said beside every "no violation" it took part in.
+pub const REDUCTION_CAVEAT: &str = "reduction: sleep sets; two steps on different keys are taken to give the same outcome in either order, though each order runs them at its own virtual instants (a TTL boundary between those instants is explored only with --no-reduction)";
 
 #[derive(Debug, Clone)]
 struct Alt {
     choice: Choice,
+    /// What the step touches; `None`: it depends on every step.
     footprint: Option<Footprint>,
+    /// The client whose pending call the step runs (a call, or a fault that runs it).
+    client: Option<usize>,
+    /// A fault: it uses the plan's budget, so it depends on every other fault.
+    fault: bool,
     preempts: bool,
 }
 
@@ -43,8 +59,14 @@ struct Node {
     taken: usize,
     explored: Vec<usize>,
     sleep: Vec<Alt>,
+    /// For each alternative explored: the choices enabled right after it (empty when
+    /// the execution ended there). A fault stays asleep past a call only if the call
+    /// left it enabled: the last call of an execution, or one that lets a key expire,
+    /// disables faults it does not otherwise touch.
+    enabled_after: Vec<(usize, Vec<Choice>)>,
     eviction_possible: bool,
     preemptions_before: u32,
+    faults_before: u32,
 }
 
 /// What an exhaustive exploration did.
@@ -62,8 +84,12 @@ pub struct DfsStats {
     pub states: u64,
     /// Executions cut short because they reached a state already explored.
     pub revisits: u64,
-    /// Alternatives left unexplored because taking them would exceed the preemption
-    /// bound: zero means the bound cut nothing, and the search covered every schedule.
+    /// True if the cache turned itself off: its first [`Dfs::CACHE_TRIAL`] states cut no
+    /// execution short (every path reached states of its own, so fingerprints only cost).
+    pub cache_given_up: bool,
+    /// Alternatives left unexplored because taking them would exceed the preemption or
+    /// the fault bound: zero means the bounds cut nothing, and the search covered every
+    /// schedule.
     pub cut_by_bound: u64,
 }
 
@@ -84,6 +110,8 @@ struct Visit {
     prev_client: Option<usize>,
     /// Preemptions the bound still allowed (`u32::MAX`: unbounded).
     left: u32,
+    /// Faults the bound still allowed (`u32::MAX`: only the plan's budgets).
+    faults_left: u32,
     sleep: Vec<Choice>,
 }
 
@@ -91,6 +119,7 @@ impl Visit {
     fn covers(&self, other: &Visit) -> bool {
         self.prev_client == other.prev_client
             && self.left >= other.left
+            && self.faults_left >= other.faults_left
             && self.sleep.iter().all(|c| other.sleep.contains(c))
     }
 }
@@ -99,11 +128,13 @@ impl Visit {
 #[derive(Debug, Clone)]
 pub struct Dfs {
     max_preemptions: Option<u32>,
+    max_faults: Option<u32>,
     reduce: bool,
     path: Vec<Node>,
     pos: usize,
     prev_client: Option<usize>,
     preemptions: u32,
+    faults: u32,
     blocked: bool,
     /// The current execution was cut short at a state already explored.
     revisited: bool,
@@ -118,11 +149,13 @@ impl Dfs {
     pub fn new(max_preemptions: Option<u32>, reduce: bool) -> Dfs {
         Dfs {
             max_preemptions,
+            max_faults: None,
             reduce,
             path: Vec::new(),
             pos: 0,
             prev_client: None,
             preemptions: 0,
+            faults: 0,
             blocked: false,
             revisited: false,
             cache: false,
@@ -141,30 +174,54 @@ impl Dfs {
         self
     }
 
-    /// The same search deepened to `max_preemptions`, keeping the states explored so far
-    /// (each with the preemptions it had left, so only states now reached with more
-    /// budget are explored again): iterative bounding that does not start over.
-    pub fn deepen(&mut self, max_preemptions: Option<u32>) {
+    /// The same search with at most `max_faults` faults per execution (`None`: only the
+    /// fault plan's budgets bound them).
+    pub fn with_max_faults(mut self, max_faults: Option<u32>) -> Dfs {
+        self.max_faults = max_faults;
+        self
+    }
+
+    /// The same search deepened to `max_preemptions` and `max_faults`, keeping the states
+    /// explored so far (each with the preemptions and faults it had left, so only states
+    /// now reached with more budget are explored again): iterative bounding that does not
+    /// start over.
+    pub fn deepen(&mut self, max_preemptions: Option<u32>, max_faults: Option<u32>) {
         self.max_preemptions = max_preemptions;
+        self.max_faults = max_faults;
         self.path.clear();
         let (states, revisits) = (self.stats.states, self.stats.revisits);
         self.stats = DfsStats {
             states,
             revisits,
+            cache_given_up: self.stats.cache_given_up,
             ..DfsStats::default()
         };
     }
 
+    /// States the cache keeps before it judges whether it pays: if none of them cut an
+    /// execution short, it turns itself off ([`DfsStats::cache_given_up`]).
+    pub const CACHE_TRIAL: u64 = 1_000;
+
     /// True if a state already explored covers this node: then it is cut short.
     fn seen_before(&mut self, options: &Options<'_>, node: &Node) -> bool {
-        let Some(state) = options.state.filter(|_| self.cache) else {
+        if self.stats.states >= Self::CACHE_TRIAL && self.stats.revisits == 0 {
+            self.stats.cache_given_up = true;
+        }
+        let Some(state) = options
+            .state
+            .filter(|_| self.cache && !self.stats.cache_given_up)
+        else {
             return false;
         };
         let visit = Visit {
-            prev_client: self.prev_client,
+            // Without a preemption bound, who ran last changes nothing ahead.
+            prev_client: self.max_preemptions.and(self.prev_client),
             left: self
                 .max_preemptions
                 .map_or(u32::MAX, |max| max.saturating_sub(self.preemptions)),
+            faults_left: self
+                .max_faults
+                .map_or(u32::MAX, |max| max.saturating_sub(self.faults)),
             sleep: node.sleep.iter().map(|a| a.choice.clone()).collect(),
         };
         match self.visited.get(&state) {
@@ -190,17 +247,23 @@ impl Dfs {
     }
 
     fn independent(a: &Alt, b: &Alt, eviction_possible: bool) -> bool {
+        if (a.fault && b.fault) || (a.client.is_some() && a.client == b.client) {
+            return false;
+        }
         match (&a.footprint, &b.footprint) {
             (Some(x), Some(y)) => !eviction_possible && x.commutes_with(y),
             _ => false,
         }
     }
 
-    fn allowed(&self, alt: &Alt, preemptions_before: u32) -> bool {
-        match self.max_preemptions {
-            Some(max) => !alt.preempts || preemptions_before < max,
-            None => true,
-        }
+    fn allowed(&self, alt: &Alt, node: &Node) -> bool {
+        let preemption_ok = self
+            .max_preemptions
+            .is_none_or(|max| !alt.preempts || node.preemptions_before < max);
+        let fault_ok = self
+            .max_faults
+            .is_none_or(|max| !alt.fault || node.faults_before < max);
+        preemption_ok && fault_ok
     }
 
     fn new_node(&self, options: &Options<'_>) -> Node {
@@ -213,27 +276,25 @@ impl Dfs {
                     delay: 0,
                 },
                 footprint: c.footprint.clone(),
+                client: Some(c.client),
+                fault: false,
                 preempts: self
                     .prev_client
                     .is_some_and(|p| p != c.client && options.call_of(p).is_some()),
             })
             .collect();
-        alternatives.extend(options.faults.iter().map(|f| Alt {
-            choice: Choice::Fault(f.fault.clone()),
-            footprint: None,
-            preempts: false,
+        alternatives.extend(options.faults.iter().map(|f| {
+            let (footprint, client) = fault_footprint(&f.fault, options);
+            Alt {
+                choice: Choice::Fault(f.fault.clone()),
+                footprint,
+                client,
+                fault: true,
+                preempts: false,
+            }
         }));
         let sleep = match self.path.last() {
-            Some(parent) if self.reduce => {
-                let taken = &parent.alternatives[parent.taken];
-                parent
-                    .sleep
-                    .iter()
-                    .chain(parent.explored.iter().map(|&i| &parent.alternatives[i]))
-                    .filter(|s| Self::independent(s, taken, parent.eviction_possible))
-                    .cloned()
-                    .collect()
-            }
+            Some(parent) if self.reduce => Self::sleep_after(parent),
             _ => Vec::new(),
         };
         Node {
@@ -241,9 +302,37 @@ impl Dfs {
             taken: 0,
             explored: Vec::new(),
             sleep,
+            enabled_after: Vec::new(),
             eviction_possible: options.eviction_possible,
             preemptions_before: self.preemptions,
+            faults_before: self.faults,
         }
+    }
+
+    /// The sleep set of `parent`'s child through its taken step `b`: what slept at the
+    /// parent and each alternative explored there before `b`, if independent of `b`,
+    /// and only if `b` is still enabled after it (so the order with it first exists).
+    /// Calls never disable other clients' calls; a call may disable a fault, which is
+    /// known for the parent's explored alternatives (their children were seen) and not
+    /// for what slept at the parent, so a sleeping call does not pass a fault.
+    fn sleep_after(parent: &Node) -> Vec<Alt> {
+        let b = &parent.alternatives[parent.taken];
+        let inherited = parent.sleep.iter().filter(|s| !b.fault || s.fault);
+        let explored = parent.explored.iter().filter_map(|&i| {
+            let a = &parent.alternatives[i];
+            let b_survives = !b.fault
+                || a.fault
+                || parent
+                    .enabled_after
+                    .iter()
+                    .any(|(j, after)| *j == i && after.contains(&b.choice));
+            b_survives.then_some(a)
+        });
+        inherited
+            .chain(explored)
+            .filter(|s| Self::independent(s, b, parent.eviction_possible))
+            .cloned()
+            .collect()
     }
 
     fn next_alternative(&self, node: &Node) -> Option<usize> {
@@ -253,8 +342,38 @@ impl Dfs {
                     .sleep
                     .iter()
                     .any(|s| s.choice == node.alternatives[i].choice)
-                && self.allowed(&node.alternatives[i], node.preemptions_before)
+                && self.allowed(&node.alternatives[i], node)
         })
+    }
+}
+
+/// What a fault touches, and whose pending call it runs. Evicting a key touches that key
+/// (as a write: it changes what a later read of the key sees); losing a request or a
+/// reply, or sending a value over the item limit, runs that client's pending call and
+/// touches what the call touches (as a write, since the client sees an error). Other
+/// faults (crashes, restarts, pauses, clock jumps, a server leaving the ring) touch
+/// everything.
+fn fault_footprint(fault: &Fault, options: &Options<'_>) -> (Option<Footprint>, Option<usize>) {
+    match fault {
+        Fault::Evict { server, key } => (
+            Some(Footprint {
+                server: *server,
+                keys: vec![fnv1a(key.as_bytes())],
+                read_only: false,
+            }),
+            None,
+        ),
+        Fault::ReplyLost { client }
+        | Fault::RequestLost { client }
+        | Fault::TooLarge { client } => {
+            let call = options.calls.iter().find(|c| c.client == *client);
+            let footprint = call.and_then(|c| c.footprint.clone()).map(|f| Footprint {
+                read_only: false,
+                ..f
+            });
+            (footprint, Some(*client))
+        }
+        _ => (None, None),
     }
 }
 
@@ -267,12 +386,13 @@ impl Strategy for Dfs {
         self.pos = 0;
         self.prev_client = None;
         self.preemptions = 0;
+        self.faults = 0;
         self.blocked = false;
         self.revisited = false;
     }
 
     fn wants_states(&self) -> bool {
-        self.cache
+        self.cache && !self.stats.cache_given_up
     }
 
     fn needs_footprints(&self) -> bool {
@@ -290,10 +410,16 @@ impl Strategy for Dfs {
     fn choose(&mut self, options: &Options<'_>) -> Choice {
         if self.pos == self.path.len() {
             let mut node = self.new_node(options);
+            if self.reduce
+                && let Some(parent) = self.path.last_mut()
+            {
+                let after = node.alternatives.iter().map(|a| a.choice.clone()).collect();
+                parent.enabled_after.push((parent.taken, after));
+            }
             let cut = node
                 .alternatives
                 .iter()
-                .filter(|a| !self.allowed(a, node.preemptions_before))
+                .filter(|a| !self.allowed(a, &node))
                 .count();
             self.stats.cut_by_bound += cut as u64;
             if self.seen_before(options, &node) {
@@ -313,6 +439,9 @@ impl Strategy for Dfs {
         let alt = &node.alternatives[node.taken];
         if alt.preempts {
             self.preemptions += 1;
+        }
+        if alt.fault {
+            self.faults += 1;
         }
         if let Choice::Run { client, .. } = alt.choice {
             self.prev_client = Some(client);

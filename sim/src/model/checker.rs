@@ -357,6 +357,11 @@ impl<M: Model> Check<M> {
             executions,
             seed: self.seed,
             expect: self.expect.clone(),
+            bounds: crate::scenario::ExhaustiveBounds {
+                clients,
+                preemptions: None,
+                faults: None,
+            },
             setup,
             point: Vec::new(),
             settings: Vec::new(),

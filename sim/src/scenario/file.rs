@@ -134,6 +134,12 @@ pub(crate) struct ExploreFile {
     pub steps_estimate: u64,
     pub executions: u64,
     pub seed: u64,
+    /// Exhaustive bounds: clients (default: the scenario's, at most 3).
+    pub clients: Option<Spanned<u64>>,
+    /// Preemptions per execution: a number or `"all"`.
+    pub preemptions: Spanned<toml::Value>,
+    /// Faults per execution: a number or `"all"` (only the plan's budgets).
+    pub faults: Spanned<toml::Value>,
 }
 
 impl Default for ExploreFile {
@@ -144,6 +150,15 @@ impl Default for ExploreFile {
             steps_estimate: 100,
             executions: 1000,
             seed: 0,
+            clients: None,
+            preemptions: Spanned::new(
+                0..0,
+                toml::Value::Integer(i64::from(super::ExhaustiveBounds::DEFAULT_PREEMPTIONS)),
+            ),
+            faults: Spanned::new(
+                0..0,
+                toml::Value::Integer(i64::from(super::ExhaustiveBounds::DEFAULT_FAULTS)),
+            ),
         }
     }
 }

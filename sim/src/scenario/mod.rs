@@ -116,6 +116,8 @@ pub struct Scenario {
     /// The expected verdict label: `pass`, an invariant name, `livelock`, `panic` or
     /// `client_error`.
     pub expect: String,
+    /// The bounds `mcsim explore` and `mcsim check --exhaustive` prove it within.
+    pub bounds: ExhaustiveBounds,
     /// Registers one execution.
     pub setup: Setup,
     /// For a point of a sweep, the swept fields and their values (`rate_per_s=5`).
@@ -124,6 +126,41 @@ pub struct Scenario {
     pub(crate) settings: Vec<Setting>,
     /// What builds the scenario again with other settings.
     pub(crate) origin: Origin,
+}
+
+/// The bounds of an exhaustive search, from a scenario's `[explore]` table: `clients`,
+/// `preemptions` and `faults` (a number, or `"all"` for no bound).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ExhaustiveBounds {
+    /// Clients to explore with (the scenario's own count, at most 3, unless given).
+    pub clients: usize,
+    /// At most this many preemptions per execution (`None`: every schedule).
+    pub preemptions: Option<u32>,
+    /// At most this many faults per execution (`None`: only the plan's budgets).
+    pub faults: Option<u32>,
+}
+
+impl ExhaustiveBounds {
+    /// Clients when the file gives none: the scenario's, at most this many.
+    pub const DEFAULT_CLIENTS: usize = 3;
+    /// Preemptions when the file gives none (as CHESS found, the bugs people meet need
+    /// few).
+    pub const DEFAULT_PREEMPTIONS: u32 = 2;
+    /// Faults when the file gives none.
+    pub const DEFAULT_FAULTS: u32 = 1;
+}
+
+/// Reads a bound: a number, or `"all"` for none.
+fn bound(field: &str, value: &toml::Spanned<toml::Value>) -> Result<Option<u32>, FieldError> {
+    match value.get_ref() {
+        toml::Value::Integer(n) if (0..=1000).contains(n) => Ok(Some(*n as u32)),
+        toml::Value::String(s) if s == "all" => Ok(None),
+        other => Err(FieldError::new(
+            field,
+            Some(value.span()),
+            format!("{other} is not a bound: give a number from 0 to 1000, or \"all\""),
+        )),
+    }
 }
 
 impl std::fmt::Debug for Scenario {
@@ -312,6 +349,21 @@ impl Scenario {
                 ),
             ))
         })?;
+        let bounds = ExhaustiveBounds {
+            clients: match &f.explore.clients {
+                Some(c) if (1..=clients as u64).contains(c.get_ref()) => *c.get_ref() as usize,
+                Some(c) => {
+                    return Err(at(FieldError::new(
+                        "explore.clients",
+                        Some(c.span()),
+                        format!("must be from 1 to the scenario's {clients} clients"),
+                    )));
+                }
+                None => clients.min(ExhaustiveBounds::DEFAULT_CLIENTS),
+            },
+            preemptions: bound("explore.preemptions", &f.explore.preemptions).map_err(at)?,
+            faults: bound("explore.faults", &f.explore.faults).map_err(at)?,
+        };
         let config = ExecConfig {
             servers: vec![server; count],
             distribution,
@@ -388,6 +440,7 @@ impl Scenario {
             executions: f.explore.executions,
             seed: f.explore.seed,
             expect,
+            bounds,
             setup,
             point: Vec::new(),
             settings: Vec::new(),

@@ -234,7 +234,8 @@ impl<'c> Engine<'c> {
                 calls: &calls,
                 faults: &faults,
                 eviction_possible: self.eviction_possible(),
-                state: if strategy.wants_states() {
+                // Only a choice point with alternatives is worth remembering.
+                state: if strategy.wants_states() && calls.len() + faults.len() > 1 {
                     self.state()
                 } else {
                     None

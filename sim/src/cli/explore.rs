@@ -1,0 +1,168 @@
+//! `mcsim explore`: the exhaustive search of one scenario, and how its answer is said:
+//! the bounds it covered, the states it kept, and what those bounds leave fixed.
+
+use std::process::ExitCode;
+use std::time::Instant;
+
+use anyhow::Result;
+
+use crate::report;
+use crate::run::{self, ExploreOptions, ExploreReport, RunOptions};
+use crate::scenario::{Scenario, StrategyKind};
+
+/// What a search without a counterexample covered, e.g. "every schedule with at most 2
+/// preemptions and at most 1 fault, 3 clients" or "every schedule, 2 clients".
+pub(crate) fn covered(s: &Scenario, r: &ExploreReport) -> String {
+    let bounds = match (r.preemptions_searched, r.faults_searched) {
+        (None, None) => String::new(),
+        (p, f) => {
+            let p = p.map_or("any number of preemptions".into(), |p| {
+                format!("at most {p} preemption{}", plural(p))
+            });
+            let f = match f {
+                None => "the fault plan's budgets".to_string(),
+                Some(_) if s.config.faults.is_empty() => "no faults in the plan".to_string(),
+                Some(f) => format!("at most {f} fault{}", plural(f)),
+            };
+            format!(" with {p} and {f}")
+        }
+    };
+    format!("every schedule{bounds}, {} clients", s.clients)
+}
+
+fn plural(n: u32) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
+
+/// What every exhaustive answer leaves fixed.
+pub(crate) const FIXED: &str = "each call at the earliest instant of its latency window, the workload's own draws fixed by its seed";
+
+pub(crate) fn explore(s: &Scenario, options: &ExploreOptions) -> Result<ExitCode> {
+    let started = Instant::now();
+    let mut last = Instant::now();
+    let report = run::explore(s, options, &mut |stats| {
+        if last.elapsed().as_secs() >= 1 {
+            last = Instant::now();
+            eprintln!(
+                "  … {} executions, {} pruned, depth {} ({:.0?})",
+                stats.executions,
+                stats.pruned,
+                stats.max_depth,
+                started.elapsed()
+            );
+        }
+        true
+    });
+    let st = report.stats;
+    if options.keep_going {
+        outln!("{} of the executions violate an invariant", report.failures);
+    }
+    outln!(
+        "{}: {} executions explored ({} redundant interleavings cut short), {} distinct final states, {} calls, max depth {}, in {:.2?}",
+        s.name,
+        st.executions,
+        st.pruned,
+        report.distinct_states,
+        report.calls,
+        st.max_depth,
+        started.elapsed()
+    );
+    if st.cache_given_up {
+        outln!(
+            "  visited-state cache: off after its first {} states cut nothing (every path reached states of its own)",
+            st.states
+        );
+    } else if st.states > 0 {
+        outln!(
+            "  visited-state cache: {} distinct states, {} executions cut at a state already explored, fingerprint collision chance {:.1e}",
+            st.states,
+            st.revisits,
+            st.collision_chance()
+        );
+    } else if options.cache {
+        outln!(
+            "  visited-state cache off: the model registers no ghost fingerprint (Sim::ghost), or memory pressure made the LRU order matter"
+        );
+    }
+    match &report.failure {
+        Some(f) => {
+            if options.iterative {
+                outln!(
+                    "  found in the search of {}: none with fewer preemptions and faults breaks an invariant",
+                    covered(s, &report)
+                );
+            }
+            outln!();
+            out!("{}", report::render_failure(s, s.strategy, f));
+            let ok = f.execution.verdict.label() == s.expect;
+            outln!(
+                "\nexpected {}, got {}: {}",
+                s.expect,
+                f.execution.verdict.label(),
+                if ok { "as expected" } else { "MISMATCH" }
+            );
+            Ok(if ok {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            })
+        }
+        None if report.interrupted => {
+            outln!("stopped before covering every schedule: no violation so far (not a proof)");
+            Ok(ExitCode::FAILURE)
+        }
+        None => {
+            outln!("no violation: {}; fixed: {FIXED}", covered(s, &report));
+            if options.reduce {
+                outln!("  {}", crate::explore::dfs::REDUCTION_CAVEAT);
+            }
+            no_violation(s)
+        }
+    }
+}
+
+/// What a "no violation" is followed by: random executions, free to run calls at any
+/// instant of their windows (which the exhaustive search fixes), up to 500 of the
+/// scenario's budget. A violation there makes the answer no proof.
+pub(crate) fn beyond_bounds(s: &Scenario) -> run::RunReport {
+    let sample = RunOptions {
+        strategy: StrategyKind::Random,
+        seed: s.seed,
+        executions: s.executions.clamp(1, 500),
+        keep_going: false,
+        shrink: true,
+    };
+    run::run(s, &sample)
+}
+
+/// After "no violation": what the bounds fix is sampled.
+fn no_violation(s: &Scenario) -> Result<ExitCode> {
+    let sampled = beyond_bounds(s);
+    let got = match &sampled.first_failure {
+        Some(f) => {
+            outln!(
+                "\nbut random executions, free to run calls at other instants of their windows, found one outside those bounds:"
+            );
+            out!("{}", report::render_failure(s, StrategyKind::Random, f));
+            f.execution.verdict.label()
+        }
+        None => {
+            outln!(
+                "  and {} random executions beyond those bounds found none either",
+                sampled.executions
+            );
+            "pass".to_string()
+        }
+    };
+    let ok = got == s.expect;
+    outln!(
+        "expected {}, got {got}: {}",
+        s.expect,
+        if ok { "as expected" } else { "MISMATCH" }
+    );
+    Ok(if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
