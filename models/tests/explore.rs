@@ -208,3 +208,38 @@ fn iterative_bounding_finds_the_fewest_faults_first_and_says_which_bounds_it_cov
         (Some(2), Some(0))
     );
 }
+
+#[test]
+fn a_second_draw_of_the_workload_finds_what_the_first_hides() {
+    // The online counter with add, sparse hits, cut to 3 clients: the sessions and
+    // arrival times a client draws are seeded by when it starts. Every schedule of the
+    // first draw passes, with or without the timing alternatives; the second draw (each
+    // client's first call later in its window) breaks the window.
+    let s = Scenario::load(Path::new("../scenarios/online-add-sparse.toml"), RECIPES)
+        .unwrap()
+        .with_clients(3)
+        .unwrap();
+    let fixed = ExploreOptions {
+        timing: false,
+        ..ExploreOptions::default()
+    };
+    let r = run::explore(&s, &fixed, &mut |_| true);
+    assert!(r.failure.is_none() && r.stats.complete);
+    let r = run::explore(&s, &ExploreOptions::default(), &mut |_| true);
+    assert!(
+        r.failure.is_none() && r.stats.complete,
+        "one draw of the workload"
+    );
+    let two = ExploreOptions {
+        draws: 2,
+        ..ExploreOptions::default()
+    };
+    let r = run::explore(&s, &two, &mut |_| true);
+    let f = r
+        .failure
+        .expect("another draw of the sessions breaks the window");
+    assert_eq!(r.draws_searched, 2);
+    assert_eq!(f.execution.verdict.label(), "online.window_exact");
+    let again = run::replay(&s, &f.execution.schedule);
+    assert_eq!(again.verdict.label(), "online.window_exact");
+}

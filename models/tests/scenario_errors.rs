@@ -270,6 +270,7 @@ fn exhaustive_bounds_default_to_three_clients_two_preemptions_and_one_fault() {
         clients: 2,
         preemptions: Some(2),
         faults: Some(1),
+        draws: 1,
     };
     assert_eq!(s.bounds, default);
     let text = format!("{GOOD}\n[explore]\nclients = 1\npreemptions = \"all\"\nfaults = 0\n");
@@ -278,6 +279,7 @@ fn exhaustive_bounds_default_to_three_clients_two_preemptions_and_one_fault() {
         clients: 1,
         preemptions: None,
         faults: Some(0),
+        draws: 1,
     };
     assert_eq!(s.bounds, given);
 }

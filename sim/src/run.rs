@@ -293,6 +293,10 @@ pub struct ExploreOptions {
     pub keep_going: bool,
     /// Expand each state once ([`Dfs::with_cache`]).
     pub cache: bool,
+    /// Try each call also where its window crosses a second ([`Dfs::with_timing`]).
+    pub timing: bool,
+    /// Draws of the workload searched, one after the other ([`Dfs::set_draw`]).
+    pub draws: u32,
     /// Search with at most 0, then 1, then 2 preemptions and faults (each capped by
     /// `max_preemptions` and `max_faults`), then at those bounds, until a counterexample
     /// turns up (the one with fewest preemptions and faults comes first) or a bound cuts
@@ -309,6 +313,8 @@ impl Default for ExploreOptions {
             max_executions: None,
             keep_going: false,
             cache: true,
+            timing: true,
+            draws: 1,
             iterative: false,
         }
     }
@@ -329,6 +335,8 @@ pub struct ExploreReport {
     /// The fault bound of the last search (`None`: only the plan's budgets, or the bounds
     /// cut nothing).
     pub faults_searched: Option<u32>,
+    /// Draws of the workload searched ([`ExploreOptions::draws`]).
+    pub draws_searched: u32,
     /// The first counterexample, if any.
     pub failure: Option<Finding>,
     /// Complete executions that failed (all of them with `keep_going`).
@@ -346,36 +354,94 @@ pub fn explore(
     options: &ExploreOptions,
     progress: &mut dyn FnMut(&DfsStats) -> bool,
 ) -> ExploreReport {
-    let mut dfs = Dfs::new(options.max_preemptions, options.reduce)
-        .with_max_faults(options.max_faults)
-        .with_cache(options.cache);
+    let fresh = || {
+        Dfs::new(options.max_preemptions, options.reduce)
+            .with_max_faults(options.max_faults)
+            .with_cache(options.cache)
+            .with_timing(options.timing)
+    };
+    let mut dfs = fresh();
     let levels = bound_levels(options);
     let mut spent = 0;
-    let mut report = None;
-    for (preemptions, faults) in levels {
-        let at_bound = ExploreOptions {
-            max_preemptions: preemptions,
-            max_faults: faults,
-            max_executions: options.max_executions.map(|m| m.saturating_sub(spent)),
-            ..*options
-        };
-        dfs.deepen(preemptions, faults);
-        let mut r = explore_within(scenario, &at_bound, &mut dfs, progress);
-        spent += r.stats.executions;
-        r.stats.executions = spent;
-        let covered_all = r.stats.complete && r.stats.cut_by_bound == 0;
-        if covered_all {
-            r.preemptions_searched = None;
-            r.faults_searched = None;
+    let mut report: Option<ExploreReport> = None;
+    let mut earlier_bounds = None;
+    'draws: for draw in 0..options.draws.max(1) {
+        dfs.set_draw(draw, options.draws);
+        let spent_before_draw = spent;
+        for (level, &(preemptions, faults)) in levels.iter().enumerate() {
+            let at_bound = |p: Option<u32>, cap: Option<u64>| ExploreOptions {
+                max_preemptions: p,
+                max_faults: faults,
+                max_executions: cap,
+                ..*options
+            };
+            let left = options.max_executions.map(|m| m.saturating_sub(spent));
+            let mut r = None;
+            if level + 1 == levels.len() && options.iterative && preemptions.is_some() {
+                // Every schedule may cost less than the bounded search (whose visited
+                // states cover each other less): tried first, with a budget, and kept
+                // when it finishes, as the stronger answer.
+                let budget = UNBOUNDED_TRIAL.max(spent - spent_before_draw);
+                let cap = Some(left.map_or(budget, |l| l.min(budget)));
+                let mut trial = fresh();
+                trial.set_draw(draw, options.draws);
+                trial.deepen(None, faults);
+                let t = explore_within(scenario, &at_bound(None, cap), &mut trial, progress);
+                spent += t.stats.executions;
+                if !t.interrupted {
+                    dfs = trial;
+                    r = Some(t);
+                }
+            }
+            let mut r = r.unwrap_or_else(|| {
+                dfs.deepen(preemptions, faults);
+                let left = options.max_executions.map(|m| m.saturating_sub(spent));
+                let r = explore_within(scenario, &at_bound(preemptions, left), &mut dfs, progress);
+                spent += r.stats.executions;
+                r
+            });
+            r.stats.executions = spent;
+            if let Some(before) = &report {
+                r.calls += before.calls;
+                r.verdicts.extend(before.verdicts.iter().cloned());
+                r.failures += before.failures;
+                r.stats.pruned += before.stats.pruned;
+                r.stats.max_depth = r.stats.max_depth.max(before.stats.max_depth);
+                if level == 0 {
+                    // Another draw: its final states are others. (Within a draw, each
+                    // level's search reaches every state the one before it reached.)
+                    r.distinct_states += before.distinct_states;
+                }
+            }
+            r.draws_searched = draw + 1;
+            let covered_all = r.stats.complete && r.stats.cut_by_bound == 0;
+            // What the whole search covered: an earlier draw's bounds still hold.
+            if let Some(b) = earlier_bounds.filter(|_| covered_all) {
+                (r.preemptions_searched, r.faults_searched) = b;
+            } else if covered_all {
+                r.preemptions_searched = None;
+                r.faults_searched = None;
+            }
+            let stop = r.failure.is_some() || r.interrupted;
+            report = Some(r);
+            if stop {
+                break 'draws;
+            }
+            if covered_all {
+                break;
+            }
         }
-        let done = r.failure.is_some() || r.interrupted || covered_all;
-        report = Some(r);
-        if done {
-            break;
-        }
+        earlier_bounds = report
+            .as_ref()
+            .map(|r| (r.preemptions_searched, r.faults_searched))
+            .filter(|b| *b != (None, None));
     }
     report.expect("at least one search ran")
 }
+
+/// Executions the search of every schedule gets, at the least, before the last bounded
+/// level is searched instead.
+const UNBOUNDED_TRIAL: u64 = 10_000;
 
 /// The bounds searched in turn: the bugs people meet need few preemptions (as CHESS
 /// found) and few faults, so 0, 1 and 2 of each first, each a cheap search whose states
@@ -461,6 +527,7 @@ fn explore_within(
         verdicts,
         preemptions_searched: options.max_preemptions,
         faults_searched: options.max_faults,
+        draws_searched: 1,
         failure,
         failures,
         calls,

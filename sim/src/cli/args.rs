@@ -123,6 +123,16 @@ pub(crate) enum Command {
         /// Turn the visited-state cache off (expand a state every time it is reached).
         #[arg(long)]
         no_cache: bool,
+        /// Run each call only at the earliest instant of its latency window, not also
+        /// where the window crosses a second on its server or its client's clock.
+        #[arg(long)]
+        no_timing: bool,
+        /// Search this many draws of the workload, one after the other: in draw k of N
+        /// each client's first call runs at k/N of its latency window, which seeds what
+        /// workloads draw from their start time (default: the file's `[explore] draws`,
+        /// else 1).
+        #[arg(long)]
+        draws: Option<u32>,
         /// Search at the bounds at once instead of with at most 0, then 1, then 2
         /// preemptions and faults first (the smallest counterexample first).
         #[arg(long)]

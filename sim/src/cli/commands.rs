@@ -135,6 +135,8 @@ pub(crate) fn dispatch(command: Command, families: &[&'static dyn Family]) -> Re
             max_executions,
             no_reduction,
             no_cache,
+            no_timing,
+            draws,
             no_iterative,
             all,
             set,
@@ -151,6 +153,8 @@ pub(crate) fn dispatch(command: Command, families: &[&'static dyn Family]) -> Re
                 max_executions,
                 keep_going: all,
                 cache: !no_cache,
+                timing: !no_timing,
+                draws: draws.unwrap_or(s.bounds.draws),
                 iterative: !no_iterative,
             };
             crate::cli::explore::explore(&s, &options)

@@ -27,15 +27,34 @@ pub(crate) fn covered(s: &Scenario, r: &ExploreReport) -> String {
             format!(" with {p} and {f}")
         }
     };
-    format!("every schedule{bounds}, {} clients", s.clients)
+    let draws = match r.draws_searched {
+        0 | 1 => String::new(),
+        n => format!(", {n} draws of the workload"),
+    };
+    format!("every schedule{bounds}, {} clients{draws}", s.clients)
 }
 
 fn plural(n: u32) -> &'static str {
     if n == 1 { "" } else { "s" }
 }
 
-/// What every exhaustive answer leaves fixed.
-pub(crate) const FIXED: &str = "each call at the earliest instant of its latency window, the workload's own draws fixed by its seed";
+/// What an exhaustive answer leaves fixed.
+pub(crate) fn fixed(options: &ExploreOptions) -> String {
+    let timing = if options.timing {
+        format!(
+            "each call at the earliest instant of its latency window or the first of each second the window crosses (at most {})",
+            crate::exec::MAX_EDGES
+        )
+    } else {
+        "each call at the earliest instant of its latency window".into()
+    };
+    match options.draws {
+        0 | 1 => format!("{timing}, the workload's own draws fixed by when it starts"),
+        n => format!(
+            "{timing}, {n} draws of the workload (each client's first call at k/{n} of its window)"
+        ),
+    }
+}
 
 pub(crate) fn explore(s: &Scenario, options: &ExploreOptions) -> Result<ExitCode> {
     let started = Instant::now();
@@ -112,7 +131,11 @@ pub(crate) fn explore(s: &Scenario, options: &ExploreOptions) -> Result<ExitCode
             Ok(ExitCode::FAILURE)
         }
         None => {
-            outln!("no violation: {}; fixed: {FIXED}", covered(s, &report));
+            outln!(
+                "no violation: {}; fixed: {}",
+                covered(s, &report),
+                fixed(options)
+            );
             if options.reduce {
                 outln!("  {}", crate::explore::dfs::REDUCTION_CAVEAT);
             }

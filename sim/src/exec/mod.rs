@@ -30,7 +30,7 @@ use std::rc::Rc;
 use std::time::Duration;
 
 pub use client::Client;
-pub use engine::execute;
+pub use engine::{MAX_EDGES, execute};
 pub use ghost::Fingerprint;
 
 use crate::clock::{Skew, VirtualTime};

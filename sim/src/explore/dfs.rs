@@ -7,7 +7,9 @@
 //! deepest choice point with an alternative left.
 //!
 //! **Choices.** At each step: run one of the pending calls (at the earliest instant of its
-//! latency window), or fire one of the faults the plan still allows. Fault budgets, a
+//! latency window and, with [`Dfs::with_timing`], at the first instant of each second the
+//! window crosses on its server or its client's clock), or fire one of the faults the
+//! plan still allows. Fault budgets, a
 //! fault bound (faults per execution, [`Dfs::with_max_faults`]) and a preemption bound
 //! (switching away from a client that could have continued) bound the tree.
 //!
@@ -16,7 +18,8 @@
 //! when one is server-wide, or are both reads (`get`, `gets`, a plain `mg`). A fault has
 //! a footprint too: evicting key K touches K on its server (as a write); losing a request
 //! or a reply, or a value over the item limit, runs that client's pending call and touches
-//! its keys. Crashes, pauses, deaths, clock jumps and a server leaving touch everything.
+//! its keys; a client's death only that client. Crashes, pauses, clock jumps and a server
+//! leaving touch everything.
 //! A server near its memory limit can evict any key on a store, so while
 //! [`Options::eviction_possible`] holds every pair of steps is dependent. Reads move
 //! items in the LRU, which is only observable through eviction, covered by the same rule.
@@ -50,6 +53,8 @@ struct Alt {
     client: Option<usize>,
     /// A fault: it uses the plan's budget, so it depends on every other fault.
     fault: bool,
+    /// It touches no key and no server, only its own client (a client's death).
+    private: bool,
     preempts: bool,
 }
 
@@ -139,6 +144,12 @@ pub struct Dfs {
     /// The current execution was cut short at a state already explored.
     revisited: bool,
     cache: bool,
+    timing: bool,
+    /// Which draw of the workload (`k` of `n`): each client's first call runs at `k/n` of
+    /// its latency window, which seeds what a workload draws from its start time.
+    draw: (u32, u32),
+    /// Clients that ran a step in this execution.
+    started: Vec<bool>,
     visited: std::collections::BTreeMap<u64, Visit>,
     stats: DfsStats,
 }
@@ -159,6 +170,9 @@ impl Dfs {
             blocked: false,
             revisited: false,
             cache: false,
+            timing: false,
+            draw: (0, 1),
+            started: Vec::new(),
             visited: std::collections::BTreeMap::new(),
             stats: DfsStats::default(),
         }
@@ -172,6 +186,22 @@ impl Dfs {
     pub fn with_cache(mut self, cache: bool) -> Dfs {
         self.cache = cache;
         self
+    }
+
+    /// The same search, trying each call also at the first instant of each second its
+    /// latency window crosses (on its server or its client's clock), not only at the
+    /// earliest instant ([`CallOption::edges`](crate::explore::CallOption::edges)).
+    pub fn with_timing(mut self, timing: bool) -> Dfs {
+        self.timing = timing;
+        self
+    }
+
+    /// Searches draw `k` of `n` from now on: each client's first call at `k/n` of its
+    /// latency window instead of its earliest instant. Workloads that seed their draws
+    /// from when they start (arrival times, sessions) then draw another set.
+    pub fn set_draw(&mut self, k: u32, n: u32) {
+        self.draw = (k, n.max(1));
+        self.path.clear();
     }
 
     /// The same search with at most `max_faults` faults per execution (`None`: only the
@@ -213,9 +243,16 @@ impl Dfs {
         else {
             return false;
         };
+        // A state before the clients' first calls looks the same in every draw, and its
+        // future does not: the draw is part of it.
+        let state = state ^ u64::from(self.draw.0).wrapping_mul(0x9E37_79B9_7F4A_7C15);
         let visit = Visit {
-            // Without a preemption bound, who ran last changes nothing ahead.
-            prev_client: self.max_preemptions.and(self.prev_client),
+            // Who ran last matters only to the preemption bound, and only while it can
+            // run on (switching away from it is then a preemption).
+            prev_client: self
+                .max_preemptions
+                .and(self.prev_client)
+                .filter(|&p| options.call_of(p).is_some()),
             left: self
                 .max_preemptions
                 .map_or(u32::MAX, |max| max.saturating_sub(self.preemptions)),
@@ -250,6 +287,9 @@ impl Dfs {
         if (a.fault && b.fault) || (a.client.is_some() && a.client == b.client) {
             return false;
         }
+        if a.private || b.private {
+            return true;
+        }
         match (&a.footprint, &b.footprint) {
             (Some(x), Some(y)) => !eviction_possible && x.commutes_with(y),
             _ => false,
@@ -267,22 +307,36 @@ impl Dfs {
     }
 
     fn new_node(&self, options: &Options<'_>) -> Node {
-        let mut alternatives: Vec<Alt> = options
-            .calls
-            .iter()
-            .map(|c| Alt {
-                choice: Choice::Run {
-                    client: c.client,
-                    delay: 0,
-                },
-                footprint: c.footprint.clone(),
-                client: Some(c.client),
-                fault: false,
-                preempts: self
-                    .prev_client
-                    .is_some_and(|p| p != c.client && options.call_of(p).is_some()),
-            })
-            .collect();
+        let mut alternatives: Vec<Alt> = Vec::new();
+        for c in options.calls {
+            let preempts = self
+                .prev_client
+                .is_some_and(|p| p != c.client && options.call_of(p).is_some());
+            let first = !self.started.get(c.client).copied().unwrap_or(false);
+            let start = match self.draw {
+                (k, n) if first && k > 0 => {
+                    let span = c.latest.since(c.earliest).as_micros() as u64;
+                    c.earliest
+                        + std::time::Duration::from_micros(span * u64::from(k) / u64::from(n))
+                }
+                _ => c.earliest,
+            };
+            let edges = c.edges.iter().copied().filter(|e| *e > start);
+            let instants = std::iter::once(start).chain(edges);
+            for at in instants {
+                alternatives.push(Alt {
+                    choice: Choice::Run {
+                        client: c.client,
+                        delay: at.since(c.earliest).as_micros() as u64,
+                    },
+                    footprint: c.footprint.clone(),
+                    client: Some(c.client),
+                    fault: false,
+                    private: false,
+                    preempts,
+                });
+            }
+        }
         alternatives.extend(options.faults.iter().map(|f| {
             let (footprint, client) = fault_footprint(&f.fault, options);
             Alt {
@@ -290,6 +344,7 @@ impl Dfs {
                 footprint,
                 client,
                 fault: true,
+                private: matches!(f.fault, Fault::Die { .. }),
                 preempts: false,
             }
         }));
@@ -335,8 +390,14 @@ impl Dfs {
             .collect()
     }
 
+    /// The next alternative to explore at `node`: those that do not preempt first, so a
+    /// state is first reached with the most preemptions left, and that first visit
+    /// covers the later ones.
     fn next_alternative(&self, node: &Node) -> Option<usize> {
-        (0..node.alternatives.len()).find(|&i| {
+        let by_cost = (0..node.alternatives.len())
+            .filter(|&i| !node.alternatives[i].preempts)
+            .chain((0..node.alternatives.len()).filter(|&i| node.alternatives[i].preempts));
+        by_cost.into_iter().find(|&i| {
             !node.explored.contains(&i)
                 && !node
                     .sleep
@@ -350,9 +411,9 @@ impl Dfs {
 /// What a fault touches, and whose pending call it runs. Evicting a key touches that key
 /// (as a write: it changes what a later read of the key sees); losing a request or a
 /// reply, or sending a value over the item limit, runs that client's pending call and
-/// touches what the call touches (as a write, since the client sees an error). Other
-/// faults (crashes, restarts, pauses, clock jumps, a server leaving the ring) touch
-/// everything.
+/// touches what the call touches (as a write, since the client sees an error). A
+/// client's death touches only that client. Other faults (crashes, restarts, pauses,
+/// clock jumps, a server leaving the ring) touch everything.
 fn fault_footprint(fault: &Fault, options: &Options<'_>) -> (Option<Footprint>, Option<usize>) {
     match fault {
         Fault::Evict { server, key } => (
@@ -363,6 +424,7 @@ fn fault_footprint(fault: &Fault, options: &Options<'_>) -> (Option<Footprint>, 
             }),
             None,
         ),
+        Fault::Die { client } => (None, Some(*client)),
         Fault::ReplyLost { client }
         | Fault::RequestLost { client }
         | Fault::TooLarge { client } => {
@@ -387,6 +449,7 @@ impl Strategy for Dfs {
         self.prev_client = None;
         self.preemptions = 0;
         self.faults = 0;
+        self.started.clear();
         self.blocked = false;
         self.revisited = false;
     }
@@ -397,6 +460,10 @@ impl Strategy for Dfs {
 
     fn needs_footprints(&self) -> bool {
         self.reduce
+    }
+
+    fn explores_timing(&self) -> bool {
+        self.timing
     }
 
     fn wants_final_state(&self) -> bool {
@@ -445,6 +512,12 @@ impl Strategy for Dfs {
         }
         if let Choice::Run { client, .. } = alt.choice {
             self.prev_client = Some(client);
+        }
+        if let Some(c) = alt.client {
+            if self.started.len() <= c {
+                self.started.resize(c + 1, false);
+            }
+            self.started[c] = true;
         }
         self.pos += 1;
         self.stats.max_depth = self.stats.max_depth.max(self.pos);

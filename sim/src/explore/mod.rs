@@ -33,6 +33,11 @@ pub struct CallOption {
     pub latest: VirtualTime,
     /// What the call touches, when the strategy asked for footprints.
     pub footprint: Option<Footprint>,
+    /// When the strategy explores timing: the instants after `earliest` and up to
+    /// `latest` at which running the call can change its outcome (a second begins on
+    /// the server it goes to, or on its client's clock), each the first microsecond of
+    /// that second, in order.
+    pub edges: Vec<VirtualTime>,
 }
 
 /// What a pending call touches: for deciding whether two calls commute.
@@ -136,6 +141,11 @@ pub trait Strategy {
 
     /// Whether [`CallOption::footprint`] should be filled in (costs a hash per call).
     fn needs_footprints(&self) -> bool {
+        false
+    }
+
+    /// Whether [`CallOption::edges`] should be filled in.
+    fn explores_timing(&self) -> bool {
         false
     }
 

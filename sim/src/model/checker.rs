@@ -361,6 +361,7 @@ impl<M: Model> Check<M> {
                 clients,
                 preemptions: None,
                 faults: None,
+                draws: 1,
             },
             setup,
             point: Vec::new(),

@@ -140,6 +140,8 @@ pub(crate) struct ExploreFile {
     pub preemptions: Spanned<toml::Value>,
     /// Faults per execution: a number or `"all"` (only the plan's budgets).
     pub faults: Spanned<toml::Value>,
+    /// Draws of the workload an exhaustive search covers.
+    pub draws: u64,
 }
 
 impl Default for ExploreFile {
@@ -159,6 +161,7 @@ impl Default for ExploreFile {
                 0..0,
                 toml::Value::Integer(i64::from(super::ExhaustiveBounds::DEFAULT_FAULTS)),
             ),
+            draws: 1,
         }
     }
 }

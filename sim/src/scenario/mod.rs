@@ -138,6 +138,8 @@ pub struct ExhaustiveBounds {
     pub preemptions: Option<u32>,
     /// At most this many faults per execution (`None`: only the plan's budgets).
     pub faults: Option<u32>,
+    /// Draws of the workload searched, one after the other (1: the earliest instants).
+    pub draws: u32,
 }
 
 impl ExhaustiveBounds {
@@ -363,6 +365,7 @@ impl Scenario {
             },
             preemptions: bound("explore.preemptions", &f.explore.preemptions).map_err(at)?,
             faults: bound("explore.faults", &f.explore.faults).map_err(at)?,
+            draws: f.explore.draws as u32,
         };
         let config = ExecConfig {
             servers: vec![server; count],

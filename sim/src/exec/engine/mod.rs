@@ -20,7 +20,9 @@ use crate::memcache::{Key, Transport};
 use crate::protocol::{Request, StoreMode};
 use crate::trace::{Actor, Trace, describe_reply, describe_request, fnv1a};
 
+mod edges;
 mod ending;
+pub use edges::MAX_EDGES;
 mod faults;
 mod fingerprint;
 mod timers;
@@ -228,6 +230,9 @@ impl<'c> Engine<'c> {
             if strategy.needs_footprints() {
                 self.add_footprints(&mut calls);
             }
+            if strategy.explores_timing() {
+                self.add_edges(&mut calls);
+            }
             let options = Options {
                 step: self.step,
                 clients: self.tasks.len(),
@@ -286,6 +291,7 @@ impl<'c> Engine<'c> {
                         earliest,
                         latest: end.min(horizon).max(earliest),
                         footprint: None,
+                        edges: Vec::new(),
                     });
                 }
             }
