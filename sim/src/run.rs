@@ -362,7 +362,9 @@ pub fn explore(
     };
     let mut dfs = fresh();
     let levels = bound_levels(options);
-    let mut spent = 0;
+    // Executions run, cut short ones included (what caps and budgets count), and those
+    // run to the end (what the report counts).
+    let (mut spent, mut executions) = (0, 0);
     let mut report: Option<ExploreReport> = None;
     let mut earlier_bounds = None;
     'draws: for draw in 0..options.draws.max(1) {
@@ -387,7 +389,8 @@ pub fn explore(
                 trial.set_draw(draw, options.draws);
                 trial.deepen(None, faults);
                 let t = explore_within(scenario, &at_bound(None, cap), &mut trial, progress);
-                spent += t.stats.executions;
+                spent += t.stats.work();
+                executions += t.stats.executions;
                 if !t.interrupted {
                     dfs = trial;
                     r = Some(t);
@@ -397,10 +400,11 @@ pub fn explore(
                 dfs.deepen(preemptions, faults);
                 let left = options.max_executions.map(|m| m.saturating_sub(spent));
                 let r = explore_within(scenario, &at_bound(preemptions, left), &mut dfs, progress);
-                spent += r.stats.executions;
+                spent += r.stats.work();
+                executions += r.stats.executions;
                 r
             });
-            r.stats.executions = spent;
+            r.stats.executions = executions;
             if let Some(before) = &report {
                 r.calls += before.calls;
                 r.verdicts.extend(before.verdicts.iter().cloned());
@@ -512,11 +516,7 @@ fn explore_within(
             break;
         }
         let stats = dfs.stats();
-        if !progress(&stats)
-            || options
-                .max_executions
-                .is_some_and(|m| stats.executions >= m)
-        {
+        if !progress(&stats) || options.max_executions.is_some_and(|m| stats.work() >= m) {
             interrupted = true;
             break;
         }

@@ -57,7 +57,7 @@ pub struct EventLogParams {
 }
 
 /// How a put ended.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Outcome {
     /// Still running.
     Running,
@@ -70,7 +70,7 @@ pub enum Outcome {
 }
 
 /// One put.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Hash)]
 pub struct Put {
     /// Writer and sequence number.
     pub id: (u32, u32),
@@ -87,7 +87,7 @@ pub struct Put {
 }
 
 /// One fetch.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Hash)]
 pub struct Fetch {
     /// True time it was invoked.
     pub at: VirtualTime,
@@ -102,7 +102,7 @@ pub struct Fetch {
 }
 
 /// Everything the harness saw.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Hash)]
 pub struct Ghost {
     /// Every put, in the order they started.
     pub puts: Vec<Put>,
@@ -113,7 +113,12 @@ pub struct Ghost {
 /// Registers the event-log workload.
 pub fn setup(p: &EventLogParams, clients: usize, sim: &mut Sim) {
     let ghost: Rc<RefCell<Ghost>> = Rc::default();
-    crate::ghost::watch(sim, &ghost);
+    {
+        // Hashed field by field: the record grows with every put and fetch, and the
+        // explorer fingerprints it at every choice point.
+        let g = ghost.clone();
+        sim.ghost(move |h| std::hash::Hash::hash(&*g.borrow(), h));
+    }
     let clock: Rc<RefCell<Option<Client>>> = Rc::default();
     let log = EventLog::new("events", p.chunk_s, p.chunks, p.parts, p.variant);
     let cycle = Duration::from_secs(u64::from(p.chunk_s) * u64::from(p.chunks.max(2)));

@@ -99,6 +99,11 @@ pub struct DfsStats {
 }
 
 impl DfsStats {
+    /// Executions run, those cut short included: what an execution cap counts.
+    pub fn work(&self) -> u64 {
+        self.executions + self.pruned + self.revisits
+    }
+
     /// The chance that two of the cached states share a 64-bit fingerprint (so one was
     /// wrongly taken for the other), as TLC estimates it: n² / 2⁶⁵.
     pub fn collision_chance(&self) -> f64 {
@@ -390,14 +395,8 @@ impl Dfs {
             .collect()
     }
 
-    /// The next alternative to explore at `node`: those that do not preempt first, so a
-    /// state is first reached with the most preemptions left, and that first visit
-    /// covers the later ones.
     fn next_alternative(&self, node: &Node) -> Option<usize> {
-        let by_cost = (0..node.alternatives.len())
-            .filter(|&i| !node.alternatives[i].preempts)
-            .chain((0..node.alternatives.len()).filter(|&i| node.alternatives[i].preempts));
-        by_cost.into_iter().find(|&i| {
+        (0..node.alternatives.len()).find(|&i| {
             !node.explored.contains(&i)
                 && !node
                     .sleep
