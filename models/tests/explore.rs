@@ -195,7 +195,8 @@ fn iterative_bounding_finds_the_fewest_faults_first_and_says_which_bounds_it_cov
     assert_eq!(f.execution.verdict.label(), "lock.exclusion");
     assert_eq!(f.execution.schedule.faults(), 1);
     assert_eq!(r.faults_searched, Some(1));
-    // Without faults, no violation: every schedule within the bounds, and it says so.
+    // Without faults, no violation: every schedule within the bounds, and it says so (the
+    // search of every schedule is cheap here, so it covers any number of preemptions).
     let none = ExploreOptions {
         max_faults: Some(0),
         ..options
