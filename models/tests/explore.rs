@@ -204,10 +204,7 @@ fn iterative_bounding_finds_the_fewest_faults_first_and_says_which_bounds_it_cov
     let r = run::explore(&s, &none, &mut |_| true);
     assert!(r.failure.is_none() && r.stats.complete);
     assert!(r.stats.cut_by_bound > 0, "the fault bound cut the faults");
-    assert_eq!(
-        (r.preemptions_searched, r.faults_searched),
-        (Some(2), Some(0))
-    );
+    assert_eq!((r.preemptions_searched, r.faults_searched), (None, Some(0)));
 }
 
 #[test]
