@@ -76,6 +76,7 @@ pub mod real;
 pub mod report;
 pub mod run;
 pub mod scenario;
+pub mod serve;
 
 pub mod server;
 pub mod shrink;

@@ -145,6 +145,51 @@ pub(crate) enum Command {
         #[arg(long = "set", value_name = "FIELD=VALUE")]
         set: Vec<String>,
     },
+    /// Serve the simulated memcached on TCP, with injected faults, for clients in any
+    /// language; prints `listening on 127.0.0.1:PORT` per server, then serves until
+    /// stopped. Control commands (`mcsim evict KEY`, `mcsim advance 30`, …) go over the
+    /// same connections.
+    Serve {
+        /// The first server's port; `0` picks free ports (printed).
+        #[arg(long, default_value_t = crate::serve::DEFAULT_PORT)]
+        port: u16,
+        /// Servers, on consecutive ports.
+        #[arg(long, default_value_t = 1)]
+        servers: usize,
+        /// `real`: the clock follows real time; `manual`: it moves only with
+        /// `mcsim advance` (default in lockstep).
+        #[arg(long, value_parser = ["real", "manual"])]
+        clock: Option<String>,
+        /// Chance that a command's reply is dropped after the server applied it.
+        #[arg(long, default_value_t = 0.0)]
+        lose_reply: f64,
+        /// Chance that a key of the server is evicted before a command.
+        #[arg(long, default_value_t = 0.0)]
+        evict: f64,
+        /// Hold every reply this many milliseconds.
+        #[arg(long, default_value_t = 0)]
+        delay_ms: u64,
+        /// Seeds the fault policy and the lockstep order.
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        /// Release the commands of N client connections one at a time, in an order drawn
+        /// from the seed (name connections with `mcsim name X` for identical traces).
+        #[arg(long, value_name = "N")]
+        lockstep: Option<usize>,
+        /// In lockstep, pass over a participant that sends nothing for this long.
+        #[arg(long, default_value_t = 2000)]
+        lockstep_wait_ms: u64,
+        /// Write the trace here as it happens (one line per command, fault and control
+        /// command, in the timeline format).
+        #[arg(long)]
+        trace: Option<PathBuf>,
+        /// Memory limit per server, MiB (memcached's -m).
+        #[arg(long, default_value_t = 64)]
+        memory_mb: u64,
+        /// Largest item, bytes (memcached's -I).
+        #[arg(long, default_value_t = 1024 * 1024)]
+        item_size_max: u32,
+    },
     /// Run the whole scenario suite as a gate: exit non-zero if any verdict differs from
     /// the one its scenario expects.
     Check {

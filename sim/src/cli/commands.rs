@@ -159,6 +159,69 @@ pub(crate) fn dispatch(command: Command, families: &[&'static dyn Family]) -> Re
             };
             crate::cli::explore::explore(&s, &options)
         }
+        Command::Serve {
+            port,
+            servers,
+            clock,
+            lose_reply,
+            evict,
+            delay_ms,
+            seed,
+            lockstep,
+            lockstep_wait_ms,
+            trace,
+            memory_mb,
+            item_size_max,
+        } => {
+            for (name, p) in [("--lose-reply", lose_reply), ("--evict", evict)] {
+                if !(0.0..=1.0).contains(&p) {
+                    bail!("{name} {p}: give a chance from 0 to 1");
+                }
+            }
+            if servers == 0 || servers > 64 {
+                bail!("--servers {servers}: give 1 to 64");
+            }
+            if lockstep == Some(0) {
+                bail!("--lockstep 0: give the number of client connections");
+            }
+            let clock = match clock.as_deref() {
+                Some("real") => crate::serve::ClockMode::Real,
+                Some(_) => crate::serve::ClockMode::Manual,
+                None if lockstep.is_some() => crate::serve::ClockMode::Manual,
+                None => crate::serve::ClockMode::Real,
+            };
+            let config = crate::serve::ServeConfig {
+                port,
+                servers,
+                server: crate::server::ServerConfig::default()
+                    .memory_mb(memory_mb)
+                    .item_size_max(item_size_max),
+                clock,
+                faults: crate::serve::FaultPolicy {
+                    lose_reply,
+                    evict,
+                    delay: std::time::Duration::from_millis(delay_ms),
+                },
+                seed,
+                lockstep,
+                lockstep_wait: std::time::Duration::from_millis(lockstep_wait_ms),
+                trace,
+            };
+            crate::serve::serve(&config, |addrs| {
+                for a in addrs {
+                    println!("listening on {a}");
+                }
+                println!(
+                    "clock {}; seed {seed}{}",
+                    if clock == crate::serve::ClockMode::Real { "real" } else { "manual" },
+                    lockstep.map_or(String::new(), |n| format!("; lockstep over {n} clients"))
+                );
+                use std::io::Write;
+                let _ = std::io::stdout().flush();
+            })
+            .context("serving")?;
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Check {
             dir,
             jobs,

@@ -1,0 +1,181 @@
+//! What every connection of `mcsim serve` shares: the servers, the clock, the fault
+//! policy with its seeded random source, pending one-shot faults, and the trace.
+
+use std::io::Write;
+use std::time::{Duration, Instant};
+
+use rand::{RngExt, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+use crate::clock::VirtualTime;
+use crate::memcache::Key;
+use crate::server::{Server, ServerConfig};
+
+/// How the servers' clock moves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClockMode {
+    /// It follows real time (plus whatever `mcsim advance` added).
+    Real,
+    /// It moves only by `mcsim advance`, and by one microsecond per command so that
+    /// commands keep their order in the trace.
+    Manual,
+}
+
+/// Faults injected by policy, on every command with these chances.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct FaultPolicy {
+    /// A command's reply is dropped after the server applied it (the connection stays).
+    pub lose_reply: f64,
+    /// Before a command, one key of its server is evicted.
+    pub evict: f64,
+    /// Every reply is held this long.
+    pub delay: Duration,
+}
+
+/// One-shot faults armed by control commands, per server.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Armed {
+    /// Replies to drop, after applying their commands.
+    pub lose_replies: u32,
+    /// Connections to close at their next command (without applying it).
+    pub close_next: u32,
+}
+
+/// The shared state of a serve run.
+pub(crate) struct World {
+    pub servers: Vec<Server>,
+    pub armed: Vec<Armed>,
+    pub policy: FaultPolicy,
+    pub rng: ChaCha8Rng,
+    mode: ClockMode,
+    started: Instant,
+    /// Time added by `mcsim advance` (and, in manual mode, per command).
+    advanced: Duration,
+    /// Connections open per server.
+    pub connections: Vec<u64>,
+    /// Servers that left (`mcsim down`) and have not returned.
+    pub down: Vec<bool>,
+    /// Bumped by a crash: connections opened before it are closed.
+    pub epochs: Vec<u64>,
+    /// The lockstep scheduler, when clients are declared.
+    pub lockstep: Option<crate::serve::lockstep::Lockstep>,
+    trace: Vec<String>,
+    trace_file: Option<std::fs::File>,
+    pub commands: u64,
+}
+
+impl World {
+    pub fn new(
+        count: usize,
+        config: &ServerConfig,
+        mode: ClockMode,
+        policy: FaultPolicy,
+        seed: u64,
+        trace_file: Option<std::fs::File>,
+    ) -> World {
+        World {
+            servers: (0..count)
+                .map(|_| Server::new(config.clone(), VirtualTime::ZERO))
+                .collect(),
+            armed: vec![Armed::default(); count],
+            policy,
+            rng: ChaCha8Rng::seed_from_u64(seed),
+            mode,
+            started: Instant::now(),
+            advanced: Duration::ZERO,
+            connections: vec![0; count],
+            down: vec![false; count],
+            epochs: vec![0; count],
+            lockstep: None,
+            trace: Vec::new(),
+            trace_file,
+            commands: 0,
+        }
+    }
+
+    /// The servers' current virtual time.
+    pub fn now(&self) -> VirtualTime {
+        let real = match self.mode {
+            ClockMode::Real => self.started.elapsed(),
+            ClockMode::Manual => Duration::ZERO,
+        };
+        VirtualTime::ZERO + real + self.advanced
+    }
+
+    /// Moves the clock ahead.
+    pub fn advance(&mut self, by: Duration) {
+        self.advanced += by;
+    }
+
+    /// A command is about to run: in manual mode time moves one microsecond, so each
+    /// command has its own instant.
+    pub fn tick_command(&mut self) {
+        self.commands += 1;
+        if self.mode == ClockMode::Manual {
+            self.advanced += Duration::from_micros(1);
+        }
+    }
+
+    /// Whether a fault with chance `p` fires now (drawn only when `p > 0`, so a run
+    /// without faults draws nothing).
+    pub fn chance(&mut self, p: f64) -> bool {
+        p > 0.0 && self.rng.random_bool(p.min(1.0))
+    }
+
+    /// Evicts one live key of `server`, chosen by the seeded source; its name.
+    pub fn evict_one(&mut self, server: usize) -> Option<String> {
+        let now = self.now();
+        let s = &self.servers[server];
+        let tick = s.tick(now);
+        let live: Vec<Key> = s
+            .items()
+            .iter()
+            .filter(|(k, _)| s.items().peek(k, tick).is_some())
+            .map(|(k, _)| k.clone())
+            .collect();
+        if live.is_empty() {
+            return None;
+        }
+        let key = live[self.rng.random_range(0..live.len())].clone();
+        self.servers[server].evict(&key);
+        Some(key.to_string())
+    }
+
+    /// Evicts each live key of `server` with chance `fraction`; how many went.
+    pub fn evict_fraction(&mut self, server: usize, fraction: f64) -> usize {
+        let now = self.now();
+        let s = &self.servers[server];
+        let tick = s.tick(now);
+        let live: Vec<Key> = s
+            .items()
+            .iter()
+            .filter(|(k, _)| s.items().peek(k, tick).is_some())
+            .map(|(k, _)| k.clone())
+            .collect();
+        let mut gone = 0;
+        for key in live {
+            if self.chance(fraction) {
+                self.servers[server].evict(&key);
+                gone += 1;
+            }
+        }
+        gone
+    }
+
+    /// Adds a line to the trace (and to the trace file, as it happens).
+    pub fn record(&mut self, line: String) {
+        if let Some(f) = &mut self.trace_file {
+            // A trace file that cannot be written is reported once, then left.
+            if writeln!(f, "{line}").is_err() {
+                eprintln!("mcsim serve: cannot write the trace file; going on without it");
+                self.trace_file = None;
+            }
+        }
+        self.trace.push(line);
+    }
+
+    /// The trace so far.
+    pub fn trace(&self) -> &[String] {
+        &self.trace
+    }
+}
