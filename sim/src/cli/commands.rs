@@ -208,16 +208,21 @@ pub(crate) fn dispatch(command: Command, families: &[&'static dyn Family]) -> Re
                 trace,
             };
             crate::serve::serve(&config, |addrs| {
-                for a in addrs {
-                    println!("listening on {a}");
-                }
-                println!(
-                    "clock {}; seed {seed}{}",
-                    if clock == crate::serve::ClockMode::Real { "real" } else { "manual" },
-                    lockstep.map_or(String::new(), |n| format!("; lockstep over {n} clients"))
-                );
+                // Whoever started it may stop reading after the ports: serving goes on.
                 use std::io::Write;
-                let _ = std::io::stdout().flush();
+                let mut out = std::io::stdout();
+                for a in addrs {
+                    let _ = writeln!(out, "listening on {a}");
+                }
+                let clock = if clock == crate::serve::ClockMode::Real {
+                    "real"
+                } else {
+                    "manual"
+                };
+                let steps =
+                    lockstep.map_or(String::new(), |n| format!("; lockstep over {n} clients"));
+                let _ = writeln!(out, "clock {clock}; seed {seed}{steps}");
+                let _ = out.flush();
             })
             .context("serving")?;
             Ok(ExitCode::SUCCESS)

@@ -147,9 +147,14 @@ pub(crate) fn run(world: &mut World, server: usize, line: &str) -> Effect {
         ("time", []) => ok(now),
         _ => error(format!("mcsim: unknown command or arguments: {line}")),
     };
-    if !matches!(verb, "trace" | "time" | "name") && !matches!(effect, Effect::Reply(ref b) if b.starts_with(b"CLIENT_ERROR")) {
+    if !matches!(verb, "trace" | "time" | "name")
+        && !matches!(effect, Effect::Reply(ref b) if b.starts_with(b"CLIENT_ERROR"))
+    {
         let at = world.now();
-        world.record(format!("{:>8} {at}  s{server}  CONTROL {line}", world.commands));
+        world.record(format!(
+            "{:>8} {at}  s{server}  CONTROL {line}",
+            world.commands
+        ));
     }
     effect
 }

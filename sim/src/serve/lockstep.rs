@@ -1,13 +1,15 @@
-//! Lockstep mode: `mcsim serve --lockstep N` holds each command of N declared client
-//! connections and releases one at a time, in an order drawn from the seed, so that a
-//! multi-threaded client test interleaves the same way every time it runs with that seed.
+//! Lockstep mode: `mcsim serve --lockstep N` holds each command of N client connections
+//! and releases one at a time, in an order drawn from the seed, so that a multi-threaded
+//! client test interleaves the same way every time it runs with that seed.
 //!
-//! A command is released only when every participating connection has one waiting (or
-//! has closed) and at least N connections have taken part: then the order depends on the
-//! seed alone, not on thread timing. Connections are told apart by name (`mcsim name X`,
-//! or a key `mcsim:name:X` fetched with `get`), or by the order they connected, which
-//! thread scheduling may change: name them for byte-identical traces. A participant that
-//! sends nothing for the wait limit is passed over, and the trace says so.
+//! The connections that take part are those that named themselves: `mcsim name X` on
+//! the connection, or, from a client library that sends only memcached commands, a
+//! `get` of the key `mcsim:name:X` (answered as a miss). Others (a test's setup and its
+//! final check, a control connection) run at once. A command is released only when at
+//! least N participants have named themselves and every one still open has a command
+//! waiting: then the order depends on the seed and the names alone, not on thread
+//! timing. A participant that sends nothing for the wait limit is passed over, and the
+//! trace says so.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -18,7 +20,9 @@ use rand_chacha::ChaCha8Rng;
 /// The scheduler's state.
 pub(crate) struct Lockstep {
     clients: usize,
-    /// Participants (connections that sent a memcached command), by id, with their label.
+    /// Participants that have named themselves so far (closed ones included).
+    joined: usize,
+    /// Participants still open, by id, with their name.
     live: BTreeMap<u64, String>,
     /// Those with a command waiting.
     waiting: BTreeMap<u64, String>,
@@ -32,6 +36,7 @@ impl Lockstep {
     pub fn new(clients: usize, seed: u64, wait_limit: Duration) -> Lockstep {
         Lockstep {
             clients: clients.max(1),
+            joined: 0,
             live: BTreeMap::new(),
             waiting: BTreeMap::new(),
             granted: None,
@@ -40,9 +45,16 @@ impl Lockstep {
         }
     }
 
+    /// Connection `id` named itself `label`: from now on its commands are held.
+    pub fn join(&mut self, id: u64, label: &str) {
+        if self.live.insert(id, label.to_string()).is_none() {
+            self.joined += 1;
+        }
+    }
+
     /// Connection `id` (named `label`) has a command ready.
     pub fn arrive(&mut self, id: u64, label: &str) {
-        self.live.insert(id, label.to_string());
+        self.join(id, label);
         self.waiting.insert(id, label.to_string());
     }
 
@@ -72,7 +84,7 @@ impl Lockstep {
         if self.granted.is_some() || self.waiting.is_empty() {
             return None;
         }
-        let all_here = self.live.len() >= self.clients && self.waiting.len() == self.live.len();
+        let all_here = self.joined >= self.clients && self.waiting.len() == self.live.len();
         if !all_here && !force {
             return None;
         }

@@ -111,7 +111,9 @@ pub fn serve(config: &ServeConfig, ready: impl FnOnce(&[SocketAddr])) -> std::io
     let mut threads = Vec::new();
     for (server, listener) in listeners.into_iter().enumerate() {
         let shared = shared.clone();
-        threads.push(std::thread::spawn(move || accept(&shared, server, &listener)));
+        threads.push(std::thread::spawn(move || {
+            accept(&shared, server, &listener)
+        }));
     }
     for t in threads {
         let _ = t.join();
@@ -143,7 +145,8 @@ struct Connection {
     session: Session,
     label: String,
     epoch: u64,
-    participant: bool,
+    /// It named itself: in lockstep, its commands are held and released in turn.
+    named: bool,
 }
 
 /// What to do after a command.
@@ -164,7 +167,7 @@ impl Connection {
             session: Session::new(),
             label: format!("c{id}"),
             epoch: w.epochs[server],
-            participant: false,
+            named: false,
         }
     }
 
@@ -210,7 +213,10 @@ impl Connection {
 
     /// Runs one command (or control command) and says what goes back.
     fn command(&mut self, shared: &Shared, bytes: &[u8]) -> Next {
-        let line_end = bytes.iter().position(|&b| b == b'\n').unwrap_or(bytes.len());
+        let line_end = bytes
+            .iter()
+            .position(|&b| b == b'\n')
+            .unwrap_or(bytes.len());
         let line = String::from_utf8_lossy(&bytes[..line_end]);
         let line = line.trim_end_matches('\r');
         if control::is_control(line.as_bytes()) {
@@ -221,7 +227,7 @@ impl Connection {
             return match effect {
                 control::Effect::Reply(b) => Next::Write(b),
                 control::Effect::Name(name) => {
-                    self.label = name;
+                    self.name(shared, name);
                     Next::Write(b"OK\r\n".to_vec())
                 }
                 control::Effect::Crashed => {
@@ -231,7 +237,7 @@ impl Connection {
             };
         }
         if let Some(name) = line.strip_prefix("get mcsim:name:") {
-            self.label = name.trim().to_string();
+            self.name(shared, name.trim().to_string());
             return Next::Write(b"END\r\n".to_vec());
         }
         let mut w = self.wait_turn(shared);
@@ -241,13 +247,22 @@ impl Connection {
         out
     }
 
+    /// The connection names itself: in lockstep it takes part from now on.
+    fn name(&mut self, shared: &Shared, name: String) {
+        let mut w = lock(shared);
+        if let Some(ls) = &mut w.lockstep {
+            ls.join(self.id, &name);
+        }
+        self.label = name;
+        self.named = true;
+    }
+
     /// In lockstep, blocks until this connection's command is released.
     fn wait_turn<'a>(&mut self, shared: &'a Shared) -> MutexGuard<'a, World> {
         let mut w = lock(shared);
-        let Some(ls) = &mut w.lockstep else {
+        let Some(ls) = w.lockstep.as_mut().filter(|_| self.named) else {
             return w;
         };
-        self.participant = true;
         ls.arrive(self.id, &self.label);
         let limit = ls.wait_limit;
         let mut since = Instant::now();
@@ -285,19 +300,25 @@ impl Connection {
         let n = w.commands;
         let who = self.label.clone();
         if w.down[server] || w.epochs[server] != self.epoch {
-            w.record(format!("{n:>8} {now}  {who}  connection closed: the server restarted or left"));
+            w.record(format!(
+                "{n:>8} {now}  {who}  connection closed: the server restarted or left"
+            ));
             return Next::Close(Vec::new());
         }
         if w.armed[server].close_next > 0 {
             w.armed[server].close_next -= 1;
-            w.record(format!("{n:>8} {now}  {who}  FAULT connection closed before its command"));
+            w.record(format!(
+                "{n:>8} {now}  {who}  FAULT connection closed before its command"
+            ));
             return Next::Close(Vec::new());
         }
         let evict = w.policy.evict;
         if w.chance(evict)
             && let Some(key) = w.evict_one(server)
         {
-            w.record(format!("{n:>8} {now}  --  FAULT evict {key} from server {server}"));
+            w.record(format!(
+                "{n:>8} {now}  --  FAULT evict {key} from server {server}"
+            ));
         }
         let out = self.session.feed(&mut w.servers[server], bytes, now);
         let lose = w.policy.lose_reply;
@@ -345,7 +366,10 @@ fn command_len(input: &[u8]) -> Option<usize> {
 /// One command and its reply for the trace, as the in-process timeline writes them.
 fn describe(command: &[u8], reply: &[u8]) -> String {
     let first_line = |b: &[u8]| {
-        let end = b.iter().position(|&c| c == b'\r' || c == b'\n').unwrap_or(b.len());
+        let end = b
+            .iter()
+            .position(|&c| c == b'\r' || c == b'\n')
+            .unwrap_or(b.len());
         String::from_utf8_lossy(&b[..end.min(120)]).into_owned()
     };
     match read_request(command) {

@@ -1,0 +1,37 @@
+"""Two memcached locks, as services write them, to be tested against `mcsim serve`.
+
+GetSetLock checks with `get` and takes with `set`: two clients can both see the key
+missing and both take it. AddLock takes with `add` and a TTL: memcached lets one `add`
+win, and the TTL frees the lock if its holder dies, or pauses past it.
+"""
+
+from pymemcache.client.base import Client
+
+
+class GetSetLock:
+    def __init__(self, client: Client, name: str, owner: str):
+        self.client, self.key, self.owner = client, f"lock:{name}", owner
+
+    def acquire(self, attempts: int = 20) -> bool:
+        for _ in range(attempts):
+            if self.client.get(self.key) is None:
+                self.client.set(self.key, self.owner, noreply=False)
+                return True
+        return False
+
+    def release(self) -> None:
+        self.client.delete(self.key, noreply=False)
+
+
+class AddLock:
+    def __init__(self, client: Client, name: str, owner: str, ttl: int = 5):
+        self.client, self.key, self.owner, self.ttl = client, f"lock:{name}", owner, ttl
+
+    def acquire(self, attempts: int = 20) -> bool:
+        for _ in range(attempts):
+            if self.client.add(self.key, self.owner, expire=self.ttl, noreply=False):
+                return True
+        return False
+
+    def release(self) -> None:
+        self.client.delete(self.key, noreply=False)

@@ -1,0 +1,212 @@
+//! `mcsim serve` over real sockets: control commands, the manual clock, lockstep traces
+//! that repeat byte for byte, bad input that leaves the server up, and memcached's own
+//! conformance tools when they are installed.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+/// A running `mcsim serve`, killed (by its process) when dropped.
+struct Serve {
+    child: Child,
+    port: u16,
+}
+
+impl Serve {
+    fn start(args: &[&str]) -> Serve {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_mcsim"))
+            .args(["serve", "--port", "0"])
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap();
+        let mut first = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut first)
+            .unwrap();
+        let port = first
+            .trim()
+            .rsplit(':')
+            .next()
+            .and_then(|p| p.parse().ok())
+            .unwrap_or_else(|| panic!("no port in {first:?}"));
+        Serve { child, port }
+    }
+
+    fn connect(&self) -> Conn {
+        let s = TcpStream::connect(("127.0.0.1", self.port)).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        Conn(s)
+    }
+}
+
+impl Drop for Serve {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+struct Conn(TcpStream);
+
+impl Conn {
+    /// Sends `bytes` and reads until the reply ends with `until`.
+    fn ask(&mut self, bytes: &str, until: &str) -> String {
+        self.0.write_all(bytes.as_bytes()).unwrap();
+        let mut got = Vec::new();
+        let mut buf = [0u8; 4096];
+        while !got.ends_with(until.as_bytes()) {
+            let n = self.0.read(&mut buf).unwrap();
+            assert!(n > 0, "closed after {:?}", String::from_utf8_lossy(&got));
+            got.extend_from_slice(&buf[..n]);
+        }
+        String::from_utf8(got).unwrap()
+    }
+
+    fn line(&mut self, bytes: &str) -> String {
+        self.ask(bytes, "\r\n")
+    }
+}
+
+#[test]
+fn control_commands_evict_and_move_the_manual_clock() {
+    let serve = Serve::start(&["--clock", "manual"]);
+    let mut c = serve.connect();
+    assert_eq!(c.line("set a 0 5 1\r\nx\r\n"), "STORED\r\n");
+    assert_eq!(c.line("set b 0 0 1\r\ny\r\n"), "STORED\r\n");
+    assert_eq!(c.line("mcsim evict b\r\n"), "OK evicted\r\n");
+    assert_eq!(c.ask("get b\r\n", "END\r\n"), "END\r\n");
+    assert_eq!(c.ask("get a\r\n", "END\r\n"), "VALUE a 0 1\r\nx\r\nEND\r\n");
+    // The TTL runs on the virtual clock: past it in no time.
+    assert!(c.line("mcsim advance 6\r\n").starts_with("OK 6."));
+    assert_eq!(c.ask("get a\r\n", "END\r\n"), "END\r\n");
+    assert_eq!(c.line("mcsim lose-reply\r\n"), "OK\r\n");
+    c.0.write_all(b"set c 0 0 1\r\nz\r\n").unwrap();
+    // The reply was lost, the command applied.
+    assert_eq!(c.ask("get c\r\n", "END\r\n"), "VALUE c 0 1\r\nz\r\nEND\r\n");
+    assert!(c.line("mcsim frobnicate\r\n").starts_with("CLIENT_ERROR"));
+    let trace = c.ask("mcsim trace\r\n", "END\r\n");
+    assert!(
+        trace.contains("set c \"z\" -> STORED (reply lost: FAULT)"),
+        "{trace}"
+    );
+    assert!(trace.contains("CONTROL mcsim evict b"), "{trace}");
+}
+
+#[test]
+fn a_crash_restarts_the_server_empty_and_closes_its_connections() {
+    let serve = Serve::start(&[]);
+    let mut c = serve.connect();
+    assert_eq!(c.line("set a 0 0 1\r\nx\r\n"), "STORED\r\n");
+    c.0.write_all(b"mcsim crash\r\n").unwrap();
+    let mut rest = Vec::new();
+    let _ = c.0.read_to_end(&mut rest);
+    let mut d = serve.connect();
+    assert_eq!(d.ask("get a\r\n", "END\r\n"), "END\r\n");
+}
+
+#[test]
+fn bad_input_gets_memcacheds_answers_and_the_server_stays_up() {
+    let serve = Serve::start(&[]);
+    let mut c = serve.connect();
+    assert_eq!(c.line("bogus\r\n"), "ERROR\r\n");
+    assert_eq!(
+        c.line("set a 0 0 notanumber\r\n"),
+        "CLIENT_ERROR bad command line format\r\n"
+    );
+    // Disconnecting in the middle of a data block, and flooding a line with no end.
+    let mut half = serve.connect();
+    half.0.write_all(b"set k 0 0 100\r\nonly part").unwrap();
+    drop(half);
+    let mut flood = serve.connect();
+    let _ = flood.0.write_all(&vec![b'x'; 64 * 1024]);
+    let mut rest = Vec::new();
+    let _ = flood.0.read_to_end(&mut rest); // memcached closes such a connection
+    assert!(serve.connect().line("version\r\n").starts_with("VERSION "));
+    assert_eq!(c.line("set a 0 0 1\r\nx\r\n"), "STORED\r\n");
+}
+
+/// Three named clients each take a get+set lock twice, in lockstep: the trace of one
+/// seed, the same trace when run again with that seed.
+fn lockstep_trace(seed: u64) -> String {
+    let serve = Serve::start(&["--lockstep", "3", "--seed", &seed.to_string()]);
+    let threads: Vec<_> = (0..3)
+        .map(|i| {
+            let mut c = serve.connect();
+            std::thread::spawn(move || {
+                assert_eq!(c.line(&format!("mcsim name t{i}\r\n")), "OK\r\n");
+                for _ in 0..2 {
+                    loop {
+                        if c.ask("get lock\r\n", "END\r\n") == "END\r\n" {
+                            break;
+                        }
+                    }
+                    c.line(&format!("set lock 0 0 2\r\nt{i}\r\n"));
+                    c.line("delete lock\r\n");
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    serve.connect().ask("mcsim trace\r\n", "END\r\n")
+}
+
+#[test]
+fn lockstep_gives_the_same_trace_for_the_same_seed() {
+    let a = lockstep_trace(7);
+    assert!(a.lines().count() > 12, "{a}");
+    assert_eq!(a, lockstep_trace(7));
+    let others: Vec<String> = (8..12).map(lockstep_trace).collect();
+    assert!(others.iter().any(|t| *t != a), "the seed changes the order");
+}
+
+/// memcached's own conformance tools, when installed (CI installs libmemcached-tools).
+fn tool(name: &str) -> Option<Command> {
+    let found = std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).any(|d| d.join(name).is_file()))
+        .unwrap_or(false);
+    if !found {
+        eprintln!("SKIP: {name} is not installed (apt-get install libmemcached-tools)");
+        return None;
+    }
+    Some(Command::new(name))
+}
+
+#[test]
+fn memccapable_passes_every_ascii_test() {
+    let Some(mut cmd) = tool("memccapable") else {
+        return;
+    };
+    let serve = Serve::start(&[]);
+    let out = cmd
+        .args(["-h", "127.0.0.1", "-p", &serve.port.to_string(), "-a"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(text.matches("[pass]").count(), 27, "{text}");
+    assert!(!text.contains("[FAIL]"), "{text}");
+}
+
+#[test]
+fn memcslap_runs_without_errors() {
+    let Some(mut cmd) = tool("memcslap") else {
+        return;
+    };
+    let serve = Serve::start(&[]);
+    let out = cmd
+        .args([
+            &format!("--servers=127.0.0.1:{}", serve.port),
+            "--concurrency=16",
+            "--execute-number=500",
+        ])
+        .output()
+        .unwrap();
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{text}");
+    assert!(!text.to_lowercase().contains("error"), "{text}");
+}
