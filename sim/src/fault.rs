@@ -68,6 +68,15 @@ pub enum Fault {
 }
 
 impl Fault {
+    /// True for the faults that run a client's pending call (losing its request or its
+    /// reply, a value over the item limit): they show as that call.
+    pub fn runs_a_call(&self) -> bool {
+        matches!(
+            self,
+            Fault::ReplyLost { .. } | Fault::RequestLost { .. } | Fault::TooLarge { .. }
+        )
+    }
+
     /// The kind of fault.
     pub fn kind(&self) -> FaultKind {
         match self {

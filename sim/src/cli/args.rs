@@ -145,6 +145,28 @@ pub(crate) enum Command {
         #[arg(long = "set", value_name = "FIELD=VALUE")]
         set: Vec<String>,
     },
+    /// Replay a counterexample against a real memcached (started on a free port, or
+    /// `--server`): the same calls in the same order, faults as a real server allows;
+    /// prints "confirmed on memcached …" or where the real run diverged and why.
+    Confirm {
+        /// The scenario file.
+        scenario: PathBuf,
+        /// The execution of this seed (default: the scenario's first failure, shrunk).
+        #[arg(long, conflicts_with = "schedule")]
+        seed: Option<u64>,
+        /// The execution of this schedule (as `replay` prints it).
+        #[arg(long)]
+        schedule: Option<String>,
+        /// Clients, as in the replay line the schedule came from.
+        #[arg(long)]
+        clients: Option<usize>,
+        /// A memcached to use instead of starting one (repeat for each simulated server).
+        #[arg(long = "server", value_name = "HOST:PORT")]
+        servers: Vec<std::net::SocketAddr>,
+        /// Real seconds all virtual waits together may take; longer ones are shortened.
+        #[arg(long, default_value_t = 15.0)]
+        max_wait_s: f64,
+    },
     /// Serve the simulated memcached on TCP, with injected faults, for clients in any
     /// language; prints `listening on 127.0.0.1:PORT` per server, then serves until
     /// stopped. Control commands (`mcsim evict KEY`, `mcsim advance 30`, …) go over the

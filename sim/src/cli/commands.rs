@@ -159,6 +159,21 @@ pub(crate) fn dispatch(command: Command, families: &[&'static dyn Family]) -> Re
             };
             crate::cli::explore::explore(&s, &options)
         }
+        Command::Confirm {
+            scenario,
+            seed,
+            schedule,
+            clients,
+            servers,
+            max_wait_s,
+        } => crate::cli::confirm::confirm(
+            &load(&scenario, families)?,
+            seed,
+            schedule.as_deref(),
+            clients,
+            &servers,
+            max_wait_s,
+        ),
         Command::Serve {
             port,
             servers,

@@ -25,6 +25,7 @@
 mod out;
 mod args;
 mod commands;
+mod confirm;
 mod explore;
 mod gate;
 

@@ -154,6 +154,37 @@ impl Sim {
     }
 }
 
+/// One step of an execution, as `mcsim confirm` replays it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Event {
+    /// A client's call reached a server (or was lost on the way, as `fault` says).
+    Call {
+        /// The step.
+        step: u64,
+        /// When the server executed it.
+        time: crate::clock::VirtualTime,
+        /// Whose call.
+        client: usize,
+        /// The server it went to (the first key's).
+        server: usize,
+        /// The request.
+        request: crate::protocol::Request,
+        /// What the server answered, or the transport failure.
+        outcome: Result<crate::protocol::Reply, crate::memcache::Transport>,
+        /// A fault on this call: its request or reply lost, its value too large.
+        fault: Option<crate::fault::Fault>,
+    },
+    /// A fault of the world: an eviction, a crash, a clock jump, a pause.
+    Fault {
+        /// The step.
+        step: u64,
+        /// When.
+        time: crate::clock::VirtualTime,
+        /// Which.
+        fault: crate::fault::Fault,
+    },
+}
+
 /// The result of one execution.
 #[derive(Debug, Clone)]
 pub struct Execution {
@@ -165,6 +196,9 @@ pub struct Execution {
     pub schedule: Schedule,
     /// The timeline (empty unless tracing was on).
     pub trace: Trace,
+    /// Every call and fault in order, structured (empty unless tracing was on): what
+    /// `mcsim confirm` replays against a real memcached.
+    pub events: Vec<Event>,
     /// Metrics recorded by end checks.
     pub metrics: BTreeMap<String, f64>,
     /// Steps taken.

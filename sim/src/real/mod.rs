@@ -8,9 +8,11 @@
 //! simulator itself never uses any of this.
 
 mod client;
+mod confirm;
 mod daemon;
 mod memcache;
 
 pub use client::{Raw, RawEnd, TcpClient};
+pub use confirm::{ConfirmError, ConfirmOptions, Confirmation, Outcome, confirm};
 pub use daemon::{DaemonError, MemcachedDaemon};
 pub use memcache::RealMemcache;

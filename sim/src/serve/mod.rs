@@ -8,7 +8,7 @@
 //! 30`, …: [`control`]). The clock follows real time or, with `--clock manual`, moves
 //! only when told, so TTL tests run in milliseconds. With `--lockstep N`, commands of N
 //! client connections are released one at a time in an order drawn from the seed
-//! ([`lockstep`]). Every command, fault and control command is a line of the trace
+//! (see `lockstep`). Every command, fault and control command is a line of the trace
 //! (`--trace FILE`, and `mcsim trace` on any connection), in the timeline format.
 
 pub mod control;

@@ -11,15 +11,15 @@ use crate::clock::VirtualTime;
 use crate::cluster::Cluster;
 use crate::exec::core::{Core, Wait};
 use crate::exec::spare::{Spare, emptied};
-use crate::exec::spin::{SpinWatch, changes_state, request_hash};
+use crate::exec::spin::SpinWatch;
 use crate::exec::{ExecConfig, Execution, Sim, Task};
 use crate::explore::{CallOption, Choice, FaultOption, Footprint, Options, Schedule, Strategy};
 use crate::fault::{Fault, FaultKind};
 use crate::invariant::Verdict;
 use crate::memcache::{Key, Transport};
-use crate::protocol::{Request, StoreMode};
-use crate::trace::{Actor, Trace, describe_reply, describe_request, fnv1a};
+use crate::trace::{Actor, Trace, fnv1a};
 
+mod call;
 mod edges;
 mod ending;
 pub use edges::MAX_EDGES;
@@ -53,6 +53,7 @@ pub fn execute(
             choices: std::mem::take(&mut engine.choices),
         },
         trace: std::mem::take(&mut engine.trace),
+        events: std::mem::take(&mut engine.events),
         metrics: std::mem::take(&mut engine.metrics),
         steps: engine.step,
         calls: engine.calls,
@@ -91,6 +92,8 @@ struct Engine<'c> {
     faults_fired: Vec<(u64, Fault)>,
     choices: Vec<Choice>,
     trace: Trace,
+    /// Every call and fault, structured (only when tracing).
+    events: Vec<crate::exec::Event>,
     metrics: BTreeMap<String, f64>,
     step: u64,
     calls: u64,
@@ -150,6 +153,7 @@ impl<'c> Engine<'c> {
             faults_fired: Vec::new(),
             choices: Vec::with_capacity(16),
             trace: Trace::default(),
+            events: Vec::new(),
             metrics: BTreeMap::new(),
             step: 0,
             calls: 0,
@@ -353,6 +357,12 @@ impl<'c> Engine<'c> {
                 self.choices.push(choice.clone());
                 self.step += 1;
                 *self.fault_counts.entry(fault.kind()).or_insert(0) += 1;
+                if self.config.trace && !fault.runs_a_call() {
+                    let time = self.now();
+                    let (step, fault) = (self.step, fault.clone());
+                    self.events
+                        .push(crate::exec::Event::Fault { step, time, fault });
+                }
                 self.faults_fired.push((self.step, fault.clone()));
                 self.spin.changed();
                 self.inject(fault, calls)?;
@@ -414,120 +424,6 @@ impl<'c> Engine<'c> {
                 self.spin.faulted(*client);
                 self.log(Actor::World, || format!("FAULT {fault}"));
             }
-        }
-        Ok(())
-    }
-
-    /// The server executes a client's pending call at `at` (unless the fault says the
-    /// request is lost); the reply goes back to the client (unless it is lost).
-    fn execute_call(
-        &mut self,
-        client: usize,
-        at: VirtualTime,
-        fault: Option<&Fault>,
-    ) -> Result<(), Stop> {
-        let request = {
-            let mut core = self.core.borrow_mut();
-            core.now = at;
-            core.step = self.step;
-            match std::mem::replace(&mut core.mailboxes[client].wait, Wait::Running) {
-                Wait::Call { request, .. } => request,
-                other => {
-                    core.mailboxes[client].wait = other;
-                    drop(core);
-                    return Err(self.diverged(format!("c{client} is not waiting on a call")));
-                }
-            }
-        };
-        // Which servers the call went to, for the timeline only.
-        let servers = self
-            .config
-            .trace
-            .then(|| self.cluster.servers_for(&request));
-        let read_only = request.is_read_only();
-        let hash = self.spin.tracking_next().then(|| request_hash(&request));
-        // Described before the server takes the request by value (only when tracing).
-        let what = self.config.trace.then(|| describe_request(&request));
-        let lost_request = matches!(fault, Some(Fault::RequestLost { .. }));
-        let outcome = if lost_request {
-            Err(Transport::TimedOut)
-        } else if let (Some(Fault::TooLarge { .. }), Request::Store { mode, key, .. }) =
-            (fault, &request)
-        {
-            let target = self.cluster.route(&request);
-            let server = &mut self.cluster.servers[target];
-            if server.is_up() {
-                self.calls += 1;
-                Ok(server.reject_too_large(key, *mode == StoreMode::Set, at))
-            } else {
-                Err(Transport::ServerDown)
-            }
-        } else {
-            let outcome = self.cluster.call(request, at);
-            if outcome.is_ok() {
-                self.calls += 1;
-            }
-            outcome
-        };
-        let several_servers = self.cluster.servers.len() > 1;
-        self.log(Actor::Client(client), || {
-            let server_note = if several_servers {
-                let names: Vec<String> = servers
-                    .unwrap_or_default()
-                    .iter()
-                    .map(|s| format!("s{s}"))
-                    .collect();
-                format!(" @{}", names.join(","))
-            } else {
-                String::new()
-            };
-            let what = what.unwrap_or_default();
-            match (&outcome, fault) {
-                (_, Some(Fault::RequestLost { .. })) => {
-                    format!("{what}{server_note} -> (request lost: FAULT)")
-                }
-                (Ok(r), Some(Fault::TooLarge { .. })) => format!(
-                    "{what}{server_note} -> {} (value over the item size limit: FAULT)",
-                    describe_reply(r)
-                ),
-                (Ok(r), Some(_)) => format!(
-                    "{what}{server_note} -> {} (reply lost: FAULT)",
-                    describe_reply(r)
-                ),
-                (Ok(r), None) => format!("{what}{server_note} -> {}", describe_reply(r)),
-                (Err(t), _) => format!("{what}{server_note} -> {t}"),
-            }
-        });
-        let changed = match &outcome {
-            Ok(reply) if !lost_request => changes_state(read_only, reply),
-            _ => false,
-        };
-        let clock_reads = self.core.borrow().clock_reads;
-        let spin_due = self.spin.call(
-            client,
-            hash,
-            outcome.as_ref().ok(),
-            changed,
-            at,
-            clock_reads,
-        );
-        if matches!(
-            fault,
-            Some(Fault::ReplyLost { .. } | Fault::RequestLost { .. })
-        ) {
-            let timeout = self.config.faults.timeout;
-            self.core.borrow_mut().sleep_until(client, timeout);
-            self.deferred[client] = Some(Transport::TimedOut);
-        } else {
-            {
-                let mut core = self.core.borrow_mut();
-                core.observe(client, &outcome);
-                core.mailboxes[client].reply = Some(outcome);
-            }
-            self.poll(client)?;
-        }
-        if spin_due {
-            self.check_spin()?;
         }
         Ok(())
     }

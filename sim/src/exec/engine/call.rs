@@ -1,0 +1,144 @@
+//! One call: the server executes a client's pending request, and the outcome goes back
+//! to the client (or is lost, as the fault says).
+
+use crate::clock::VirtualTime;
+use crate::exec::Event;
+use crate::exec::core::Wait;
+use crate::exec::spin::{changes_state, request_hash};
+use crate::fault::Fault;
+use crate::memcache::Transport;
+use crate::protocol::{Request, StoreMode};
+use crate::trace::{Actor, describe_reply, describe_request};
+
+use super::{Engine, Stop};
+
+impl Engine<'_> {
+    /// The server executes a client's pending call at `at` (unless the fault says the
+    /// request is lost); the reply goes back to the client (unless it is lost).
+    pub(super) fn execute_call(
+        &mut self,
+        client: usize,
+        at: VirtualTime,
+        fault: Option<&Fault>,
+    ) -> Result<(), Stop> {
+        let request = {
+            let mut core = self.core.borrow_mut();
+            core.now = at;
+            core.step = self.step;
+            match std::mem::replace(&mut core.mailboxes[client].wait, Wait::Running) {
+                Wait::Call { request, .. } => request,
+                other => {
+                    core.mailboxes[client].wait = other;
+                    drop(core);
+                    return Err(self.diverged(format!("c{client} is not waiting on a call")));
+                }
+            }
+        };
+        // Which servers the call went to, for the timeline only.
+        let servers = self
+            .config
+            .trace
+            .then(|| self.cluster.servers_for(&request));
+        let read_only = request.is_read_only();
+        let hash = self.spin.tracking_next().then(|| request_hash(&request));
+        // Described before the server takes the request by value (only when tracing).
+        let what = self.config.trace.then(|| describe_request(&request));
+        let recorded = self
+            .config
+            .trace
+            .then(|| (request.clone(), self.cluster.route(&request)));
+        let lost_request = matches!(fault, Some(Fault::RequestLost { .. }));
+        let outcome = if lost_request {
+            Err(Transport::TimedOut)
+        } else if let (Some(Fault::TooLarge { .. }), Request::Store { mode, key, .. }) =
+            (fault, &request)
+        {
+            let target = self.cluster.route(&request);
+            let server = &mut self.cluster.servers[target];
+            if server.is_up() {
+                self.calls += 1;
+                Ok(server.reject_too_large(key, *mode == StoreMode::Set, at))
+            } else {
+                Err(Transport::ServerDown)
+            }
+        } else {
+            let outcome = self.cluster.call(request, at);
+            if outcome.is_ok() {
+                self.calls += 1;
+            }
+            outcome
+        };
+        if let Some((request, server)) = recorded {
+            self.events.push(Event::Call {
+                step: self.step,
+                time: at,
+                client,
+                server,
+                request,
+                outcome: outcome.clone(),
+                fault: fault.cloned(),
+            });
+        }
+        let several_servers = self.cluster.servers.len() > 1;
+        self.log(Actor::Client(client), || {
+            let server_note = if several_servers {
+                let names: Vec<String> = servers
+                    .unwrap_or_default()
+                    .iter()
+                    .map(|s| format!("s{s}"))
+                    .collect();
+                format!(" @{}", names.join(","))
+            } else {
+                String::new()
+            };
+            let what = what.unwrap_or_default();
+            match (&outcome, fault) {
+                (_, Some(Fault::RequestLost { .. })) => {
+                    format!("{what}{server_note} -> (request lost: FAULT)")
+                }
+                (Ok(r), Some(Fault::TooLarge { .. })) => format!(
+                    "{what}{server_note} -> {} (value over the item size limit: FAULT)",
+                    describe_reply(r)
+                ),
+                (Ok(r), Some(_)) => format!(
+                    "{what}{server_note} -> {} (reply lost: FAULT)",
+                    describe_reply(r)
+                ),
+                (Ok(r), None) => format!("{what}{server_note} -> {}", describe_reply(r)),
+                (Err(t), _) => format!("{what}{server_note} -> {t}"),
+            }
+        });
+        let changed = match &outcome {
+            Ok(reply) if !lost_request => changes_state(read_only, reply),
+            _ => false,
+        };
+        let clock_reads = self.core.borrow().clock_reads;
+        let spin_due = self.spin.call(
+            client,
+            hash,
+            outcome.as_ref().ok(),
+            changed,
+            at,
+            clock_reads,
+        );
+        if matches!(
+            fault,
+            Some(Fault::ReplyLost { .. } | Fault::RequestLost { .. })
+        ) {
+            let timeout = self.config.faults.timeout;
+            self.core.borrow_mut().sleep_until(client, timeout);
+            self.deferred[client] = Some(Transport::TimedOut);
+        } else {
+            {
+                let mut core = self.core.borrow_mut();
+                core.observe(client, &outcome);
+                core.mailboxes[client].reply = Some(outcome);
+            }
+            self.poll(client)?;
+        }
+        if spin_due {
+            self.check_spin()?;
+        }
+        Ok(())
+    }
+}

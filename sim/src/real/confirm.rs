@@ -1,0 +1,273 @@
+//! `mcsim confirm`: a counterexample found in simulation, replayed against a real
+//! memcached.
+//!
+//! The shrunk execution's calls are sent in its order, one connection per client, to a
+//! memcached mcsim starts itself (one per simulated server) or to servers given. Faults
+//! become what a real server allows: an eviction a `delete`, a crash a restart (or a
+//! `flush_all` on a server mcsim did not start), a lost reply a call whose reply is read
+//! and dropped, a lost request a call not sent. Virtual waits between calls become real
+//! sleeps, capped, and the cap is reported. Every reply is compared with the one the
+//! simulated server gave: when all agree, the recipe sees on the real server exactly what
+//! it saw in simulation, so its invariant breaks the same way; otherwise the first
+//! difference is reported with its likely cause.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use crate::exec::{Event, Execution};
+use crate::fault::Fault;
+use crate::protocol::{Reply, Request};
+use crate::real::{MemcachedDaemon, TcpClient};
+use crate::trace::{describe_reply, describe_request};
+
+/// How to confirm.
+#[derive(Debug, Clone, Default)]
+pub struct ConfirmOptions {
+    /// Servers to use instead of starting memcached (one per simulated server).
+    pub servers: Vec<SocketAddr>,
+    /// The real time all waits together may take; longer waits are shortened.
+    pub max_wait: Duration,
+}
+
+/// What the real server did with the counterexample.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    /// Every reply matched the simulation.
+    Confirmed {
+        /// `VERSION` of the server.
+        version: String,
+    },
+    /// The real server answered one call differently.
+    Diverged {
+        /// The step of the call.
+        step: u64,
+        /// What differed, and the likely cause.
+        detail: String,
+    },
+}
+
+/// The replay, line by line, and its outcome.
+#[derive(Debug, Clone)]
+pub struct Confirmation {
+    /// One line per call or fault, as replayed.
+    pub lines: Vec<String>,
+    /// Virtual waits longer than the cap allowed, shortened by this much in all.
+    pub shortened: Duration,
+    /// The outcome.
+    pub outcome: Outcome,
+}
+
+/// Why a confirmation could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfirmError {
+    /// No memcached binary was found, and no server was given.
+    #[error("no memcached binary found (install memcached, set $MEMCACHED, or give --server)")]
+    NoMemcached,
+    /// Starting memcached failed.
+    #[error(transparent)]
+    Daemon(#[from] crate::real::DaemonError),
+    /// Talking to it failed.
+    #[error("talking to memcached: {0}")]
+    Client(#[from] crate::memcache::McError),
+    /// The execution has no recorded calls (it was not replayed with its timeline).
+    #[error("the execution has no recorded calls")]
+    NoEvents,
+    /// The servers given do not match the scenario's.
+    #[error("the scenario has {want} servers; {given} given")]
+    Servers {
+        /// The scenario's.
+        want: usize,
+        /// Given.
+        given: usize,
+    },
+}
+
+/// The servers a confirmation talks to.
+struct Servers {
+    daemons: Vec<Option<MemcachedDaemon>>,
+    addrs: Vec<SocketAddr>,
+}
+
+impl Servers {
+    fn start(count: usize, given: &[SocketAddr]) -> Result<Servers, ConfirmError> {
+        if !given.is_empty() {
+            if given.len() != count {
+                return Err(ConfirmError::Servers {
+                    want: count,
+                    given: given.len(),
+                });
+            }
+            return Ok(Servers {
+                daemons: given.iter().map(|_| None).collect(),
+                addrs: given.to_vec(),
+            });
+        }
+        let mut daemons = Vec::new();
+        for _ in 0..count {
+            let d = MemcachedDaemon::start(&[])?.ok_or(ConfirmError::NoMemcached)?;
+            daemons.push(Some(d));
+        }
+        let addrs = daemons.iter().flatten().map(|d| d.addr()).collect();
+        Ok(Servers { daemons, addrs })
+    }
+
+    /// A crash: a server mcsim started restarts empty; another is flushed.
+    fn crash(&mut self, server: usize) -> Result<String, ConfirmError> {
+        if self.daemons[server].is_some() {
+            self.daemons[server] = None;
+            let d = MemcachedDaemon::start(&[])?.ok_or(ConfirmError::NoMemcached)?;
+            self.addrs[server] = d.addr();
+            self.daemons[server] = Some(d);
+            Ok("restarted empty".into())
+        } else {
+            TcpClient::connect(self.addrs[server])?.call(&Request::FlushAll {
+                delay: None,
+                noreply: false,
+            })?;
+            Ok("flush_all (a server mcsim did not start cannot be restarted)".into())
+        }
+    }
+}
+
+/// Replays `execution` (recorded with its timeline) against real memcached servers, one
+/// per simulated server (`servers`).
+pub fn confirm(
+    execution: &Execution,
+    servers: usize,
+    options: &ConfirmOptions,
+) -> Result<Confirmation, ConfirmError> {
+    if execution.events.is_empty() {
+        return Err(ConfirmError::NoEvents);
+    }
+    let mut real = Servers::start(servers.max(1), &options.servers)?;
+    let version = match TcpClient::connect(real.addrs[0])?.call(&Request::Version)? {
+        Reply::Version(v) => v,
+        other => describe_reply(&other),
+    };
+    // One connection per client and server, opened when first used.
+    let mut conns: std::collections::BTreeMap<(usize, usize, SocketAddr), TcpClient> =
+        Default::default();
+    let mut lines = Vec::new();
+    let (mut last, mut budget, mut shortened) = (
+        crate::clock::VirtualTime::ZERO,
+        options.max_wait,
+        Duration::ZERO,
+    );
+    for event in &execution.events {
+        let time = match event {
+            Event::Call { time, .. } | Event::Fault { time, .. } => *time,
+        };
+        let gap = time.since(last);
+        last = time;
+        let sleep = gap.min(budget);
+        if sleep >= Duration::from_millis(1) {
+            std::thread::sleep(sleep);
+        }
+        budget -= sleep;
+        shortened += gap - sleep;
+        match event {
+            Event::Fault { step, fault, .. } => {
+                let did = match fault {
+                    Fault::Evict { server, key } => match crate::memcache::Key::new(key.as_bytes())
+                    {
+                        Ok(key) => {
+                            TcpClient::connect(real.addrs[*server])?.call(&Request::Delete {
+                                key,
+                                noreply: false,
+                            })?;
+                            "delete".to_string()
+                        }
+                        Err(e) => format!("not reproducible: {e}"),
+                    },
+                    Fault::Crash { server } => real.crash(*server)?,
+                    other => format!("not reproducible on a real server ({other})"),
+                };
+                lines.push(format!("{step:>5}  --  FAULT {fault}: {did}"));
+            }
+            Event::Call {
+                step,
+                client,
+                server,
+                request,
+                outcome,
+                fault,
+                ..
+            } => {
+                let what = describe_request(request);
+                if matches!(fault, Some(Fault::RequestLost { .. })) {
+                    lines.push(format!(
+                        "{step:>5}  c{client}  {what} -> (request lost: not sent)"
+                    ));
+                    continue;
+                }
+                if matches!(fault, Some(Fault::TooLarge { .. })) {
+                    lines.push(format!(
+                        "{step:>5}  c{client}  {what} -> (value over the limit: not sent)"
+                    ));
+                    continue;
+                }
+                let addr = real.addrs[*server];
+                let conn = match conns.entry((*client, *server, addr)) {
+                    std::collections::btree_map::Entry::Occupied(e) => e.into_mut(),
+                    std::collections::btree_map::Entry::Vacant(e) => {
+                        e.insert(TcpClient::connect(addr)?)
+                    }
+                };
+                let got = conn.call(request)?;
+                let lost = matches!(fault, Some(Fault::ReplyLost { .. }));
+                let note = if lost {
+                    " (reply dropped, as in simulation)"
+                } else {
+                    ""
+                };
+                lines.push(format!(
+                    "{step:>5}  c{client}  {what} -> {}{note}",
+                    describe_reply(&got)
+                ));
+                let expected = match outcome {
+                    Ok(r) => r,
+                    Err(t) => {
+                        let detail = format!(
+                            "step {step}: in simulation the call failed ({t}); memcached answered {}",
+                            describe_reply(&got)
+                        );
+                        return Ok(Confirmation {
+                            lines,
+                            shortened,
+                            outcome: Outcome::Diverged {
+                                step: *step,
+                                detail,
+                            },
+                        });
+                    }
+                };
+                if got != *expected {
+                    let cause = if shortened > Duration::ZERO {
+                        "waits were shortened to the cap, so an expiry may not have come yet"
+                    } else {
+                        // Any command on an item with a TTL can see it expired.
+                        "memcached's clock ticks once a second from its own start, so a TTL can end up to a second apart from the simulation's, or the servers hold different state here"
+                    };
+                    let detail = format!(
+                        "step {step}: {what}: simulation {}, memcached {} ({cause})",
+                        describe_reply(expected),
+                        describe_reply(&got)
+                    );
+                    return Ok(Confirmation {
+                        lines,
+                        shortened,
+                        outcome: Outcome::Diverged {
+                            step: *step,
+                            detail,
+                        },
+                    });
+                }
+            }
+        }
+    }
+    Ok(Confirmation {
+        lines,
+        shortened,
+        outcome: Outcome::Confirmed { version },
+    })
+}
