@@ -6,7 +6,10 @@
 //! whole-second clock, evictions, key loss and crashes it controls ([`exec`], [`fault`]),
 //! checks named invariants ([`invariant`], [`lin`]), and turns every failure into a
 //! replayable, shrunk counterexample ([`explore::Schedule`], [`shrink`]). The same recipe
-//! code runs against a real memcached through [`real::TcpClient`], and under loom.
+//! code runs against a real memcached through [`real::TcpClient`], and under loom; a
+//! counterexample replays on a real memcached ([`real::confirm`]); and the simulated
+//! server is served on TCP, with faults and a lockstep scheduler, for clients in any
+//! language ([`serve`]).
 //!
 //! A broken lock (`get`, then `set` if missing), the run that catches it, and its replay:
 //!
