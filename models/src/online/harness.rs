@@ -40,7 +40,7 @@ pub struct OnlineParams {
     pub skews: Vec<Skew>,
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Hash)]
 struct Ghost {
     /// True minute of every counted hit.
     counted: Vec<u64>,
@@ -60,7 +60,8 @@ pub fn setup(p: &OnlineParams, clients: usize, sim: &mut Sim) {
     let sessions: Rc<RefCell<BTreeMap<u64, u64>>> = Rc::default();
     {
         let (g, s0) = (ghost.clone(), sessions.clone());
-        sim.ghost(move |h| crate::ghost::by_debug(h, &(&*g.borrow(), &*s0.borrow())));
+        // Hashed field by field: the explorer fingerprints it at every choice point.
+        sim.ghost(move |h| std::hash::Hash::hash(&(&*g.borrow(), &*s0.borrow()), h));
     }
     let minute = Duration::from_secs(u64::from(p.minute_s));
     let m_us = minute.as_micros() as u64;
