@@ -426,7 +426,7 @@ pub fn explore(
                 r.preemptions_searched = None;
                 r.faults_searched = None;
             }
-            let stop = r.failure.is_some() || r.interrupted;
+            let stop = (r.failure.is_some() && !options.keep_going) || r.interrupted;
             report = Some(r);
             if stop {
                 break 'draws;
