@@ -379,7 +379,14 @@ pub fn explore(
             };
             let left = options.max_executions.map(|m| m.saturating_sub(spent));
             let mut r = None;
-            if level + 1 == levels.len() && options.iterative && preemptions.is_some() {
+            // Without a working cache (none, or given up) the search of every schedule
+            // is never the cheaper one.
+            let cache_works = options.cache && !dfs.stats().cache_given_up;
+            if level + 1 == levels.len()
+                && options.iterative
+                && preemptions.is_some()
+                && cache_works
+            {
                 // Every schedule may cost less than the bounded search (whose visited
                 // states cover each other less): tried first, with a budget, and kept
                 // when it finishes, as the stronger answer.
