@@ -241,3 +241,32 @@ fn a_second_draw_of_the_workload_finds_what_the_first_hides() {
     let again = run::replay(&s, &f.execution.schedule);
     assert_eq!(again.verdict.label(), "online.window_exact");
 }
+
+#[test]
+fn a_search_for_the_expected_violation_goes_past_another_one() {
+    // The event log as written with a small item limit breaks two invariants: retention
+    // (found first) and the stuck put over the limit (the one its scenario is about).
+    let s = Scenario::load(
+        Path::new("../scenarios/eventlog-as-written-large.toml"),
+        RECIPES,
+    )
+    .unwrap();
+    let options = ExploreOptions {
+        iterative: true,
+        max_preemptions: Some(0),
+        max_faults: Some(0),
+        draws: 4,
+        ..ExploreOptions::default()
+    };
+    let first = run::explore(&s, &options, &mut |_| true);
+    let first = first.failure.expect("a violation");
+    assert_eq!(first.execution.verdict.label(), "eventlog.capacity");
+    let r = run::explore_seeking(&s, &options, Some("eventlog.bytes"), &mut |_| true);
+    let f = r.failure.expect("the sought violation");
+    assert_eq!(f.execution.verdict.label(), "eventlog.bytes");
+    assert!(r.verdicts.contains("eventlog.capacity"), "{:?}", r.verdicts);
+    // The counterexample is shrunk, perhaps to fewer clients: replayed with as many.
+    let shrunk = s.with_clients(f.clients).unwrap();
+    let again = run::replay(&shrunk, &f.execution.schedule);
+    assert_eq!(again.verdict.label(), "eventlog.bytes");
+}

@@ -354,6 +354,18 @@ pub fn explore(
     options: &ExploreOptions,
     progress: &mut dyn FnMut(&DfsStats) -> bool,
 ) -> ExploreReport {
+    explore_seeking(scenario, options, None, progress)
+}
+
+/// [`explore`], looking for the violation `seek` (a scenario's expected verdict): other
+/// violations found on the way are counted in the report's verdicts and the search goes
+/// on; it stops at the first `seek`. Without one, the first other violation is reported.
+pub fn explore_seeking(
+    scenario: &Scenario,
+    options: &ExploreOptions,
+    seek: Option<&str>,
+    progress: &mut dyn FnMut(&DfsStats) -> bool,
+) -> ExploreReport {
     let fresh = || {
         Dfs::new(options.max_preemptions, options.reduce)
             .with_max_faults(options.max_faults)
@@ -367,6 +379,7 @@ pub fn explore(
     let (mut spent, mut executions) = (0, 0);
     let mut report: Option<ExploreReport> = None;
     let mut earlier_bounds = None;
+    let mut fallback = None;
     'draws: for draw in 0..options.draws.max(1) {
         dfs.set_draw(draw, options.draws);
         let spent_before_draw = spent;
@@ -395,7 +408,7 @@ pub fn explore(
                 let mut trial = fresh();
                 trial.set_draw(draw, options.draws);
                 trial.deepen(None, faults);
-                let t = explore_within(scenario, &at_bound(None, cap), &mut trial, progress);
+                let t = explore_within(scenario, &at_bound(None, cap), &mut trial, seek, progress);
                 spent += t.stats.work();
                 executions += t.stats.executions;
                 if !t.interrupted {
@@ -406,7 +419,13 @@ pub fn explore(
             let mut r = r.unwrap_or_else(|| {
                 dfs.deepen(preemptions, faults);
                 let left = options.max_executions.map(|m| m.saturating_sub(spent));
-                let r = explore_within(scenario, &at_bound(preemptions, left), &mut dfs, progress);
+                let r = explore_within(
+                    scenario,
+                    &at_bound(preemptions, left),
+                    &mut dfs,
+                    seek,
+                    progress,
+                );
                 spent += r.stats.work();
                 executions += r.stats.executions;
                 r
@@ -433,7 +452,16 @@ pub fn explore(
                 r.preemptions_searched = None;
                 r.faults_searched = None;
             }
-            let stop = (r.failure.is_some() && !options.keep_going) || r.interrupted;
+            let sought = r
+                .failure
+                .as_ref()
+                .is_some_and(|f| seek.is_none_or(|l| f.execution.verdict.label() == l));
+            if !sought && r.failure.is_some() {
+                // Another violation: kept aside, reported if the sought one never comes.
+                let f = r.failure.take();
+                fallback = fallback.or(f);
+            }
+            let stop = (sought && !options.keep_going) || r.interrupted;
             report = Some(r);
             if stop {
                 break 'draws;
@@ -447,7 +475,9 @@ pub fn explore(
             .map(|r| (r.preemptions_searched, r.faults_searched))
             .filter(|b| *b != (None, None));
     }
-    report.expect("at least one search ran")
+    let mut report = report.expect("at least one search ran");
+    report.failure = report.failure.or(fallback);
+    report
 }
 
 /// Executions the search of every schedule gets, at the least, before the last bounded
@@ -481,8 +511,11 @@ fn explore_within(
     scenario: &Scenario,
     options: &ExploreOptions,
     dfs: &mut Dfs,
+    seek: Option<&str>,
     progress: &mut dyn FnMut(&DfsStats) -> bool,
 ) -> ExploreReport {
+    // A violation other than the one sought: kept in case the sought one never comes.
+    let mut other = None;
     let mut states = std::collections::BTreeSet::new();
     let mut calls = 0;
     let mut failure = None;
@@ -505,7 +538,17 @@ fn explore_within(
             verdicts.insert(e.verdict.label());
         }
         let more = dfs.end(failed);
-        if failed {
+        let sought = failed && seek.is_none_or(|l| e.verdict.label() == l);
+        if failed && !sought {
+            failures += 1;
+            if other.is_none() {
+                let found = Found {
+                    seed: None,
+                    cost: steps,
+                };
+                other = Some(self::failure(scenario, found, &e, true));
+            }
+        } else if failed {
             failures += 1;
             if failure.is_none() {
                 let found = Found {
@@ -535,7 +578,7 @@ fn explore_within(
         preemptions_searched: options.max_preemptions,
         faults_searched: options.max_faults,
         draws_searched: 1,
-        failure,
+        failure: failure.or(other),
         failures,
         calls,
         interrupted,

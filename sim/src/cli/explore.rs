@@ -59,7 +59,10 @@ pub(crate) fn fixed(options: &ExploreOptions) -> String {
 pub(crate) fn explore(s: &Scenario, options: &ExploreOptions) -> Result<ExitCode> {
     let started = Instant::now();
     let mut last = Instant::now();
-    let report = run::explore(s, options, &mut |stats| {
+    // A broken variant's search looks for the violation its scenario expects: another
+    // one reached first is said, and the search goes on.
+    let seek = (s.expect != "pass").then_some(s.expect.as_str());
+    let report = run::explore_seeking(s, options, seek, &mut |stats| {
         if last.elapsed().as_secs() >= 1 {
             last = Instant::now();
             eprintln!(
@@ -103,12 +106,25 @@ pub(crate) fn explore(s: &Scenario, options: &ExploreOptions) -> Result<ExitCode
             "  visited-state cache off: the model registers no ghost fingerprint (Sim::ghost), or memory pressure made the LRU order matter"
         );
     }
+    let others: Vec<&String> = report
+        .verdicts
+        .iter()
+        .filter(|v| *v != "pass" && Some(v.as_str()) != seek)
+        .collect();
+    if seek.is_some() && !others.is_empty() {
+        let others: Vec<&str> = others.iter().map(|v| v.as_str()).collect();
+        outln!(
+            "  other violations reached on the way: {}",
+            others.join(", ")
+        );
+    }
     match &report.failure {
         Some(f) => {
             if options.iterative {
                 outln!(
-                    "  found in the search of {}: none with fewer preemptions and faults breaks an invariant",
-                    covered(s, &report)
+                    "  found in the search of {}: none with fewer preemptions and faults breaks {}",
+                    covered(s, &report),
+                    f.execution.verdict.label()
                 );
             }
             outln!();

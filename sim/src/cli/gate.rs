@@ -48,7 +48,8 @@ fn prove(s: &crate::scenario::Scenario, budget: f64, row: &mut Row) -> String {
         iterative: true,
         ..run::ExploreOptions::default()
     };
-    let r = run::explore(&s, &options, &mut |_| true);
+    let seek = (s.expect != "pass").then_some(s.expect.as_str());
+    let r = run::explore_seeking(&s, &options, seek, &mut |_| true);
     row.executions += r.stats.executions;
     row.calls += r.calls;
     let covered = crate::cli::explore::covered(&s, &r);
