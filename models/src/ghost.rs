@@ -33,3 +33,30 @@ pub fn watch<T: Debug + 'static>(sim: &mut Sim, state: &Rc<RefCell<T>>) {
     let state = state.clone();
     sim.ghost(move |h| by_debug(h, &*state.borrow()));
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fingerprint(state: &impl Debug) -> u64 {
+        let mut h = Fingerprint::default();
+        by_debug(&mut h, state);
+        h.finish()
+    }
+
+    #[test]
+    fn equal_records_hash_alike_and_different_ones_apart() {
+        let a = vec![(1u32, "enter"), (2, "leave")];
+        assert_eq!(fingerprint(&a), fingerprint(&a.clone()));
+        assert_ne!(
+            fingerprint(&a),
+            fingerprint(&vec![(1u32, "enter"), (2, "enter")])
+        );
+        assert_ne!(
+            fingerprint(&a),
+            fingerprint(&vec![(2u32, "leave"), (1, "enter")])
+        );
+        // Something was fed: not the hasher's empty value.
+        assert_ne!(fingerprint(&a), Fingerprint::default().finish());
+    }
+}

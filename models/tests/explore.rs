@@ -270,3 +270,12 @@ fn a_search_for_the_expected_violation_goes_past_another_one() {
     let again = run::replay(&shrunk, &f.execution.schedule);
     assert_eq!(again.verdict.label(), "eventlog.bytes");
 }
+
+#[test]
+fn families_that_watch_a_ghost_record_get_the_visited_state_cache() {
+    // The table registers its ghost record through `ghost::watch`: without it, no state
+    // could be fingerprinted and the cache would stay off.
+    let s = with_faults("table", "as-written", "members = 1", "");
+    let r = exhaust_with(&s, true, true);
+    assert!(r.stats.states > 0, "{:?}", r.stats);
+}
