@@ -289,9 +289,8 @@ impl Cluster {
     pub fn next_expiry(&self, now: VirtualTime) -> Option<(Key, VirtualTime)> {
         let mut best: Option<(Key, VirtualTime)> = None;
         for server in self.servers.iter().filter(|s| s.is_up()) {
-            let tick = server.tick(now);
-            for (key, item) in server.items().iter() {
-                if item.exptime == 0 || server.items().peek(key, tick).is_none() {
+            for (key, item) in server.live_items(now) {
+                if item.exptime == 0 {
                     continue;
                 }
                 let at = server.clock().time_of_tick(item.exptime);
@@ -327,16 +326,13 @@ impl Cluster {
             } else {
                 b" up=false\n"
             });
-            let tick = server.tick(now);
-            for (key, item) in server.items().iter() {
-                if server.items().peek(key, tick).is_some() {
-                    h.write(key.as_bytes());
-                    h.write(b" ");
-                    h.write(&item.data);
-                    h.write(b" ");
-                    h.write_decimal(u64::from(item.flags));
-                    h.write(b"\n");
-                }
+            for (key, item) in server.live_items(now) {
+                h.write(key.as_bytes());
+                h.write(b" ");
+                h.write(&item.data);
+                h.write(b" ");
+                h.write_decimal(u64::from(item.flags));
+                h.write(b"\n");
             }
         }
         h.finish()

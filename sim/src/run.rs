@@ -538,26 +538,19 @@ fn explore_within(
             verdicts.insert(e.verdict.label());
         }
         let more = dfs.end(failed);
-        let sought = failed && seek.is_none_or(|l| e.verdict.label() == l);
-        if failed && !sought {
+        if failed {
             failures += 1;
-            if other.is_none() {
+            // The sought violation (any, without `seek`), or another kept aside.
+            let sought = seek.is_none_or(|l| e.verdict.label() == l);
+            let slot = if sought { &mut failure } else { &mut other };
+            if slot.is_none() {
                 let found = Found {
                     seed: None,
                     cost: steps,
                 };
-                other = Some(self::failure(scenario, found, &e, true));
+                *slot = Some(self::failure(scenario, found, &e, true));
             }
-        } else if failed {
-            failures += 1;
-            if failure.is_none() {
-                let found = Found {
-                    seed: None,
-                    cost: steps,
-                };
-                failure = Some(self::failure(scenario, found, &e, true));
-            }
-            if !options.keep_going {
+            if sought && !options.keep_going {
                 interrupted = more;
                 break;
             }

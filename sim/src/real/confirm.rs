@@ -224,35 +224,27 @@ pub fn confirm(
                     "{step:>5}  c{client}  {what} -> {}{note}",
                     describe_reply(&got)
                 ));
-                let expected = match outcome {
-                    Ok(r) => r,
-                    Err(t) => {
-                        let detail = format!(
-                            "step {step}: in simulation the call failed ({t}); memcached answered {}",
-                            describe_reply(&got)
-                        );
-                        return Ok(Confirmation {
-                            lines,
-                            shortened,
-                            outcome: Outcome::Diverged {
-                                step: *step,
-                                detail,
-                            },
-                        });
-                    }
-                };
-                if got != *expected {
-                    let cause = if shortened > Duration::ZERO {
-                        "waits were shortened to the cap, so an expiry may not have come yet"
-                    } else {
-                        // Any command on an item with a TTL can see it expired.
-                        "memcached's clock ticks once a second from its own start, so a TTL can end up to a second apart from the simulation's, or the servers hold different state here"
-                    };
-                    let detail = format!(
-                        "step {step}: {what}: simulation {}, memcached {} ({cause})",
-                        describe_reply(expected),
+                let differs = match outcome {
+                    Err(t) => Some(format!(
+                        "step {step}: in simulation the call failed ({t}); memcached answered {}",
                         describe_reply(&got)
-                    );
+                    )),
+                    Ok(expected) if got != *expected => {
+                        let cause = if shortened > Duration::ZERO {
+                            "waits were shortened to the cap, so an expiry may not have come yet"
+                        } else {
+                            // Any command on an item with a TTL can see it expired.
+                            "memcached's clock ticks once a second from its own start, so a TTL can end up to a second apart from the simulation's, or the servers hold different state here"
+                        };
+                        Some(format!(
+                            "step {step}: {what}: simulation {}, memcached {} ({cause})",
+                            describe_reply(expected),
+                            describe_reply(&got)
+                        ))
+                    }
+                    Ok(_) => None,
+                };
+                if let Some(detail) = differs {
                     return Ok(Confirmation {
                         lines,
                         shortened,

@@ -32,7 +32,7 @@ pub(crate) enum Effect {
     Reply(Vec<u8>),
     /// Name the connection, then reply `OK`.
     Name(String),
-    /// The server restarted: every connection to it closes.
+    /// The server restarted or left (its epoch moved on): every connection to it closes.
     Crashed,
 }
 
@@ -95,6 +95,7 @@ pub(crate) fn run(world: &mut World, server: usize, line: &str) -> Effect {
         ("crash", []) => {
             world.servers[server].crash();
             world.servers[server].restart(now, false);
+            world.epochs[server] += 1;
             Effect::Crashed
         }
         ("lose-reply", rest) if rest.len() <= 1 => match count(rest.first().copied()) {
@@ -121,6 +122,7 @@ pub(crate) fn run(world: &mut World, server: usize, line: &str) -> Effect {
         ("down", []) => {
             world.servers[server].crash();
             world.down[server] = true;
+            world.epochs[server] += 1;
             Effect::Crashed
         }
         ("up", []) => {

@@ -56,6 +56,8 @@ struct Shared {
     world: Mutex<World>,
     turn: Condvar,
     next_id: Mutex<u64>,
+    /// Every reply is held this long (fixed for the run: read without the lock).
+    delay: Duration,
 }
 
 use world::World;
@@ -106,6 +108,7 @@ pub fn serve(config: &ServeConfig, ready: impl FnOnce(&[SocketAddr])) -> std::io
         world: Mutex::new(world),
         turn: Condvar::new(),
         next_id: Mutex::new(0),
+        delay: config.faults.delay,
     });
     ready(&addrs);
     let mut threads = Vec::new();
@@ -200,9 +203,8 @@ impl Connection {
                     Next::Write(b) => (b, false),
                     Next::Close(b) => (b, true),
                 };
-                let delay = lock(shared).policy.delay;
-                if !delay.is_zero() {
-                    std::thread::sleep(delay);
+                if !shared.delay.is_zero() {
+                    std::thread::sleep(shared.delay);
                 }
                 if (!bytes.is_empty() && stream.write_all(&bytes).is_err()) || close {
                     return;
@@ -230,10 +232,7 @@ impl Connection {
                     self.name(shared, name);
                     Next::Write(b"OK\r\n".to_vec())
                 }
-                control::Effect::Crashed => {
-                    lock(shared).epochs[self.server] += 1;
-                    Next::Close(Vec::new())
-                }
+                control::Effect::Crashed => Next::Close(Vec::new()),
             };
         }
         if let Some(name) = line.strip_prefix("get mcsim:name:") {

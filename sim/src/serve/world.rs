@@ -122,17 +122,18 @@ impl World {
         p > 0.0 && self.rng.random_bool(p.min(1.0))
     }
 
+    /// The keys live on `server` now, in key order.
+    fn live_keys(&self, server: usize) -> Vec<Key> {
+        let now = self.now();
+        self.servers[server]
+            .live_items(now)
+            .map(|(k, _)| k.clone())
+            .collect()
+    }
+
     /// Evicts one live key of `server`, chosen by the seeded source; its name.
     pub fn evict_one(&mut self, server: usize) -> Option<String> {
-        let now = self.now();
-        let s = &self.servers[server];
-        let tick = s.tick(now);
-        let live: Vec<Key> = s
-            .items()
-            .iter()
-            .filter(|(k, _)| s.items().peek(k, tick).is_some())
-            .map(|(k, _)| k.clone())
-            .collect();
+        let live = self.live_keys(server);
         if live.is_empty() {
             return None;
         }
@@ -143,17 +144,8 @@ impl World {
 
     /// Evicts each live key of `server` with chance `fraction`; how many went.
     pub fn evict_fraction(&mut self, server: usize, fraction: f64) -> usize {
-        let now = self.now();
-        let s = &self.servers[server];
-        let tick = s.tick(now);
-        let live: Vec<Key> = s
-            .items()
-            .iter()
-            .filter(|(k, _)| s.items().peek(k, tick).is_some())
-            .map(|(k, _)| k.clone())
-            .collect();
         let mut gone = 0;
-        for key in live {
+        for key in self.live_keys(server) {
             if self.chance(fraction) {
                 self.servers[server].evict(&key);
                 gone += 1;

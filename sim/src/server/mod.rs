@@ -105,6 +105,14 @@ impl Server {
         self.items.peek(key, self.tick(now))
     }
 
+    /// Every item still live at `now` (not expired, not flushed), in key order.
+    pub fn live_items(&self, now: VirtualTime) -> impl Iterator<Item = (&Key, &Item)> {
+        let tick = self.tick(now);
+        self.items
+            .iter()
+            .filter(move |(key, _)| self.items.peek(key, tick).is_some())
+    }
+
     /// Feeds everything that decides this server's future replies to `h`, except where
     /// items sit in the LRU and the slabs (which matter only under memory pressure): the
     /// clock, whether it is up, every linked item with its expiry, cas, access time and

@@ -46,17 +46,14 @@ impl Engine<'_> {
                         }
                     }
                     EvictTarget::Any => {
-                        let tick = server.tick(now);
-                        for (key, _) in server.items().iter() {
-                            if server.items().peek(key, tick).is_some() {
-                                out.push(FaultOption {
-                                    fault: Fault::Evict {
-                                        server: s,
-                                        key: key.to_string(),
-                                    },
-                                    probability: p,
-                                });
-                            }
+                        for (key, _) in server.live_items(now) {
+                            out.push(FaultOption {
+                                fault: Fault::Evict {
+                                    server: s,
+                                    key: key.to_string(),
+                                },
+                                probability: p,
+                            });
                         }
                     }
                 }
