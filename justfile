@@ -32,6 +32,18 @@ loom:
 compare *ARGS:
     cargo run --release -p mcsim-compare --bin compare -- {{ARGS}}
 
+# the example HTML report and its screenshot in reports/example/ (needs chromium)
+example-report:
+    mkdir -p reports/example
+    cargo run --release -- check {{example_scenarios}} --json target/example-report.json --html reports/example/check.html
+    chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run --disable-background-networking --disable-component-update --disable-sync --hide-scrollbars --user-data-dir=target/chromium-profile --window-size=1280,1500 --screenshot=reports/example/check.png "file://$PWD/reports/example/check.html"
+
+# everything under reports/ that is committed: bench.md, the example report and screenshot
+reports: compare example-report
+
+# the scenarios of the example report: a pass, races, a fault, a TTL edge, a sweep
+example_scenarios := "scenarios/counter-get-set.toml scenarios/counter-incr-add.toml scenarios/lock-add-evict.toml scenarios/lock-add.toml scenarios/cache-add-lock-evict.toml scenarios/tags-time-skew.toml scenarios/visitor-as-written.toml scenarios/visitor-as-written-sweep.toml"
+
 # format and lint
 lint:
     cargo fmt --all -- --check

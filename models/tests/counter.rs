@@ -31,7 +31,7 @@ fn incr_add_counter_is_exact_and_linearizable_without_faults() {
         "{:?}",
         report.first_failure.map(|f| f.execution.verdict)
     );
-    let lost = report.metrics["counter.lost"];
+    let lost = &report.metrics["counter.lost"];
     assert_eq!((lost.max, report.metrics["counter.extra"].max), (0.0, 0.0));
     assert_eq!(report.metrics["counter.value"].min, 9.0);
 }

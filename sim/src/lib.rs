@@ -66,6 +66,7 @@ pub mod codec;
 pub mod exec;
 pub mod explore;
 pub mod fault;
+pub mod histogram;
 pub mod history;
 pub mod invariant;
 pub mod lin;

@@ -38,7 +38,7 @@ impl RunOptions {
 }
 
 /// A metric over executions.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Summary {
     /// Executions that recorded it.
     pub count: u64,
@@ -48,6 +48,8 @@ pub struct Summary {
     pub max: f64,
     /// Sum (for the mean).
     pub sum: f64,
+    /// How the values spread (the report draws it).
+    pub histogram: crate::histogram::Histogram,
 }
 
 impl Summary {
@@ -60,7 +62,8 @@ impl Summary {
         }
     }
 
-    fn add(&mut self, v: f64) {
+    /// Counts one value.
+    pub fn add(&mut self, v: f64) {
         if self.count == 0 {
             self.min = v;
             self.max = v;
@@ -70,6 +73,7 @@ impl Summary {
         }
         self.count += 1;
         self.sum += v;
+        self.histogram.add(v);
     }
 }
 
@@ -128,6 +132,19 @@ impl RunReport {
 
 /// Runs executions of a scenario.
 pub fn run(scenario: &Scenario, options: &RunOptions) -> RunReport {
+    run_observed(scenario, options, &mut |_| {})
+}
+
+/// Executions between two calls of a run's progress callback.
+pub const PROGRESS_EVERY: u64 = 1024;
+
+/// [`run`], calling `progress` with the executions done every [`PROGRESS_EVERY`] of them
+/// and at the end (for a progress bar).
+pub fn run_observed(
+    scenario: &Scenario,
+    options: &RunOptions,
+    progress: &mut dyn FnMut(u64),
+) -> RunReport {
     let mut report = RunReport {
         executions: 0,
         verdicts: BTreeMap::new(),
@@ -141,20 +158,14 @@ pub fn run(scenario: &Scenario, options: &RunOptions) -> RunReport {
     for i in 0..options.executions {
         let e = execute(&scenario.config, &*setup, strategy.as_mut(), i);
         report.executions += 1;
+        if report.executions % PROGRESS_EVERY == 0 {
+            progress(report.executions);
+        }
         report.calls += e.calls;
         report.steps += e.steps;
         *report.verdicts.entry(e.verdict.label()).or_insert(0) += 1;
         for (k, v) in &e.metrics {
-            report
-                .metrics
-                .entry(k.clone())
-                .or_insert(Summary {
-                    count: 0,
-                    min: 0.0,
-                    max: 0.0,
-                    sum: 0.0,
-                })
-                .add(*v);
+            report.metrics.entry(k.clone()).or_default().add(*v);
         }
         if !e.verdict.is_pass() && report.first_failure.is_none() {
             let seed = options.seed.wrapping_add(i);
@@ -168,6 +179,7 @@ pub fn run(scenario: &Scenario, options: &RunOptions) -> RunReport {
             }
         }
     }
+    progress(report.executions);
     report
 }
 

@@ -52,10 +52,11 @@ pub fn all_scenarios() -> Vec<PathBuf> {
 
 /// A metric of a run, or a panic naming the metrics it has.
 pub fn metric(report: &RunReport, name: &str) -> mcsim::run::Summary {
-    *report
+    report
         .metrics
         .get(name)
         .unwrap_or_else(|| panic!("no metric {name}: {:?}", report.metrics.keys()))
+        .clone()
 }
 
 /// Runs a scenario of the suite and asserts that every execution passes.

@@ -71,6 +71,10 @@ pub(crate) enum Command {
         /// (repeatable; a sweep file then runs as this one point).
         #[arg(long = "set", value_name = "FIELD=VALUE")]
         set: Vec<String>,
+        /// Also write one self-contained HTML report of the run (its counterexample as
+        /// a timeline, a sweep as plots, metrics as histograms).
+        #[arg(long)]
+        html: Option<PathBuf>,
     },
     /// Replay one execution from its seed or its schedule and print its timeline.
     Replay {
@@ -215,21 +219,17 @@ pub(crate) enum Command {
     /// Run the whole scenario suite as a gate: exit non-zero if any verdict differs from
     /// the one its scenario expects.
     Check {
-        /// Directory of scenario files.
+        /// Scenario files, or directories of them (every `*.toml` inside).
         #[arg(default_value = "scenarios")]
-        dir: PathBuf,
+        dir: Vec<PathBuf>,
         /// Parallel jobs (default: the number of cores).
         #[arg(long)]
         jobs: Option<usize>,
         /// Multiplier of every scenario's execution budget.
         #[arg(long, default_value_t = 1.0)]
         budget: f64,
-        /// Where to write the JSON results.
-        #[arg(long, default_value = "reports/check.json")]
-        json: PathBuf,
-        /// Also write a JUnit XML report.
-        #[arg(long)]
-        junit: Option<PathBuf>,
+        #[command(flatten)]
+        outputs: crate::cli::gate::Outputs,
         /// Also check that each scenario's first seed replays to the same trace hash.
         #[arg(long)]
         check_determinism: bool,
@@ -241,6 +241,18 @@ pub(crate) enum Command {
         /// sorted position, so N machines together run the suite once.
         #[arg(long, value_parser = parse_shard)]
         shard: Option<(usize, usize)>,
+    },
+    /// Combine the results of `check --shard i/n` runs into one summary, one set of
+    /// reports and one exit code (every shard must be there, each once).
+    Merge {
+        /// The shards' JSON reports (`check --json`), and/or their JUnit reports
+        /// (`check --junit`, `*.xml`).
+        #[arg(required = true)]
+        inputs: Vec<PathBuf>,
+        /// (`--junit` is merged from the JUnit inputs if any are given, else written
+        /// from the JSON rows.)
+        #[command(flatten)]
+        outputs: crate::cli::gate::Outputs,
     },
 }
 

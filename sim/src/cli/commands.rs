@@ -41,6 +41,7 @@ pub(crate) fn dispatch(command: Command, families: &[&'static dyn Family]) -> Re
             all,
             check_determinism,
             set,
+            html,
         } => {
             let points = if set.is_empty() {
                 load_points(&scenario, families)?
@@ -48,12 +49,20 @@ pub(crate) fn dispatch(command: Command, families: &[&'static dyn Family]) -> Re
                 vec![load_set(&scenario, &set, families)?]
             };
             let mut ok = true;
+            let sweep = points.len() > 1;
+            let mut row = crate::report::Row::new(&scenario);
+            let mut labels = Vec::new();
+            let per_point =
+                |s: &Scenario| seeds.unwrap_or(if seed.is_some() { 1 } else { s.executions });
+            let total: u64 = points.iter().map(per_point).sum();
+            let bar = crate::cli::progress::bar(total, "executions");
+            let started_all = Instant::now();
             for s in &points {
                 let kind = strategy.resolve(s);
                 let mut options = RunOptions::from_scenario(s);
                 options.strategy = kind;
                 options.seed = seed.unwrap_or(s.seed);
-                options.executions = seeds.unwrap_or(if seed.is_some() { 1 } else { s.executions });
+                options.executions = per_point(s);
                 options.keep_going = all || points.len() > 1;
                 if check_determinism {
                     if determinism(s, kind, options.seed, options.executions.min(100))?
@@ -64,13 +73,19 @@ pub(crate) fn dispatch(command: Command, families: &[&'static dyn Family]) -> Re
                     continue;
                 }
                 let started = Instant::now();
-                let report = run::run(s, &options);
-                out!("{}", report::render_run(s, &report));
-                outln!("  wall time {:.2?}", started.elapsed());
-                if let Some(f) = &report.first_failure {
-                    outln!();
-                    out!("{}", report::render_failure(s, kind, f));
-                }
+                let base = bar.position();
+                let report =
+                    run::run_observed(s, &options, &mut |done| bar.set_position(base + done));
+                bar.set_position(base + options.executions);
+                labels.push(crate::cli::gate::record(&mut row, s, kind, &report, sweep));
+                bar.suspend(|| {
+                    out!("{}", report::render_run(s, &report));
+                    outln!("  wall time {:.2?}", started.elapsed());
+                    if let Some(f) = &report.first_failure {
+                        outln!();
+                        out!("{}", report::render_failure(s, kind, f));
+                    }
+                });
                 if points.len() == 1 {
                     let got = report.label();
                     let matched = got == s.expect;
@@ -82,9 +97,25 @@ pub(crate) fn dispatch(command: Command, families: &[&'static dyn Family]) -> Re
                     ok &= matched;
                 }
             }
+            bar.finish_and_clear();
             if points.len() > 1 && !check_determinism {
-                let labels: Vec<String> = points.iter().map(|p| p.name.clone()).collect();
-                outln!("\n{} sweep points: {}", points.len(), labels.join(" "));
+                let names: Vec<String> = points.iter().map(|p| p.name.clone()).collect();
+                outln!("\n{} sweep points: {}", points.len(), names.join(" "));
+            }
+            if let Some(page) = &html
+                && !check_determinism
+            {
+                crate::cli::gate::conclude_points(&mut row, &labels);
+                row.millis = started_all.elapsed().as_millis() as u64;
+                let heading = crate::report::html::Heading {
+                    title: format!("mcsim run {}", scenario.display()),
+                    facts: vec![format!("{:.1?}", started_all.elapsed())],
+                };
+                crate::cli::gate::write_report(
+                    page,
+                    &crate::report::html::page(&heading, std::slice::from_ref(&row)),
+                )?;
+                outln!("HTML report: {}", page.display());
             }
             Ok(if ok {
                 ExitCode::SUCCESS
@@ -246,8 +277,7 @@ pub(crate) fn dispatch(command: Command, families: &[&'static dyn Family]) -> Re
             dir,
             jobs,
             budget,
-            json,
-            junit,
+            outputs,
             check_determinism,
             exhaustive,
             shard,
@@ -260,10 +290,10 @@ pub(crate) fn dispatch(command: Command, families: &[&'static dyn Family]) -> Re
                 determinism: check_determinism,
                 exhaustive,
             },
-            &json,
-            junit.as_deref(),
+            &outputs,
             shard,
         ),
+        Command::Merge { inputs, outputs } => crate::cli::merge::run(&inputs, &outputs),
     }
 }
 

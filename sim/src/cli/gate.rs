@@ -7,8 +7,10 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use crate::cli::commands::load_points;
+use crate::cli::progress;
 use crate::model::Family;
-use crate::report::{self, PointRow, Row};
+use crate::report::timeline::Timeline;
+use crate::report::{self, PointRow, Row, html};
 use crate::run::{self, Determinism, RunOptions};
 use crate::scenario::StrategyKind;
 use anyhow::{Context, Result, bail};
@@ -58,6 +60,7 @@ fn prove(s: &crate::scenario::Scenario, budget: f64, row: &mut Row) -> String {
             row.replays = report::replay_lines(&s, s.strategy, f);
             row.replay = row.replays.first().map(|l| l.command.clone());
             row.detail = Some(report::render_failure(&s, s.strategy, f));
+            row.timeline = Some(Timeline::of(&f.execution, f.clients));
             row.numbers = format!("found in {covered}");
             row.exhaustive = Some(covered);
             f.execution.verdict.label()
@@ -79,6 +82,7 @@ fn prove(s: &crate::scenario::Scenario, budget: f64, row: &mut Row) -> String {
                 ));
                 row.replays = report::replay_lines(&s, StrategyKind::Random, f);
                 row.detail = Some(report::render_failure(&s, StrategyKind::Random, f));
+                row.timeline = Some(Timeline::of(&f.execution, f.clients));
                 row.numbers = format!("none in {covered}; found by random timing");
                 return f.execution.verdict.label();
             }
@@ -99,25 +103,7 @@ fn run_one(path: &Path, families: &[&'static dyn Family], judging: Judging) -> R
         exhaustive,
     } = judging;
     let started = Instant::now();
-    let mut row = Row {
-        scenario: path
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_default(),
-        file: path.display().to_string(),
-        expected: String::new(),
-        got: String::new(),
-        executions: 0,
-        calls: 0,
-        numbers: String::new(),
-        millis: 0,
-        replay: None,
-        replays: Vec::new(),
-        detail: None,
-        error: None,
-        points: Vec::new(),
-        exhaustive: None,
-    };
+    let mut row = Row::new(path);
     let points = match load_points(path, families) {
         Ok(p) => p,
         Err(e) => {
@@ -142,31 +128,7 @@ fn run_one(path: &Path, families: &[&'static dyn Family], judging: Judging) -> R
         // A sweep is read for its numbers; only its first failure is shown, unshrunk.
         options.shrink = !sweep;
         let report = run::run(s, &options);
-        let got = report.label();
-        row.executions += report.executions;
-        row.calls += report.calls;
-        if sweep {
-            row.points.push(PointRow {
-                point: s.point.join(","),
-                got: got.clone(),
-                executions: report.executions,
-                verdicts: report.verdicts.clone(),
-                metrics: report
-                    .metrics
-                    .iter()
-                    .map(|(k, m)| (k.clone(), m.mean()))
-                    .collect(),
-            });
-        } else {
-            row.numbers = report::key_numbers(&report);
-        }
-        if let Some(f) = &report.first_failure
-            && row.detail.is_none()
-        {
-            row.replay = Some(report::replay_seed_command(s, s.strategy, f.seed));
-            row.replays = report::replay_lines(s, s.strategy, f);
-            row.detail = Some(report::render_failure(s, s.strategy, f));
-        }
+        let got = record(&mut row, s, s.strategy, &report, sweep);
         if check_determinism
             && let Determinism::Differs { line, .. } = run::check_determinism(s, s.strategy, s.seed)
         {
@@ -177,13 +139,58 @@ fn run_one(path: &Path, families: &[&'static dyn Family], judging: Judging) -> R
         }
         labels.push(got);
     }
-    row.got = sweep_verdict(&row.expected, &labels);
+    conclude_points(&mut row, &labels);
+    row.millis = started.elapsed().as_millis() as u64;
+    row
+}
+
+/// Adds one run of scenario `s` (a sweep's point, when `sweep`) to its file's row: its
+/// executions, metrics, point and first failure. Returns the run's verdict label.
+pub(crate) fn record(
+    row: &mut Row,
+    s: &crate::scenario::Scenario,
+    strategy: StrategyKind,
+    report: &run::RunReport,
+    sweep: bool,
+) -> String {
+    row.expected = s.expect.clone();
+    let got = report.label();
+    row.add_metrics(report);
+    row.executions += report.executions;
+    row.calls += report.calls;
     if sweep {
+        row.points.push(PointRow {
+            point: s.point.join(","),
+            got: got.clone(),
+            executions: report.executions,
+            verdicts: report.verdicts.clone(),
+            metrics: report
+                .metrics
+                .iter()
+                .map(|(k, m)| (k.clone(), m.mean()))
+                .collect(),
+        });
+    } else {
+        row.numbers = report::key_numbers(report);
+    }
+    if let Some(f) = &report.first_failure
+        && row.detail.is_none()
+    {
+        row.replay = Some(report::replay_seed_command(s, strategy, f.seed));
+        row.replays = report::replay_lines(s, strategy, f);
+        row.detail = Some(report::render_failure(s, strategy, f));
+        row.timeline = Some(Timeline::of(&f.execution, f.clients));
+    }
+    got
+}
+
+/// A row's verdict from its points' labels (one label: that verdict).
+pub(crate) fn conclude_points(row: &mut Row, labels: &[String]) {
+    row.got = sweep_verdict(&row.expected, labels);
+    if labels.len() > 1 {
         let found = labels.iter().filter(|l| **l == row.expected).count();
         row.numbers = format!("{} points, {found} with {}", labels.len(), row.expected);
     }
-    row.millis = started.elapsed().as_millis() as u64;
-    row
 }
 
 /// A sweep's verdict: `pass` if every point passes; otherwise the expected violation if any
@@ -202,68 +209,41 @@ fn sweep_verdict(expected: &str, labels: &[String]) -> String {
         .unwrap_or_else(|| "pass".into())
 }
 
-pub(crate) fn check(
-    families: &[&'static dyn Family],
-    dir: &Path,
-    jobs: Option<usize>,
-    judging: Judging,
-    json: &Path,
-    junit: Option<&Path>,
-    shard: Option<(usize, usize)>,
+/// Where `check` and `merge` write their reports.
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct Outputs {
+    /// Where to write the JSON results.
+    #[arg(long, default_value = "reports/check.json")]
+    pub json: PathBuf,
+    /// Also write a JUnit XML report.
+    #[arg(long)]
+    pub junit: Option<PathBuf>,
+    /// Also write one self-contained HTML report: the suite table, each counterexample
+    /// as a timeline, sweeps as plots, metrics as histograms.
+    #[arg(long)]
+    pub html: Option<PathBuf>,
+}
+
+/// Writes `text` to `path`, creating its directory.
+pub(crate) fn write_report(path: &Path, text: &str) -> Result<()> {
+    if let Some(parent) = path.parent()
+        && !parent.as_os_str().is_empty()
+    {
+        std::fs::create_dir_all(parent)
+            .with_context(|| format!("creating {}", parent.display()))?;
+    }
+    std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))
+}
+
+/// Prints the summary of `rows` (in at most 100 columns, every mismatch in full after
+/// it), writes the reports and returns the gate's exit code.
+pub(crate) fn conclude(
+    rows: &[Row],
+    outputs: &Outputs,
+    heading: &html::Heading,
+    closing: &str,
 ) -> Result<ExitCode> {
-    let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
-        .with_context(|| format!("reading {}", dir.display()))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
-        .collect();
-    paths.sort();
-    if let Some((i, n)) = shard {
-        paths = paths
-            .into_iter()
-            .enumerate()
-            .filter(|(k, _)| k % n == i - 1)
-            .map(|(_, p)| p)
-            .collect();
-    }
-    if paths.is_empty() {
-        bail!("no scenario files (*.toml) in {}", dir.display());
-    }
-    let started = Instant::now();
-    let jobs = jobs
-        .unwrap_or_else(|| {
-            std::thread::available_parallelism()
-                .map(|n| n.get())
-                .unwrap_or(1)
-        })
-        .max(1);
-    let queue = Arc::new(Mutex::new(paths.clone()));
-    let rows = Arc::new(Mutex::new(Vec::new()));
-    std::thread::scope(|scope| {
-        for _ in 0..jobs.min(paths.len()) {
-            let (queue, rows) = (queue.clone(), rows.clone());
-            scope.spawn(move || {
-                loop {
-                    let next = queue.lock().map(|mut q| q.pop()).unwrap_or(None);
-                    let Some(path) = next else { break };
-                    let row = run_one(&path, families, judging);
-                    let mark = if row.ok() { "ok  " } else { "FAIL" };
-                    eprintln!("{mark} {} ({} ms)", row.scenario, row.millis);
-                    if let Ok(mut r) = rows.lock() {
-                        r.push(row);
-                    }
-                }
-            });
-        }
-    });
-    let mut rows = Arc::try_unwrap(rows)
-        .map_err(|_| anyhow::anyhow!("worker still running"))?
-        .into_inner()
-        .map_err(|_| anyhow::anyhow!("a worker panicked"))?;
-    rows.sort_by(|a, b| a.file.cmp(&b.file));
-    outln!("{}", report::render_table(&rows));
-    for r in rows.iter().filter(|r| !r.points.is_empty()) {
-        outln!("{}", report::render_points(&r.scenario, &r.points));
-    }
+    outln!("{}", report::render_table(rows));
     let failed: Vec<&Row> = rows.iter().filter(|r| !r.ok()).collect();
     for r in &failed {
         outln!(
@@ -279,33 +259,147 @@ pub(crate) fn check(
             outln!("{d}");
         }
     }
-    if let Some(parent) = json.parent() {
-        std::fs::create_dir_all(parent).ok();
+    write_report(&outputs.json, &serde_json::to_string_pretty(rows)?)?;
+    let mut written = vec![format!("JSON {}", outputs.json.display())];
+    if let Some(junit) = &outputs.junit {
+        write_report(junit, &report::render_junit(rows))?;
+        written.push(format!("JUnit {}", junit.display()));
     }
-    std::fs::write(json, serde_json::to_string_pretty(&rows)?)
-        .with_context(|| format!("writing {}", json.display()))?;
-    if let Some(junit) = junit {
-        std::fs::write(junit, report::render_junit(&rows))
-            .with_context(|| format!("writing {}", junit.display()))?;
-    }
-    if judging.exhaustive {
-        let proved = rows.iter().filter(|r| r.exhaustive.is_some()).count();
-        outln!(
-            "exhaustive: {proved} scenarios decided by an exhaustive search at their [explore] bounds (shown per row in the JSON), sweeps sampled"
-        );
+    if let Some(page) = &outputs.html {
+        write_report(page, &html::page(heading, rows))?;
+        written.push(format!("HTML {}", page.display()));
     }
     outln!(
-        "{} scenarios, {} as expected, {} mismatched; {} executions in {:.1?} on {jobs} jobs; JSON in {}",
+        "{} scenarios, {} as expected, {} mismatched; {} executions{closing}",
         rows.len(),
         rows.len() - failed.len(),
         failed.len(),
         rows.iter().map(|r| r.executions).sum::<u64>(),
-        started.elapsed(),
-        json.display()
     );
+    outln!("reports: {}", written.join(", "));
     Ok(if failed.is_empty() {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
     })
+}
+
+pub(crate) fn check(
+    families: &[&'static dyn Family],
+    inputs: &[PathBuf],
+    jobs: Option<usize>,
+    judging: Judging,
+    outputs: &Outputs,
+    shard: Option<(usize, usize)>,
+) -> Result<ExitCode> {
+    let mut paths: Vec<PathBuf> = Vec::new();
+    for input in inputs {
+        if input.is_dir() {
+            paths.extend(
+                std::fs::read_dir(input)
+                    .with_context(|| format!("reading {}", input.display()))?
+                    .filter_map(|e| e.ok().map(|e| e.path()))
+                    .filter(|p| p.extension().is_some_and(|x| x == "toml")),
+            );
+        } else if input.is_file() {
+            paths.push(input.clone());
+        } else {
+            bail!("{}: no such scenario file or directory", input.display());
+        }
+    }
+    paths.sort();
+    paths.dedup();
+    if let Some((i, n)) = shard {
+        paths = paths
+            .into_iter()
+            .enumerate()
+            .filter(|(k, _)| k % n == i - 1)
+            .map(|(_, p)| p)
+            .collect();
+    }
+    let shown: Vec<String> = inputs.iter().map(|p| p.display().to_string()).collect();
+    let shown = shown.join(" ");
+    if paths.is_empty() {
+        bail!("no scenario files (*.toml) in {shown}");
+    }
+    let started = Instant::now();
+    let jobs = jobs
+        .unwrap_or_else(|| {
+            std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1)
+        })
+        .max(1);
+    let queue = Arc::new(Mutex::new(paths.clone()));
+    let rows = Arc::new(Mutex::new(Vec::new()));
+    let bar = progress::bar(paths.len() as u64, "scenarios");
+    let executions = std::sync::atomic::AtomicU64::new(0);
+    std::thread::scope(|scope| {
+        for _ in 0..jobs.min(paths.len()) {
+            let (queue, rows, bar, executions) = (queue.clone(), rows.clone(), &bar, &executions);
+            scope.spawn(move || {
+                loop {
+                    let next = queue.lock().map(|mut q| q.pop()).unwrap_or(None);
+                    let Some(path) = next else { break };
+                    let mut row = run_one(&path, families, judging);
+                    row.shard = shard;
+                    let mark = if row.ok() { "ok  " } else { "FAIL" };
+                    progress::line(bar, &format!("{mark} {} ({} ms)", row.scenario, row.millis));
+                    let done = executions
+                        .fetch_add(row.executions, std::sync::atomic::Ordering::Relaxed)
+                        + row.executions;
+                    let rate = done as f64 / started.elapsed().as_secs_f64().max(1e-3);
+                    bar.set_message(format!("{rate:.0} executions/s"));
+                    bar.inc(1);
+                    if let Ok(mut r) = rows.lock() {
+                        r.push(row);
+                    }
+                }
+            });
+        }
+    });
+    bar.finish_and_clear();
+    let mut rows = Arc::try_unwrap(rows)
+        .map_err(|_| anyhow::anyhow!("worker still running"))?
+        .into_inner()
+        .map_err(|_| anyhow::anyhow!("a worker panicked"))?;
+    rows.sort_by(|a, b| a.file.cmp(&b.file));
+    if judging.exhaustive {
+        let proved = rows.iter().filter(|r| r.exhaustive.is_some()).count();
+        outln!("exhaustive: {proved} scenarios decided by a search at their [explore] bounds");
+    }
+    let elapsed = started.elapsed();
+    let mut facts = vec![
+        format!("{} on {jobs} jobs", fmt_secs(elapsed.as_secs_f64())),
+        if inputs.len() == 1 {
+            format!("scenarios from {shown}")
+        } else {
+            format!("{} scenario files and folders named", inputs.len())
+        },
+    ];
+    if let Some((i, n)) = shard {
+        facts.push(format!("shard {i}/{n}"));
+    }
+    if judging.exhaustive {
+        facts.push("exhaustive".into());
+    }
+    let heading = html::Heading {
+        title: "mcsim check".into(),
+        facts,
+    };
+    conclude(
+        &rows,
+        outputs,
+        &heading,
+        &format!(" in {:.1?} on {jobs} jobs", elapsed),
+    )
+}
+
+/// Seconds for a heading: `12.3 s`, `4 min 5 s`.
+fn fmt_secs(s: f64) -> String {
+    if s < 120.0 {
+        format!("{s:.1} s")
+    } else {
+        format!("{} min {} s", (s / 60.0) as u64, (s % 60.0) as u64)
+    }
 }

@@ -28,6 +28,8 @@ mod commands;
 mod confirm;
 mod explore;
 mod gate;
+mod merge;
+mod progress;
 
 use std::ffi::OsString;
 use std::path::Path;

@@ -30,7 +30,7 @@ use std::rc::Rc;
 use std::time::Duration;
 
 pub use client::Client;
-pub use engine::{MAX_EDGES, execute};
+pub use engine::{KeyState, MAX_EDGES, Stored, execute};
 pub use ghost::Fingerprint;
 
 use crate::clock::{Skew, VirtualTime};
@@ -163,6 +163,8 @@ pub enum Event {
         step: u64,
         /// When the server executed it.
         time: crate::clock::VirtualTime,
+        /// When the client made it.
+        issued: crate::clock::VirtualTime,
         /// Whose call.
         client: usize,
         /// The server it went to (the first key's).
@@ -199,6 +201,9 @@ pub struct Execution {
     /// Every call and fault in order, structured (empty unless tracing was on): what
     /// `mcsim confirm` replays against a real memcached.
     pub events: Vec<Event>,
+    /// What the keys the calls named held over time (empty unless tracing was on): the
+    /// strip under the lanes of the HTML timeline.
+    pub key_states: Vec<KeyState>,
     /// Metrics recorded by end checks.
     pub metrics: BTreeMap<String, f64>,
     /// Steps taken.

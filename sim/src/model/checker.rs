@@ -419,12 +419,8 @@ fn one_execution(e: &Execution) -> RunReport {
             .metrics
             .iter()
             .map(|(k, v)| {
-                let s = Summary {
-                    count: 1,
-                    min: *v,
-                    max: *v,
-                    sum: *v,
-                };
+                let mut s = Summary::default();
+                s.add(*v);
                 (k.clone(), s)
             })
             .collect(),
@@ -455,7 +451,7 @@ impl Figures {
     /// recorded it.
     pub fn metric(&self, name: &str) -> Summary {
         match self.metrics.get(name) {
-            Some(s) => *s,
+            Some(s) => s.clone(),
             None => panic!(
                 "mcsim: no metric {name:?}{}; recorded: {}",
                 did_you_mean(name, self.metrics.keys().map(String::as_str)),

@@ -21,12 +21,13 @@ impl Engine<'_> {
         at: VirtualTime,
         fault: Option<&Fault>,
     ) -> Result<(), Stop> {
-        let request = {
+        self.watch_call(client);
+        let (request, issued) = {
             let mut core = self.core.borrow_mut();
             core.now = at;
             core.step = self.step;
             match std::mem::replace(&mut core.mailboxes[client].wait, Wait::Running) {
-                Wait::Call { request, .. } => request,
+                Wait::Call { request, issued } => (request, issued),
                 other => {
                     core.mailboxes[client].wait = other;
                     drop(core);
@@ -72,6 +73,7 @@ impl Engine<'_> {
             self.events.push(Event::Call {
                 step: self.step,
                 time: at,
+                issued,
                 client,
                 server,
                 request,

@@ -26,6 +26,8 @@ pub use edges::MAX_EDGES;
 mod faults;
 mod fingerprint;
 mod timers;
+mod watch;
+pub use watch::{KeyState, Stored};
 
 /// Runs one execution: `setup` registers clients and invariants, `strategy` makes every
 /// choice. `index` tells the strategy which execution this is.
@@ -54,6 +56,7 @@ pub fn execute(
         },
         trace: std::mem::take(&mut engine.trace),
         events: std::mem::take(&mut engine.events),
+        key_states: std::mem::take(&mut engine.key_states),
         metrics: std::mem::take(&mut engine.metrics),
         steps: engine.step,
         calls: engine.calls,
@@ -102,6 +105,10 @@ struct Engine<'c> {
     calls_buf: Vec<CallOption>,
     /// Tells a spin from a wait.
     spin: SpinWatch,
+    /// Keys whose state the timeline shows, with their servers (only when tracing).
+    watched: Vec<(usize, Key)>,
+    /// Their states over time (only when tracing).
+    key_states: Vec<KeyState>,
 }
 
 /// A timed event of the world.
@@ -160,6 +167,8 @@ impl<'c> Engine<'c> {
             pruned: false,
             calls_buf: std::mem::take(&mut spare.calls),
             spin,
+            watched: Vec::new(),
+            key_states: Vec::new(),
         }
     }
 
@@ -255,7 +264,9 @@ impl<'c> Engine<'c> {
                 self.pruned = true;
                 return Err(Verdict::Pass);
             }
-            self.apply(choice, &calls, &faults)?;
+            let applied = self.apply(choice, &calls, &faults);
+            self.record_keys();
+            applied?;
             self.calls_buf = calls;
         }
     }
@@ -385,6 +396,7 @@ impl<'c> Engine<'c> {
             }
             Fault::Evict { server, key } => {
                 if let Ok(k) = Key::new(key.as_bytes()) {
+                    self.watch_key(*server, &k);
                     self.cluster.servers[*server].evict(&k);
                 }
                 self.log(Actor::World, || format!("FAULT {fault}"));

@@ -1,0 +1,48 @@
+//! Progress bars on long runs and suites: shown on a terminal only, never when stderr is
+//! redirected or `CI` is set (a CI log wants the result lines, not redraws).
+
+use std::io::IsTerminal as _;
+use std::time::Duration;
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+/// True when a bar may be drawn: stderr is a terminal and `CI` is not set.
+pub(crate) fn wanted() -> bool {
+    std::io::stderr().is_terminal() && std::env::var_os("CI").is_none()
+}
+
+/// A bar of `len` units (`executions`, `scenarios`), hidden where bars are not wanted.
+pub(crate) fn bar(len: u64, unit: &str) -> ProgressBar {
+    if !wanted() {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::stderr_with_hz(8));
+    let template =
+        format!("{{bar:32.cyan/blue}} {{pos}}/{{len}} {unit} · {{per_sec}} · ETA {{eta}} {{msg}}");
+    if let Ok(style) = ProgressStyle::with_template(&template) {
+        bar.set_style(style.progress_chars("█▉▊▋▌▍▎▏ "));
+    }
+    bar.enable_steady_tick(Duration::from_millis(250));
+    bar
+}
+
+/// Prints a line above the bar (or plainly, when there is no bar).
+pub(crate) fn line(bar: &ProgressBar, text: &str) {
+    if bar.is_hidden() {
+        eprintln!("{text}");
+    } else {
+        bar.println(text);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn no_bar_when_ci_is_set_or_stderr_is_not_a_terminal() {
+        // Under `cargo test` stderr is captured (not a terminal), and CI sets CI.
+        assert!(!wanted());
+        assert!(bar(10, "executions").is_hidden());
+    }
+}

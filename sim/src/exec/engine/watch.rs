@@ -1,0 +1,110 @@
+//! What the keys of an execution held over time, recorded when tracing: the strip under
+//! the lanes of the HTML timeline.
+//!
+//! Every key a call names is watched on the server it maps to. After each step the engine
+//! looks at every watched key and records a [`KeyState`] where the key's state changed
+//! (stored, changed, deleted, evicted, lost in a crash). Expiry is lazy in memcached, so
+//! a state carries its expiry instant and the strip ends it there.
+
+use crate::clock::VirtualTime;
+use crate::memcache::Key;
+
+use super::Engine;
+
+/// The longest value preview a [`KeyState`] keeps, in bytes.
+const PREVIEW: usize = 24;
+
+/// One key's state on one server from a step on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeyState {
+    /// The step after which the key holds this.
+    pub step: u64,
+    /// When.
+    pub time: VirtualTime,
+    /// The server.
+    pub server: usize,
+    /// The key.
+    pub key: String,
+    /// What it holds: `None` when absent.
+    pub stored: Option<Stored>,
+}
+
+/// A live item, as the timeline shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stored {
+    /// The value's first bytes, lossily as text, with `…` when cut.
+    pub preview: String,
+    /// The value's length in bytes.
+    pub len: usize,
+    /// When it expires (`None`: never).
+    pub expires: Option<VirtualTime>,
+}
+
+/// A value's first bytes as text.
+fn preview(data: &[u8]) -> String {
+    let cut = data.len().min(PREVIEW);
+    let mut s = String::from_utf8_lossy(&data[..cut]).into_owned();
+    if cut < data.len() {
+        s.push('…');
+    }
+    s
+}
+
+impl Engine<'_> {
+    /// Watches the keys of the call `client` is about to make (tracing only).
+    pub(super) fn watch_call(&mut self, client: usize) {
+        if !self.config.trace {
+            return;
+        }
+        let core = self.core.borrow();
+        if let crate::exec::core::Wait::Call { request, .. } = &core.mailboxes[client].wait {
+            for key in request.keys() {
+                let server = self.cluster.server_for(key);
+                if !self.watched.iter().any(|(s, k)| *s == server && k == key) {
+                    self.watched.push((server, key.clone()));
+                }
+            }
+        }
+    }
+
+    /// Watches `key` on `server` (an eviction's target).
+    pub(super) fn watch_key(&mut self, server: usize, key: &Key) {
+        if self.config.trace && !self.watched.iter().any(|(s, k)| *s == server && k == key) {
+            self.watched.push((server, key.clone()));
+        }
+    }
+
+    /// Records every watched key whose state differs from the last one recorded.
+    pub(super) fn record_keys(&mut self) {
+        if !self.config.trace {
+            return;
+        }
+        let now = self.now();
+        for (server, key) in &self.watched {
+            let s = &self.cluster.servers[*server];
+            let stored = s.peek(key, now).map(|item| Stored {
+                preview: preview(&item.data),
+                len: item.data.len(),
+                expires: (item.exptime != 0).then(|| s.clock().time_of_tick(item.exptime)),
+            });
+            let last = self
+                .key_states
+                .iter()
+                .rev()
+                .find(|k| k.server == *server && k.key.as_bytes() == key.as_bytes());
+            let same = match last {
+                Some(k) => k.stored == stored,
+                None => stored.is_none(),
+            };
+            if !same {
+                self.key_states.push(KeyState {
+                    step: self.step,
+                    time: now,
+                    server: *server,
+                    key: String::from_utf8_lossy(key.as_bytes()).into_owned(),
+                    stored,
+                });
+            }
+        }
+    }
+}

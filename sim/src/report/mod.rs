@@ -1,0 +1,218 @@
+//! What runs print and write: a failure report a person can act on, the suite summary
+//! table ([`Row`]), its JSON and JUnit forms, shard results merged ([`merge`]), the
+//! counterexample as a timeline ([`timeline`]) and all of it as one HTML page ([`html`]).
+
+pub mod html;
+pub mod merge;
+mod suite;
+pub mod timeline;
+
+pub use suite::{
+    MetricRow, PointRow, Row, TABLE_WIDTH, key_numbers, render_junit, render_points, render_table,
+};
+
+use std::fmt::Write as _;
+
+use serde::{Deserialize, Serialize};
+
+use crate::invariant::Verdict;
+use crate::run::{Finding, RunReport};
+use crate::scenario::{Origin, Scenario, StrategyKind};
+
+/// A word for a shell: quoted when it holds anything but plain characters.
+fn shell_word(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_-.,/:=+@%".contains(c));
+    if plain {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
+}
+
+/// `mcsim replay FILE` with the fields the scenario sets over its file (a sweep point's
+/// values), so the command rebuilds exactly this scenario.
+fn replay_prefix(scenario: &Scenario) -> String {
+    let mut out = format!(
+        "{} replay {}",
+        crate::cli::program(),
+        shell_word(&scenario.path.display().to_string())
+    );
+    for setting in scenario.settings() {
+        let _ = write!(out, " --set {}", shell_word(&setting));
+    }
+    out
+}
+
+/// The command that replays a failure from its seed.
+pub fn replay_seed_command(
+    scenario: &Scenario,
+    strategy: StrategyKind,
+    seed: Option<u64>,
+) -> String {
+    let Some(seed) = seed else {
+        return format!(
+            "{} --schedule <the schedule below>",
+            replay_prefix(scenario)
+        );
+    };
+    let extra = match strategy {
+        StrategyKind::Random => String::new(),
+        StrategyKind::Pct { depth, .. } => format!(" --strategy pct --depth {depth}"),
+    };
+    format!("{} --seed {seed}{extra}", replay_prefix(scenario))
+}
+
+/// The command that replays a failure from its schedule alone.
+pub fn replay_schedule_command(scenario: &Scenario, failure: &Finding) -> String {
+    let clients = if failure.clients == scenario.clients {
+        String::new()
+    } else {
+        format!(" --clients {}", failure.clients)
+    };
+    format!(
+        "{}{clients} --schedule {}",
+        replay_prefix(scenario),
+        failure.execution.schedule
+    )
+}
+
+/// A command that replays a failure, with the trace hash it prints.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReplayLine {
+    /// The command, ready to paste into a shell.
+    pub command: String,
+    /// The `trace hash:` it prints.
+    pub trace_hash: String,
+    /// `as found` (from the seed) or `shrunk` (from the schedule).
+    pub what: String,
+}
+
+/// Every command that replays a failure: from its seed (the execution as found) and from
+/// its schedule (the shrunk one), each with the trace hash it reproduces.
+pub fn replay_lines(
+    scenario: &Scenario,
+    strategy: StrategyKind,
+    failure: &Finding,
+) -> Vec<ReplayLine> {
+    let mut out = Vec::new();
+    if let Origin::Code { tag, test, .. } = &scenario.origin {
+        let token = format!("{tag}:{}:{}", failure.clients, failure.execution.schedule);
+        let test = test
+            .as_deref()
+            .map(|t| format!(" -- --exact {}", shell_word(t)))
+            .unwrap_or_default();
+        out.push(ReplayLine {
+            command: format!("MCSIM_REPLAY={} cargo test{test}", shell_word(&token)),
+            trace_hash: format!("{:016x}", failure.execution.trace.hash()),
+            what: if failure.original.is_some() {
+                "shrunk".into()
+            } else {
+                "as found".into()
+            },
+        });
+        return out;
+    }
+    if let (Some(seed), Some(hash)) = (failure.seed, failure.found_hash) {
+        out.push(ReplayLine {
+            command: replay_seed_command(scenario, strategy, Some(seed)),
+            trace_hash: format!("{hash:016x}"),
+            what: "as found".into(),
+        });
+    }
+    out.push(ReplayLine {
+        command: replay_schedule_command(scenario, failure),
+        trace_hash: format!("{:016x}", failure.execution.trace.hash()),
+        what: if failure.original.is_some() {
+            "shrunk".into()
+        } else {
+            "as found".into()
+        },
+    });
+    out
+}
+
+/// A failure: the verdict, the numbers, the faults, the timeline, how to replay it.
+pub fn render_failure(scenario: &Scenario, strategy: StrategyKind, failure: &Finding) -> String {
+    let e = &failure.execution;
+    let mut out = String::new();
+    let _ = writeln!(out, "FAILED {}: {}", scenario.name, e.verdict.label());
+    let _ = writeln!(out, "  {}", e.verdict);
+    if let Verdict::Violation(v) = &e.verdict {
+        for (k, n) in &v.failure.numbers {
+            let _ = writeln!(out, "  {k:<12} {n}");
+        }
+        let _ = writeln!(out, "  cause        {}", v.cause());
+    }
+    match &failure.original {
+        Some(before) => {
+            let after = crate::shrink::Size {
+                clients: failure.clients,
+                ..crate::shrink::size(scenario, e)
+            };
+            let _ = writeln!(out, "  found        {before}");
+            let _ = writeln!(out, "  shrunk to    {after}");
+            if failure.cut_short {
+                let _ = writeln!(
+                    out,
+                    "  (shrinking stopped at its step budget: a smaller one may exist)"
+                );
+            }
+        }
+        None => {
+            let _ = writeln!(
+                out,
+                "  schedule     {} choices, {} faults",
+                e.schedule.len(),
+                e.schedule.faults()
+            );
+        }
+    }
+    let _ = writeln!(
+        out,
+        "\ntimeline (step, virtual time, client, call -> reply):"
+    );
+    out.push_str(&e.trace.render());
+    let _ = writeln!(
+        out,
+        "\nreplay (each command prints this verdict and trace hash):"
+    );
+    for line in replay_lines(scenario, strategy, failure) {
+        let _ = writeln!(
+            out,
+            "  {}   # {}, trace hash {}",
+            line.command, line.what, line.trace_hash
+        );
+    }
+    out
+}
+
+/// A run's outcome in one paragraph.
+pub fn render_run(scenario: &Scenario, report: &RunReport) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{}: {} executions, {} calls; verdicts: {}",
+        scenario.name,
+        report.executions,
+        report.calls,
+        report
+            .verdicts
+            .iter()
+            .map(|(k, n)| format!("{k} ×{n}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    for (k, s) in &report.metrics {
+        let _ = writeln!(
+            out,
+            "  {k:<28} mean {:>10.3}  min {:>8}  max {:>8}",
+            s.mean(),
+            s.min,
+            s.max
+        );
+    }
+    out
+}
