@@ -62,8 +62,16 @@ pub(crate) fn explore(s: &Scenario, options: &ExploreOptions) -> Result<ExitCode
     // A broken variant's search looks for the violation its scenario expects: another
     // one reached first is said, and the search goes on.
     let seek = (s.expect != "pass").then_some(s.expect.as_str());
+    // On a terminal a spinner counts executions; elsewhere a line a second.
+    let spinner = crate::cli::progress::spinner("executions");
     let report = run::explore_seeking(s, options, seek, &mut |stats| {
-        if last.elapsed().as_secs() >= 1 {
+        if !spinner.is_hidden() {
+            spinner.set_position(stats.executions);
+            spinner.set_message(format!(
+                "{} states, depth {}",
+                stats.states, stats.max_depth
+            ));
+        } else if last.elapsed().as_secs() >= 1 {
             last = Instant::now();
             eprintln!(
                 "  … {} executions, {} pruned, depth {} ({:.0?})",
@@ -75,6 +83,7 @@ pub(crate) fn explore(s: &Scenario, options: &ExploreOptions) -> Result<ExitCode
         }
         true
     });
+    spinner.finish_and_clear();
     let st = report.stats;
     if options.keep_going {
         outln!("{} of the executions violate an invariant", report.failures);

@@ -349,7 +349,7 @@ pub(crate) fn check(
                         .fetch_add(row.executions, std::sync::atomic::Ordering::Relaxed)
                         + row.executions;
                     let rate = done as f64 / started.elapsed().as_secs_f64().max(1e-3);
-                    bar.set_message(format!("{rate:.0} executions/s"));
+                    bar.set_message(format!("· {rate:.0} executions/s"));
                     bar.inc(1);
                     if let Ok(mut r) = rows.lock() {
                         r.push(row);

@@ -6,6 +6,11 @@ use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
+/// Units per second, whole: `380721/s`.
+fn rate(state: &indicatif::ProgressState, w: &mut dyn std::fmt::Write) {
+    let _ = write!(w, "{:.0}/s", state.per_sec());
+}
+
 /// True when a bar may be drawn: stderr is a terminal and `CI` is not set.
 pub(crate) fn wanted() -> bool {
     std::io::stderr().is_terminal() && std::env::var_os("CI").is_none()
@@ -17,10 +22,25 @@ pub(crate) fn bar(len: u64, unit: &str) -> ProgressBar {
         return ProgressBar::hidden();
     }
     let bar = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::stderr_with_hz(8));
-    let template =
-        format!("{{bar:32.cyan/blue}} {{pos}}/{{len}} {unit} · {{per_sec}} · ETA {{eta}} {{msg}}");
+    let template = format!(
+        "{{bar:32.cyan/blue}} {{human_pos}}/{{human_len}} {unit} · {{rate}} · ETA {{eta}} {{msg}}"
+    );
     if let Ok(style) = ProgressStyle::with_template(&template) {
-        bar.set_style(style.progress_chars("█▉▊▋▌▍▎▏ "));
+        bar.set_style(style.with_key("rate", rate).progress_chars("█▉▊▋▌▍▎▏ "));
+    }
+    bar.enable_steady_tick(Duration::from_millis(250));
+    bar
+}
+
+/// A counter without a known end (an exhaustive search), hidden likewise.
+pub(crate) fn spinner(unit: &str) -> ProgressBar {
+    if !wanted() {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr_with_hz(8));
+    let template = format!("{{spinner}} {{human_pos}} {unit} · {{rate}} · {{elapsed}} {{msg}}");
+    if let Ok(style) = ProgressStyle::with_template(&template) {
+        bar.set_style(style.with_key("rate", rate));
     }
     bar.enable_steady_tick(Duration::from_millis(250));
     bar
