@@ -261,3 +261,47 @@ fn the_check_summary_fits_in_100_columns() {
         );
     }
 }
+
+#[test]
+fn a_timeline_shows_the_key_evicted_under_the_lock_holders() {
+    use mcsim::report::timeline::Timeline;
+    use mcsim::run::{self, RunOptions};
+    use mcsim::scenario::Scenario;
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/lock-add-evict.toml");
+    let s = Scenario::load(&path, mcsim_models::RECIPES).unwrap();
+    let report = run::run(&s, &RunOptions::from_scenario(&s));
+    let f = report
+        .first_failure
+        .expect("lock-add-evict breaks exclusion");
+    let t = Timeline::of(&f.execution, f.clients);
+    assert!(
+        t.verdict.text.contains("lock.exclusion"),
+        "{}",
+        t.verdict.text
+    );
+    assert_eq!(t.faults.len(), 1, "one eviction: {:?}", t.faults);
+    let evicted_at = t.faults[0].at_us;
+    let lock = t
+        .keys
+        .iter()
+        .find(|k| k.key.starts_with("lock_"))
+        .expect("the lock's key has a strip");
+    // Held, then gone at the eviction, then taken again by the second client.
+    let states: Vec<(u64, bool)> = lock
+        .states
+        .iter()
+        .map(|s| (s.from_us, s.value.is_some()))
+        .collect();
+    assert!(
+        states
+            .windows(3)
+            .any(|w| w[0].1 && !w[1].1 && w[1].0 == evicted_at && w[2].1),
+        "{states:?}"
+    );
+    // Every call is on a client's lane, made before it ran.
+    assert!(
+        t.calls
+            .iter()
+            .all(|c| c.client < t.clients && c.issued_us <= c.at_us)
+    );
+}

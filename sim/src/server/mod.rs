@@ -321,7 +321,9 @@ impl Server {
     }
 
     fn get(&mut self, keys: &[Key], with_cas: bool, touch: Option<u32>, tick: u32) -> Reply {
-        let mut out = Vec::with_capacity(keys.len());
+        // Allocated at the first hit: a miss (the common first read of a recipe) costs
+        // no allocation.
+        let mut out = Vec::new();
         for key in keys {
             if touch.is_some() {
                 self.items.stats.cmd_touch += 1;
