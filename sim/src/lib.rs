@@ -58,6 +58,12 @@
 //! failure; [`cli::main`] gives a crate with its own families the whole command line
 //! (`run`, `replay`, `explore`, the `check` gate). One `use mcsim::prelude::*;` brings
 //! what a model needs. The README's "Testing your own recipe" walks through one.
+//!
+//! **Reports.** [`report`] turns runs into what people read: the failure report with its
+//! replay lines, the suite table (at most 100 columns), JSON and JUnit, shard results
+//! merged ([`report::merge`]), and one self-contained HTML page ([`report::html`]) with
+//! each counterexample as a swimlane timeline ([`report::timeline`]), sweeps as plots and
+//! metrics as histograms ([`histogram`]).
 
 pub mod cli;
 pub mod clock;
