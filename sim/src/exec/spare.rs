@@ -39,19 +39,20 @@ pub(crate) struct Spare {
 }
 
 thread_local! {
-    static SPARE: RefCell<Spare> = RefCell::new(Spare::default());
+    /// Boxed, so that taking and giving back moves a pointer, not the parts.
+    static SPARE: RefCell<Option<Box<Spare>>> = const { RefCell::new(None) };
 }
 
 impl Spare {
     /// Takes the thread's spare parts (empty ones if an execution already holds them, as
     /// when executions nest).
-    pub fn take() -> Spare {
-        SPARE.with(|s| std::mem::take(&mut *s.borrow_mut()))
+    pub fn take() -> Box<Spare> {
+        SPARE.with(|s| s.borrow_mut().take()).unwrap_or_default()
     }
 
     /// Hands the parts back for the next execution.
-    pub fn give_back(self) {
-        SPARE.with(|s| *s.borrow_mut() = self);
+    pub fn give_back(self: Box<Self>) {
+        SPARE.with(|s| *s.borrow_mut() = Some(self));
     }
 
     /// A core at time zero with no clients: the spare one if nothing else holds it.

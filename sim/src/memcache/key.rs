@@ -76,13 +76,27 @@ impl Key {
         if len > INLINE {
             return Key::new(parts.concat());
         }
+        if len == 0 {
+            return Err(KeyError::Empty);
+        }
+        // One pass copies and checks each byte: recipes build a key on most calls, and
+        // these keys are a dozen bytes, too short for a copy routine to pay off.
         let mut bytes = [0; INLINE];
         let mut at = 0;
-        for p in parts {
-            bytes[at..at + p.len()].copy_from_slice(p);
-            at += p.len();
+        for part in parts {
+            for &b in *part {
+                if matches!(b, b' ' | b'\r' | b'\n' | 0) {
+                    return Err(KeyError::BadByte {
+                        byte: b as char,
+                        offset: at,
+                    });
+                }
+                if let Some(slot) = bytes.get_mut(at) {
+                    *slot = b;
+                }
+                at += 1;
+            }
         }
-        Key::validate(&bytes[..len])?;
         Ok(Key(Repr::Inline {
             len: len as u8,
             bytes,
