@@ -84,22 +84,30 @@ impl Histogram {
         *self.counts.entry(OrderedF64(v)).or_insert(0) += n;
         // At one significant digit there are at most 9 values a decade: bounded still.
         while self.counts.len() > MAX_BINS && self.digits != Some(1) {
-            let digits = self.digits.map_or(6, |d| d - 1);
-            self.digits = Some(digits);
-            let old = std::mem::take(&mut self.counts);
-            for (k, c) in old {
-                *self
-                    .counts
-                    .entry(OrderedF64(round(k.0, digits)))
-                    .or_insert(0) += c;
-            }
+            self.round_to(self.digits.map_or(6, |d| d - 1));
         }
     }
 
-    /// Adds every count of `other` (shards of one run merged).
+    /// Rounds every value counted so far, and every one counted from now on, to
+    /// `digits` significant digits.
+    fn round_to(&mut self, digits: u32) {
+        self.digits = Some(digits);
+        let old = std::mem::take(&mut self.counts);
+        for (k, c) in old {
+            *self
+                .counts
+                .entry(OrderedF64(round(k.0, digits)))
+                .or_insert(0) += c;
+        }
+    }
+
+    /// Adds every count of `other` (shards of one run merged), at the coarser of the
+    /// two roundings.
     pub fn merge(&mut self, other: &Histogram) {
-        if let Some(d) = other.digits {
-            self.digits = Some(self.digits.map_or(d, |own| own.min(d)));
+        if let Some(d) = other.digits
+            && self.digits.is_none_or(|own| d < own)
+        {
+            self.round_to(d);
         }
         for (k, c) in &other.counts {
             self.add_n(k.0, *c);
@@ -166,6 +174,22 @@ mod tests {
         }
         a.merge(&b);
         assert_eq!(a, whole);
+    }
+
+    #[test]
+    fn a_rounded_shard_rounds_the_exact_one_it_merges_into() {
+        let mut exact = Histogram::default();
+        exact.add(1.234_567);
+        let mut rounded = Histogram::default();
+        for i in 0..1_000 {
+            rounded.add(f64::from(i) * 0.001_7);
+        }
+        let digits = rounded.rounded_to().unwrap();
+        exact.merge(&rounded);
+        assert_eq!(exact.rounded_to(), Some(digits));
+        assert!(exact.counts().any(|(v, _)| v == round(1.234_567, digits)));
+        assert!(exact.counts().all(|(v, _)| v == round(v, digits)));
+        assert_eq!(exact.total(), 1_001);
     }
 
     #[test]

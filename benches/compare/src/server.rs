@@ -110,11 +110,6 @@ fn small(rng: &mut ChaCha8Rng, keys: &[Key]) -> Request {
     }
 }
 
-/// The realistic mix's sizes in a 2 MB server: most stores evict.
-fn evicting(rng: &mut ChaCha8Rng, keys: &[Key]) -> Request {
-    realistic(rng, keys)
-}
-
 const MIXES: [Mix; 3] = [
     Mix {
         name: "realistic",
@@ -135,7 +130,7 @@ const MIXES: [Mix; 3] = [
         describe: "the realistic mix in a 2 MB server (`-m 2`)",
         keys: 10_000,
         memory_mb: 2,
-        draw: evicting,
+        draw: realistic,
     },
 ];
 

@@ -77,7 +77,10 @@ pub(crate) fn dispatch(command: Command, families: &[&'static dyn Family]) -> Re
                 let report =
                     run::run_observed(s, &options, &mut |done| bar.set_position(base + done));
                 bar.set_position(base + options.executions);
-                labels.push(crate::cli::gate::record(&mut row, s, kind, &report, sweep));
+                // The page's row, only for a page: it renders the failure a second time.
+                if html.is_some() {
+                    labels.push(crate::cli::gate::record(&mut row, s, kind, &report, sweep));
+                }
                 bar.suspend(|| {
                     out!("{}", report::render_run(s, &report));
                     outln!("  wall time {:.2?}", started.elapsed());
@@ -106,10 +109,11 @@ pub(crate) fn dispatch(command: Command, families: &[&'static dyn Family]) -> Re
                 && !check_determinism
             {
                 crate::cli::gate::conclude_points(&mut row, &labels);
-                row.millis = started_all.elapsed().as_millis() as u64;
+                let elapsed = started_all.elapsed();
+                row.millis = elapsed.as_millis() as u64;
                 let heading = crate::report::html::Heading {
                     title: format!("mcsim run {}", scenario.display()),
-                    facts: vec![format!("{:.1?}", started_all.elapsed())],
+                    facts: vec![format!("{elapsed:.1?}")],
                 };
                 crate::cli::gate::write_report(
                     page,

@@ -9,7 +9,6 @@ use std::time::Instant;
 use crate::cli::commands::load_points;
 use crate::cli::progress;
 use crate::model::Family;
-use crate::report::timeline::Timeline;
 use crate::report::{self, PointRow, Row, html};
 use crate::run::{self, Determinism, RunOptions};
 use crate::scenario::StrategyKind;
@@ -57,10 +56,7 @@ fn prove(s: &crate::scenario::Scenario, budget: f64, row: &mut Row) -> String {
     let covered = crate::cli::explore::covered(&s, &r);
     match &r.failure {
         Some(f) => {
-            row.replays = report::replay_lines(&s, s.strategy, f);
-            row.replay = row.replays.first().map(|l| l.command.clone());
-            row.detail = Some(report::render_failure(&s, s.strategy, f));
-            row.timeline = Some(Timeline::of(&f.execution, f.clients));
+            row.record_failure(&s, s.strategy, f);
             row.numbers = format!("found in {covered}");
             row.exhaustive = Some(covered);
             f.execution.verdict.label()
@@ -75,14 +71,7 @@ fn prove(s: &crate::scenario::Scenario, budget: f64, row: &mut Row) -> String {
             row.calls += sampled.calls;
             if let Some(f) = &sampled.first_failure {
                 // Outside what the search fixes: the verdict is the sample's, not a proof.
-                row.replay = Some(report::replay_seed_command(
-                    &s,
-                    StrategyKind::Random,
-                    f.seed,
-                ));
-                row.replays = report::replay_lines(&s, StrategyKind::Random, f);
-                row.detail = Some(report::render_failure(&s, StrategyKind::Random, f));
-                row.timeline = Some(Timeline::of(&f.execution, f.clients));
+                row.record_failure(&s, StrategyKind::Random, f);
                 row.numbers = format!("none in {covered}; found by random timing");
                 return f.execution.verdict.label();
             }
@@ -176,10 +165,7 @@ pub(crate) fn record(
     if let Some(f) = &report.first_failure
         && row.detail.is_none()
     {
-        row.replay = Some(report::replay_seed_command(s, strategy, f.seed));
-        row.replays = report::replay_lines(s, strategy, f);
-        row.detail = Some(report::render_failure(s, strategy, f));
-        row.timeline = Some(Timeline::of(&f.execution, f.clients));
+        row.record_failure(s, strategy, f);
     }
     got
 }

@@ -9,7 +9,8 @@ use crate::histogram::Histogram;
 use crate::invariant::Verdict;
 use crate::report::ReplayLine;
 use crate::report::timeline::Timeline;
-use crate::run::RunReport;
+use crate::run::{Finding, RunReport};
+use crate::scenario::{Scenario, StrategyKind};
 
 /// One row of the suite summary.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -117,6 +118,19 @@ impl Row {
         }
     }
 
+    /// Records a failure found in scenario `s` with `strategy`: its replay lines, its
+    /// text report and its timeline. The headline replay is the seed's when there is
+    /// one, else the first replay line (an exhaustive search's schedule).
+    pub fn record_failure(&mut self, s: &Scenario, strategy: StrategyKind, f: &Finding) {
+        self.replays = crate::report::replay_lines(s, strategy, f);
+        self.replay = match f.seed {
+            Some(_) => Some(crate::report::replay_seed_command(s, strategy, f.seed)),
+            None => self.replays.first().map(|l| l.command.clone()),
+        };
+        self.detail = Some(crate::report::render_failure(s, strategy, f));
+        self.timeline = Some(Timeline::of(&f.execution, f.clients));
+    }
+
     /// Adds a run's metrics to the row's.
     pub fn add_metrics(&mut self, report: &RunReport) {
         for (name, s) in &report.metrics {
@@ -163,7 +177,7 @@ pub fn render_points(scenario: &str, points: &[PointRow]) -> String {
         "point", "execs", "failing"
     );
     for n in &names {
-        let _ = write!(out, " {:>14}", n.rsplit('.').next().unwrap_or(n));
+        let _ = write!(out, " {:>14}", short_name(n));
     }
     out.push('\n');
     for p in points {
@@ -225,9 +239,14 @@ pub fn key_numbers(report: &RunReport) -> String {
         .metrics
         .iter()
         .take(4)
-        .map(|(k, s)| format!("{}={:.2}", k.rsplit('.').next().unwrap_or(k), s.mean()))
+        .map(|(k, s)| format!("{}={:.2}", short_name(k), s.mean()))
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+/// A metric's or field's last part: `params.rate_per_s` → `rate_per_s`.
+pub fn short_name(name: &str) -> &str {
+    name.rsplit('.').next().unwrap_or(name)
 }
 
 /// Columns the summary table fits in.

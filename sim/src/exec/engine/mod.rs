@@ -106,7 +106,7 @@ struct Engine<'c> {
     /// Tells a spin from a wait.
     spin: SpinWatch,
     /// Keys whose state the timeline shows, with their servers (only when tracing).
-    watched: Vec<(usize, Key)>,
+    watched: Vec<watch::Watched>,
     /// Their states over time (only when tracing).
     key_states: Vec<KeyState>,
 }

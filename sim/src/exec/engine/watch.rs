@@ -50,27 +50,51 @@ fn preview(data: &[u8]) -> String {
     s
 }
 
+/// A key the timeline shows, with the state last recorded for it.
+pub(super) struct Watched {
+    server: usize,
+    key: Key,
+    last: Option<Stored>,
+}
+
 impl Engine<'_> {
+    /// Watches `key` on `server` from now on (tracing only).
+    fn watch(&mut self, server: usize, key: &Key) {
+        if !self
+            .watched
+            .iter()
+            .any(|w| w.server == server && w.key == *key)
+        {
+            self.watched.push(Watched {
+                server,
+                key: key.clone(),
+                last: None,
+            });
+        }
+    }
+
     /// Watches the keys of the call `client` is about to make (tracing only).
     pub(super) fn watch_call(&mut self, client: usize) {
         if !self.config.trace {
             return;
         }
-        let core = self.core.borrow();
-        if let crate::exec::core::Wait::Call { request, .. } = &core.mailboxes[client].wait {
-            for key in request.keys() {
-                let server = self.cluster.server_for(key);
-                if !self.watched.iter().any(|(s, k)| *s == server && k == key) {
-                    self.watched.push((server, key.clone()));
-                }
-            }
+        let keys: Vec<(usize, Key)> = match &self.core.borrow().mailboxes[client].wait {
+            crate::exec::core::Wait::Call { request, .. } => request
+                .keys()
+                .iter()
+                .map(|k| (self.cluster.server_for(k), k.clone()))
+                .collect(),
+            _ => return,
+        };
+        for (server, key) in &keys {
+            self.watch(*server, key);
         }
     }
 
     /// Watches `key` on `server` (an eviction's target).
     pub(super) fn watch_key(&mut self, server: usize, key: &Key) {
-        if self.config.trace && !self.watched.iter().any(|(s, k)| *s == server && k == key) {
-            self.watched.push((server, key.clone()));
+        if self.config.trace {
+            self.watch(server, key);
         }
     }
 
@@ -80,28 +104,20 @@ impl Engine<'_> {
             return;
         }
         let now = self.now();
-        for (server, key) in &self.watched {
-            let s = &self.cluster.servers[*server];
-            let stored = s.peek(key, now).map(|item| Stored {
+        for w in &mut self.watched {
+            let s = &self.cluster.servers[w.server];
+            let stored = s.peek(&w.key, now).map(|item| Stored {
                 preview: preview(&item.data),
                 len: item.data.len(),
                 expires: (item.exptime != 0).then(|| s.clock().time_of_tick(item.exptime)),
             });
-            let last = self
-                .key_states
-                .iter()
-                .rev()
-                .find(|k| k.server == *server && k.key.as_bytes() == key.as_bytes());
-            let same = match last {
-                Some(k) => k.stored == stored,
-                None => stored.is_none(),
-            };
-            if !same {
+            if stored != w.last {
+                w.last = stored.clone();
                 self.key_states.push(KeyState {
                     step: self.step,
                     time: now,
-                    server: *server,
-                    key: String::from_utf8_lossy(key.as_bytes()).into_owned(),
+                    server: w.server,
+                    key: String::from_utf8_lossy(w.key.as_bytes()).into_owned(),
                     stored,
                 });
             }

@@ -13,7 +13,7 @@ use std::fmt::Write as _;
 
 use self::plot::Series;
 use self::svg::{esc, num};
-use crate::report::Row;
+use crate::report::{Row, short_name as short};
 
 pub use self::plot::{histogram, lines};
 pub use self::swimlane::render as swimlane;
@@ -212,11 +212,6 @@ fn point_values(point: &str) -> Vec<(String, String)> {
         .filter_map(|kv| kv.split_once('='))
         .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
         .collect()
-}
-
-/// Short name of a swept field (`params.rate_per_s` → `rate_per_s`).
-fn short(name: &str) -> &str {
-    name.rsplit('.').next().unwrap_or(name)
 }
 
 fn sweeps(s: &mut String, rows: &[Row]) {
