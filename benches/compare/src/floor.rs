@@ -15,7 +15,7 @@ use mcsim::protocol::{Reply, Request};
 use mcsim::{Server, VirtualTime};
 use mcsim_models::counter::{Counter, CounterVariant};
 use rand::{RngExt, SeedableRng};
-use rand_chacha::ChaCha8Rng;
+use rand_pcg::Pcg64Mcg;
 
 use crate::TICK;
 
@@ -144,7 +144,7 @@ impl Memcache for Parked<'_, '_> {
 }
 
 /// The counter workload under a minimal scheduler seeded with `seed`: at each step one
-/// client with a parked call, picked uniformly (ChaCha8, as mcsim's `random`), has it
+/// client with a parked call, picked uniformly (PCG, as mcsim's `random`), has it
 /// executed a tick later and is polled with the reply. No latency windows, faults,
 /// invariant checks, panic catching, livelock budget or schedule record, which mcsim's
 /// executor adds. Returns true if the counter ends right.
@@ -154,7 +154,7 @@ pub fn counter_minimal(
     server: &mut Server,
     seed: u64,
 ) -> bool {
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut rng = Pcg64Mcg::seed_from_u64(seed);
     server.reset(VirtualTime::ZERO);
     let shared = RefCell::new(Parking {
         server,

@@ -9,9 +9,8 @@
 //! [`crate::explore::random`].
 
 use rand::{RngExt, SeedableRng};
-use rand_chacha::ChaCha8Rng;
 
-use crate::explore::random::{delay_in_window, maybe_fault};
+use crate::explore::random::{SeededRng, delay_in_window, maybe_fault};
 use crate::explore::{Choice, Options, Strategy};
 
 /// PCT with a bug depth.
@@ -19,7 +18,7 @@ use crate::explore::{Choice, Options, Strategy};
 pub struct Pct {
     seed: u64,
     depth: usize,
-    rng: ChaCha8Rng,
+    rng: SeededRng,
     priorities: Vec<u64>,
     change_points: Vec<u64>,
     steps: u64,
@@ -32,7 +31,7 @@ impl Pct {
         Pct {
             seed,
             depth: depth.max(1),
-            rng: ChaCha8Rng::seed_from_u64(seed),
+            rng: SeededRng::seed_from_u64(seed),
             priorities: Vec::new(),
             change_points: Vec::new(),
             steps: steps.max(1),
@@ -54,7 +53,7 @@ impl Strategy for Pct {
     }
 
     fn begin(&mut self, execution: u64) {
-        self.rng = ChaCha8Rng::seed_from_u64(self.seed.wrapping_add(execution));
+        self.rng = SeededRng::seed_from_u64(self.seed.wrapping_add(execution));
         self.priorities.clear();
         let k = self.steps;
         self.change_points = (1..self.depth)
