@@ -246,7 +246,7 @@ impl Cluster {
         let mut merged = Vec::new();
         for (k, s) in keys.iter().zip(&owners) {
             let queue = hits.get_mut(s).expect("every owner was asked");
-            if queue.front().is_some_and(|e| e.key == k.as_bytes()) {
+            if queue.front().is_some_and(|e| e.key == *k) {
                 merged.extend(queue.pop_front());
             }
         }
@@ -426,7 +426,7 @@ mod tests {
         let Ok(Reply::Values(v)) = c.call(get.clone(), t) else {
             panic!("no values")
         };
-        let got: Vec<&[u8]> = v.iter().map(|e| e.key.as_slice()).collect();
+        let got: Vec<&[u8]> = v.iter().map(|e| e.key.as_bytes()).collect();
         let want: Vec<&[u8]> = asked.iter().map(|k| k.as_bytes()).collect();
         assert_eq!(got, want);
         // A server that is down: its keys read as misses, the others still answer.

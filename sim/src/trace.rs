@@ -202,7 +202,7 @@ pub fn describe_reply(r: &Reply) -> String {
                     let _ = write!(s, " cas={c}");
                 }
                 if v.len() > 1 {
-                    s = format!("{}={s}", String::from_utf8_lossy(&e.key));
+                    s = format!("{}={s}", String::from_utf8_lossy(e.key.as_bytes()));
                 }
                 s
             })

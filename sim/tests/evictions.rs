@@ -75,7 +75,7 @@ impl Pair {
                 (self.sim.apply(&request, self.now), &mut sim),
             ] {
                 if let Reply::Values(v) = reply {
-                    out.extend(v.into_iter().map(|e| String::from_utf8(e.key).unwrap()));
+                    out.extend(v.into_iter().map(|e| e.key.to_string()));
                 }
             }
         }

@@ -8,7 +8,7 @@
 //! anything; a meta request's `q` flag only hides some replies, so meta replies are always
 //! read.
 
-use crate::memcache::McError;
+use crate::memcache::{Key, McError};
 use crate::protocol::{MetaCode, MetaFlag, MetaReply, Reply, Request, ValueEntry};
 
 /// Reads the reply to `request` from the start of `buf`: `Ok(None)` until it is complete,
@@ -130,7 +130,7 @@ fn read_values(buf: &[u8]) -> Result<Option<(Reply, usize)>, McError> {
             return Err(McError::Unexpected("value not followed by CRLF".into()));
         }
         entries.push(ValueEntry {
-            key: key.to_vec(),
+            key: Key::new(key).map_err(|e| McError::Unexpected(format!("VALUE line: {e}")))?,
             flags,
             data: block[..len].to_vec(),
             cas,
@@ -217,7 +217,7 @@ mod tests {
         assert_eq!(
             reply,
             Reply::Values(vec![ValueEntry {
-                key: b"a".to_vec(),
+                key: Key::new("a").unwrap(),
                 flags: 0,
                 data: b"abc".to_vec(),
                 cas: Some(7)

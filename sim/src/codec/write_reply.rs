@@ -56,7 +56,7 @@ fn with_message(out: &mut Vec<u8>, word: &str, msg: &str) {
 
 fn write_value(entry: &ValueEntry, out: &mut Vec<u8>) {
     out.extend_from_slice(b"VALUE ");
-    out.extend_from_slice(&entry.key);
+    out.extend_from_slice(entry.key.as_bytes());
     out.extend_from_slice(format!(" {} {}", entry.flags, entry.data.len()).as_bytes());
     if let Some(cas) = entry.cas {
         out.extend_from_slice(format!(" {cas}").as_bytes());
@@ -94,7 +94,7 @@ mod tests {
     #[test]
     fn shapes() {
         let values = Reply::Values(vec![ValueEntry {
-            key: b"k".to_vec(),
+            key: crate::memcache::Key::new("k").unwrap(),
             flags: 3,
             data: b"9 ".to_vec(),
             cas: Some(12),

@@ -56,9 +56,10 @@ impl Strategy for Pct {
         self.rng = SeededRng::seed_from_u64(self.seed.wrapping_add(execution));
         self.priorities.clear();
         let k = self.steps;
-        self.change_points = (1..self.depth)
-            .map(|_| self.rng.random_range(0..k))
-            .collect();
+        self.change_points.clear();
+        for _ in 1..self.depth {
+            self.change_points.push(self.rng.random_range(0..k));
+        }
     }
 
     fn choose(&mut self, options: &Options<'_>) -> Choice {

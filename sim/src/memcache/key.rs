@@ -43,6 +43,31 @@ impl Repr {
     }
 }
 
+/// True for the bytes a key cannot hold: space, carriage return, line feed and NUL.
+fn forbidden(b: u8) -> bool {
+    (b == b' ') | (b == b'\r') | (b == b'\n') | (b == 0)
+}
+
+/// True if some byte is [`forbidden`], eight bytes at a time.
+fn any_forbidden(bytes: &[u8]) -> bool {
+    const ONES: u64 = u64::from_le_bytes([1; 8]);
+    const HIGHS: u64 = u64::from_le_bytes([0x80; 8]);
+    // Exactly "some byte of v is zero" (the borrow may blur which byte, not whether).
+    let has_zero = |v: u64| v.wrapping_sub(ONES) & !v & HIGHS != 0;
+    let mut words = bytes.chunks_exact(8);
+    for chunk in &mut words {
+        let w = u64::from_le_bytes(chunk.try_into().expect("eight bytes"));
+        if has_zero(w)
+            || has_zero(w ^ (ONES * u64::from(b' ')))
+            || has_zero(w ^ (ONES * u64::from(b'\r')))
+            || has_zero(w ^ (ONES * u64::from(b'\n')))
+        {
+            return true;
+        }
+    }
+    words.remainder().iter().any(|&b| forbidden(b))
+}
+
 /// Why a byte string is not a valid key.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum KeyError {
@@ -79,23 +104,17 @@ impl Key {
         if len == 0 {
             return Err(KeyError::Empty);
         }
-        // One pass copies and checks each byte: recipes build a key on most calls, and
-        // these keys are a dozen bytes, too short for a copy routine to pay off.
+        // The parts are copied whole, then every byte is checked without a branch per
+        // byte: recipes build a key on most calls, and these keys are a dozen bytes.
         let mut bytes = [0; INLINE];
         let mut at = 0;
         for part in parts {
-            for &b in *part {
-                if matches!(b, b' ' | b'\r' | b'\n' | 0) {
-                    return Err(KeyError::BadByte {
-                        byte: b as char,
-                        offset: at,
-                    });
-                }
-                if let Some(slot) = bytes.get_mut(at) {
-                    *slot = b;
-                }
-                at += 1;
-            }
+            bytes[at..at + part.len()].copy_from_slice(part);
+            at += part.len();
+        }
+        let filled = &bytes[..len];
+        if any_forbidden(filled) {
+            Key::validate(filled)?;
         }
         Ok(Key(Repr::Inline {
             len: len as u8,
@@ -110,10 +129,7 @@ impl Key {
         if bytes.len() > MAX_KEY_LEN {
             return Err(KeyError::TooLong(bytes.len()));
         }
-        if let Some(offset) = bytes
-            .iter()
-            .position(|b| matches!(b, b' ' | b'\r' | b'\n' | 0))
-        {
+        if let Some(offset) = bytes.iter().position(|&b| forbidden(b)) {
             return Err(KeyError::BadByte {
                 byte: bytes[offset] as char,
                 offset,
@@ -228,5 +244,29 @@ mod tests {
         let long = vec![b'k'; 200];
         assert_eq!(Key::from_parts(&[&long, b"x"]).unwrap().len(), 201);
         assert!(Key::from_parts(&[b"a ", b"b"]).is_err());
+    }
+
+    #[test]
+    fn parts_are_checked_as_the_whole_key_is() {
+        // Every bad byte at every offset of short keys, inside a word and in the tail,
+        // and every byte value: `from_parts` agrees with `new`.
+        for len in 1..=INLINE {
+            for at in 0..len {
+                for bad in [b' ', b'\r', b'\n', 0, b'\t', b'!', 0x80, 0xff, 0x20 ^ 0x80] {
+                    let mut bytes = vec![b'k'; len];
+                    bytes[at] = bad;
+                    let (head, tail) = bytes.split_at(at / 2);
+                    assert_eq!(
+                        Key::from_parts(&[head, tail]),
+                        Key::new(&bytes),
+                        "{bytes:?}"
+                    );
+                }
+            }
+        }
+        for b in 0..=255u8 {
+            let bytes = [b'a', b, b'c', b'd', b'e', b'f', b'g', b'h', b'i'];
+            assert_eq!(Key::from_parts(&[&bytes]), Key::new(bytes), "byte {b}");
+        }
     }
 }

@@ -79,9 +79,8 @@ pub trait Memcache {
             .await?;
         let mut out = BTreeMap::new();
         for e in values(reply)? {
-            let key = Key::new(e.key).map_err(|err| McError::Unexpected(err.to_string()))?;
             out.insert(
-                key,
+                e.key,
                 Value {
                     data: e.data,
                     flags: e.flags,

@@ -33,11 +33,24 @@ impl Value {
 
     /// The bytes parsed as a decimal number, allowing memcached's space padding.
     pub fn as_u64(&self) -> Option<u64> {
-        std::str::from_utf8(&self.data)
-            .ok()?
-            .trim_matches(' ')
-            .parse()
-            .ok()
+        // As `str::trim_matches(' ')` and `u64::from_str` would, without the UTF-8 pass:
+        // spaces around, an optional `+`, at least one digit, nothing past 64 bits.
+        let start = self.data.iter().position(|&b| b != b' ')?;
+        let end = self.data.iter().rposition(|&b| b != b' ')? + 1;
+        let digits = match &self.data[start..end] {
+            [b'+', rest @ ..] => rest,
+            all => all,
+        };
+        if digits.is_empty() {
+            return None;
+        }
+        digits.iter().try_fold(0u64, |n, &b| {
+            if b.is_ascii_digit() {
+                n.checked_mul(10)?.checked_add(u64::from(b - b'0'))
+            } else {
+                None
+            }
+        })
     }
 }
 
@@ -119,6 +132,37 @@ mod tests {
     fn decimal_matches_display() {
         for n in [0, 1, 9, 10, 99, 100, 12345, u64::MAX - 1, u64::MAX] {
             assert_eq!(decimal(n), n.to_string().into_bytes());
+        }
+    }
+
+    #[test]
+    fn as_u64_reads_what_trimming_and_parsing_text_reads() {
+        let cases: &[&[u8]] = &[
+            b"0",
+            b"42",
+            b" 42 ",
+            b"42   ",
+            b"+7",
+            b" +7",
+            b"+",
+            b"",
+            b"   ",
+            b"-1",
+            b"4 2",
+            b"18446744073709551615",
+            b"18446744073709551616",
+            b"0042",
+            b"\t5",
+            b"5\r",
+            b"\xff1",
+            b"12a",
+            b"++1",
+        ];
+        for &bytes in cases {
+            let text = std::str::from_utf8(bytes)
+                .ok()
+                .and_then(|t| t.trim_matches(' ').parse::<u64>().ok());
+            assert_eq!(Value::new(bytes).as_u64(), text, "{bytes:?}");
         }
     }
 }

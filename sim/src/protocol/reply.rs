@@ -1,12 +1,13 @@
 //! What a memcached server answers.
 
+use crate::memcache::Key;
 use crate::protocol::meta::{MetaCode, MetaFlag};
 
 /// One `VALUE` line of a retrieval reply.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct ValueEntry {
     /// The key as stored.
-    pub key: Vec<u8>,
+    pub key: Key,
     /// Client flags.
     pub flags: u32,
     /// The value's bytes.

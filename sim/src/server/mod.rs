@@ -336,7 +336,7 @@ impl Server {
                         item.exptime = e;
                     }
                     out.push(ValueEntry {
-                        key: key.as_bytes().to_vec(),
+                        key: key.clone(),
                         flags: item.flags,
                         data: item.data.clone(),
                         cas: with_cas.then_some(item.cas),

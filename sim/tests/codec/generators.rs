@@ -241,7 +241,7 @@ impl Arbitrary for ArbExchange {
                 let with_cas = bool::arbitrary(g);
                 let entries = (0..pick(g, 4))
                     .map(|_| ValueEntry {
-                        key: key(g).as_bytes().to_vec(),
+                        key: key(g),
                         flags: u32::arbitrary(g),
                         data: data(g),
                         cas: with_cas.then(|| u64::arbitrary(g)),

@@ -104,7 +104,7 @@ pub(crate) fn meta(command: MetaCommand, k: &str, flags: &str, data: Option<&[u8
 
 pub(crate) fn hit(k: &str, flags: u32, data: &[u8]) -> ValueEntry {
     ValueEntry {
-        key: k.as_bytes().to_vec(),
+        key: mcsim::Key::new(k).unwrap(),
         flags,
         data: data.to_vec(),
         cas: None,

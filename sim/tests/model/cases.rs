@@ -36,7 +36,7 @@ pub(crate) fn arith(op: ArithOp, key: &str, delta: u64) -> Request {
 
 pub(crate) fn value(key: &str, flags: u32, data: &[u8], cas: Option<u64>) -> ValueEntry {
     ValueEntry {
-        key: key.as_bytes().to_vec(),
+        key: mcsim::Key::new(key).unwrap(),
         flags,
         data: data.to_vec(),
         cas,

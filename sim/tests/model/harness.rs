@@ -96,7 +96,7 @@ pub(crate) fn run_on(
         if let Reply::Values(entries) = &got {
             for e in entries {
                 if let Some(cas) = e.cas {
-                    seen.insert(e.key.clone(), cas);
+                    seen.insert(e.key.as_bytes().to_vec(), cas);
                 }
             }
         }

@@ -194,7 +194,7 @@ impl Model {
                     item.exptime_tick = e;
                 }
                 out.push(ValueEntry {
-                    key: key.as_bytes().to_vec(),
+                    key: key.clone(),
                     flags: item.flags,
                     data: item.data.clone(),
                     cas: with_cas.then_some(item.cas),
