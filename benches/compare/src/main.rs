@@ -147,6 +147,23 @@ use violations::*;
 #[allow(unused_imports)]
 use xcheck::*;
 
+/// The target lines of the report at `path` before it is overwritten (the speed lines
+/// only), so a regenerated report shows the figures it replaced.
+fn previous_targets(path: &Path) -> Option<String> {
+    let old = std::fs::read_to_string(path).ok()?;
+    let targets = old.split("\n## Targets\n").nth(1)?;
+    let lines: Vec<&str> = targets
+        .lines()
+        .take_while(|l| !l.starts_with("## "))
+        .filter(|l| {
+            l.starts_with("- `random`")
+                || l.starts_with("- `pct`")
+                || l.starts_with("- The simulated server")
+        })
+        .collect();
+    (!lines.is_empty()).then(|| lines.join("\n") + "\n")
+}
+
 fn main() -> ExitCode {
     let args = match parse_args() {
         Ok(a) => a,
@@ -254,6 +271,13 @@ fn main() -> ExitCode {
         started.elapsed().as_secs_f64()
     )
     .unwrap();
+    if let Some(before) = previous_targets(&args.out) {
+        writeln!(
+            md,
+            "\n## Before this run\n\nThe targets as the report this run replaced gave them:\n\n{before}"
+        )
+        .unwrap();
+    }
     if let Err(e) = std::fs::write(&args.out, &md) {
         eprintln!("compare: cannot write {}: {e}", args.out.display());
         return ExitCode::FAILURE;

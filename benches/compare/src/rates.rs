@@ -77,6 +77,15 @@ pub(crate) fn bare_counter(variant: CounterVariant, clients: usize) -> impl Fn(&
     }
 }
 
+/// No clients and one end check that fails, as most get/set executions do: what an
+/// execution costs before any step (set-up, the verdict, the result and the hand-back of
+/// the spare parts).
+fn no_clients(sim: &mut Sim) {
+    sim.at_end("counter.no_lost_increments", |_| {
+        Err(Failure::new("lost increments"))
+    });
+}
+
 /// Executions per second on one 3-client counter, mcsim against shuttle, and the rates of
 /// the same work under a minimal scheduler and with no checker at all.
 pub(crate) fn section_rate(md: &mut String, name: &str, variant: CounterVariant) -> Rates {
@@ -134,6 +143,12 @@ pub(crate) fn section_rate(md: &mut String, name: &str, variant: CounterVariant)
         "minimal scheduler: a uniform pick among parked calls, nothing else (see above)",
         &minimal,
     );
+    eprintln!("rate counter/{name}: mcsim, an execution with no clients");
+    let empty = mcsim_rate(&s.config, &no_clients, || Box::new(Random::new(0)));
+    row(
+        "mcsim, an execution with no clients and one failing end check (the fixed cost)",
+        &empty,
+    );
     eprintln!("rate counter/{name}: no checker");
     let floor = rate(|n| {
         (0..n)
@@ -161,6 +176,20 @@ pub(crate) fn section_rate(md: &mut String, name: &str, variant: CounterVariant)
         rates.ceiling,
         100.0 * random.per_sec() / floor.per_sec(),
         rates.minimal
+    )
+    .unwrap();
+    let ns = |r: &Rate| 1e9 / r.per_sec();
+    writeln!(
+        md,
+        "\nWhere an execution of mcsim `random` goes ({:.0} ns): the shared work {:.0} ns, \
+         an execution's fixed cost (set-up, verdict, result, hand-back) {:.0} ns, and the \
+         executor's steps the remaining {:.0} ns. Scheduling alone, in the minimal \
+         scheduler, costs {:.0} ns over the shared work.",
+        ns(&random),
+        ns(&floor),
+        ns(&empty),
+        (ns(&random) - ns(&floor) - ns(&empty)).max(0.0),
+        (ns(&minimal) - ns(&floor)).max(0.0)
     )
     .unwrap();
     rates
