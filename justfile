@@ -32,11 +32,16 @@ loom:
 compare *ARGS:
     cargo run --release -p mcsim-compare --bin compare -- {{ARGS}}
 
-# the example HTML report and its screenshot in reports/example/ (needs chromium)
+# the example HTML report and its screenshot in reports/example/ (needs chromium), and
+# the terminal output of run and explore in reports/example-*.txt
 example-report:
     mkdir -p reports/example
     cargo run --release -- check {{example_scenarios}} --json target/example-report.json --html reports/example/check.html
     chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run --disable-background-networking --disable-component-update --disable-sync --hide-scrollbars --user-data-dir=target/chromium-profile --window-size=1280,1500 --screenshot=reports/example/check.png "file://$PWD/reports/example/check.html"
+    # the terminal's view: a lost increment, a shrunk lock counterexample, an exhaustive search
+    -cargo run --release -q -- run scenarios/counter-get-set.toml > reports/example-counter-get-set.txt
+    -cargo run --release -q -- run scenarios/lock-add-evict.toml > reports/example-lock-add-evict.txt
+    cargo run --release -q -- explore scenarios/counter-incr-add.toml > reports/example-explore-counter-incr-add.txt
 
 # everything under reports/ that is committed: bench.md, the example report and screenshot
 reports: compare example-report

@@ -1,6 +1,6 @@
 //! The random strategy: uniform over the calls that may run, a uniform time inside the
 //! call's window, and each kind of fault with the plan's probability. Seeded
-//! [`SeededRng`]: the seed alone determines the execution.
+//! PCG (`rand_pcg::Pcg64Mcg`): the seed alone determines the execution.
 
 use rand::{RngExt, SeedableRng};
 
