@@ -77,3 +77,44 @@ fn a_bad_scenario_value_is_exit_code_2_with_file_line_and_field() {
     }
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn a_replay_that_gives_another_trace_than_expected_fails_and_says_so() {
+    let replay = |hash: &str| {
+        mcsim()
+            .args(["replay", "scenarios/counter-get-set.toml", "--seed", "0"])
+            .args(["--expect-hash", hash])
+            .output()
+            .unwrap()
+    };
+    let first = mcsim()
+        .args(["replay", "scenarios/counter-get-set.toml", "--seed", "0"])
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&first.stdout);
+    let hash = out
+        .lines()
+        .find_map(|l| l.strip_prefix("trace hash: "))
+        .expect("replay prints its trace hash")
+        .to_string();
+    assert_eq!(replay(&hash).status.code(), Some(0));
+    // Another hash, as a line printed by another version would carry.
+    let other = format!("{:016x}", u64::from_str_radix(&hash, 16).unwrap() ^ 1);
+    let wrong = replay(&other);
+    let err = String::from_utf8_lossy(&wrong.stderr);
+    assert_eq!(wrong.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains(&format!(
+            "gives trace hash {hash}, not the expected {other}"
+        )),
+        "{err}"
+    );
+    // Not a hash at all: bad input.
+    let bad = replay("xyz");
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert_eq!(bad.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("--expect-hash") && !err.contains("panicked"),
+        "{err}"
+    );
+}

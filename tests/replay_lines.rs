@@ -61,9 +61,9 @@ fn claims(report: &str) -> Vec<Claim> {
         }
         let line = line.trim();
         if line.starts_with("mcsim replay")
-            && let Some((command, note)) = line.split_once("   # ")
+            && let Some((command, _)) = line.split_once("   # ")
         {
-            let hash = note.rsplit("trace hash ").next().unwrap().to_string();
+            let hash = command.rsplit("--expect-hash ").next().unwrap().to_string();
             out.push(Claim {
                 command: command.to_string(),
                 label: label.clone(),

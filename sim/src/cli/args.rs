@@ -94,6 +94,11 @@ pub(crate) enum Command {
         /// may need fewer).
         #[arg(long)]
         clients: Option<usize>,
+        /// The trace hash the replay must give (printed replay lines carry it): exit 1 with
+        /// an error if it gives another, as a line from another mcsim version or kept after
+        /// the scenario or the recipe changed would.
+        #[arg(long, value_name = "HASH")]
+        expect_hash: Option<String>,
         #[command(flatten)]
         strategy: StrategyOpts,
         /// Set a field of the scenario file, e.g. `--set params.rate_per_s=5`

@@ -132,9 +132,17 @@ pub(crate) fn dispatch(command: Command, families: &[&'static dyn Family]) -> Re
             scenario,
             seed,
             schedule,
+            expect_hash,
             strategy,
             set,
         } => {
+            let expect_hash = expect_hash
+                .map(|h| {
+                    u64::from_str_radix(&h, 16).with_context(|| {
+                        format!("--expect-hash {h:?} is not a trace hash (16 hex digits)")
+                    })
+                })
+                .transpose()?;
             let mut s = load_set(&scenario, &set, families)?;
             if let Some(n) = clients {
                 s = s.with_clients(n).map_err(|e| anyhow::anyhow!("{e}"))?;
@@ -151,7 +159,8 @@ pub(crate) fn dispatch(command: Command, families: &[&'static dyn Family]) -> Re
             outln!("\nverdict: {}", execution.verdict.label());
             outln!("  {}", execution.verdict);
             outln!("schedule: {}", execution.schedule);
-            outln!("trace hash: {:016x}", execution.trace.hash());
+            let hash = execution.trace.hash();
+            outln!("trace hash: {hash:016x}");
             // A schedule that does not fit the scenario is bad input, not a finding.
             if matches!(execution.verdict, crate::Verdict::Diverged { .. }) {
                 eprintln!(
@@ -159,6 +168,15 @@ pub(crate) fn dispatch(command: Command, families: &[&'static dyn Family]) -> Re
                     execution.verdict
                 );
                 return Ok(ExitCode::from(2));
+            }
+            if let Some(want) = expect_hash.filter(|&want| want != hash) {
+                eprintln!(
+                    "error: this replay gives trace hash {hash:016x}, not the expected \
+                     {want:016x}: it is not the execution that was reported (a line printed \
+                     by another version of mcsim, or the scenario file or the recipe changed \
+                     since)"
+                );
+                return Ok(ExitCode::FAILURE);
             }
             Ok(ExitCode::SUCCESS)
         }

@@ -116,16 +116,26 @@ pub fn replay_lines(
         });
         return out;
     }
+    // Each command checks its own trace hash: a line printed by another version of
+    // mcsim, or kept after the scenario file or the recipe changed, fails loudly instead
+    // of showing another execution.
     if let (Some(seed), Some(hash)) = (failure.seed, failure.found_hash) {
         out.push(ReplayLine {
-            command: replay_seed_command(scenario, strategy, Some(seed)),
+            command: format!(
+                "{} --expect-hash {hash:016x}",
+                replay_seed_command(scenario, strategy, Some(seed))
+            ),
             trace_hash: format!("{hash:016x}"),
             what: "as found".into(),
         });
     }
+    let hash = failure.execution.trace.hash();
     out.push(ReplayLine {
-        command: replay_schedule_command(scenario, failure),
-        trace_hash: format!("{:016x}", failure.execution.trace.hash()),
+        command: format!(
+            "{} --expect-hash {hash:016x}",
+            replay_schedule_command(scenario, failure)
+        ),
+        trace_hash: format!("{hash:016x}"),
         what: if failure.original.is_some() {
             "shrunk".into()
         } else {
@@ -178,14 +188,18 @@ pub fn render_failure(scenario: &Scenario, strategy: StrategyKind, failure: &Fin
     out.push_str(&e.trace.render());
     let _ = writeln!(
         out,
-        "\nreplay (each command prints this verdict and trace hash):"
+        "\nreplay (each command prints this verdict and checks its trace hash):"
     );
     for line in replay_lines(scenario, strategy, failure) {
-        let _ = writeln!(
-            out,
-            "  {}   # {}, trace hash {}",
-            line.command, line.what, line.trace_hash
-        );
+        if line.command.contains("--expect-hash") {
+            let _ = writeln!(out, "  {}   # {}", line.command, line.what);
+        } else {
+            let _ = writeln!(
+                out,
+                "  {}   # {}, trace hash {}",
+                line.command, line.what, line.trace_hash
+            );
+        }
     }
     out
 }
