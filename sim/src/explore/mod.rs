@@ -134,7 +134,9 @@ pub trait Strategy {
     fn choose(&mut self, options: &Options<'_>) -> Choice;
 
     /// Whether [`Options::state`] should be filled in (costs a hash of the whole state
-    /// per step).
+    /// per step). Asked once, when an execution starts, as are
+    /// [`Strategy::needs_footprints`] and [`Strategy::explores_timing`]: the answer holds
+    /// for the whole execution.
     fn wants_states(&self) -> bool {
         false
     }

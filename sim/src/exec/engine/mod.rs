@@ -216,6 +216,12 @@ impl<'c> Engine<'c> {
         for c in 0..self.tasks.len() {
             self.poll(c)?;
         }
+        // What the strategy asks for and whether faults may fire cannot change during an
+        // execution: asked once, not at every step.
+        let footprints = strategy.needs_footprints();
+        let timing = strategy.explores_timing();
+        let states = strategy.wants_states();
+        let faults_planned = !self.config.faults.is_empty();
         loop {
             self.fire_due_timers()?;
             if self.tasks.iter().all(Option::is_none) {
@@ -239,11 +245,15 @@ impl<'c> Engine<'c> {
                     None => return Err(self.livelock(0)),
                 }
             }
-            let faults = self.fault_options(&calls);
-            if strategy.needs_footprints() {
+            let faults = if faults_planned {
+                self.fault_options(&calls)
+            } else {
+                Vec::new()
+            };
+            if footprints {
                 self.add_footprints(&mut calls);
             }
-            if strategy.explores_timing() {
+            if timing {
                 self.add_edges(&mut calls);
             }
             let options = Options {
@@ -253,7 +263,7 @@ impl<'c> Engine<'c> {
                 faults: &faults,
                 eviction_possible: self.eviction_possible(),
                 // Only a choice point with alternatives is worth remembering.
-                state: if strategy.wants_states() && calls.len() + faults.len() > 1 {
+                state: if states && calls.len() + faults.len() > 1 {
                     self.state()
                 } else {
                     None
@@ -271,10 +281,9 @@ impl<'c> Engine<'c> {
         }
     }
 
-    /// Calls that may execute now, with their windows (into `calls`, which is cleared
-    /// first: the engine reuses one buffer for every step), and the next timer deadline.
+    /// Calls that may execute now, with their windows (into `calls`, whose entries are
+    /// replaced: the engine reuses one buffer for every step), and the next timer deadline.
     fn options(&self, calls: &mut Vec<CallOption>) -> Option<VirtualTime> {
-        calls.clear();
         let core = self.core.borrow();
         let now = core.now;
         let (min, max) = (self.config.latency_min, self.config.latency_max);
@@ -293,24 +302,40 @@ impl<'c> Engine<'c> {
             }
         }
         let Some(latest) = latest_pending else {
+            calls.clear();
             return next_timer;
         };
         let horizon = next_timer.map_or(latest, |t| t.min(latest));
+        let mut n = 0;
         for (client, m) in core.mailboxes.iter().enumerate() {
             if let Wait::Call { issued, .. } = &m.wait {
                 let (start, end) = (*issued + min, *issued + max);
                 if start <= horizon {
                     let earliest = start.max(now);
-                    calls.push(CallOption {
-                        client,
-                        earliest,
-                        latest: end.min(horizon).max(earliest),
-                        footprint: None,
-                        edges: Vec::new(),
-                    });
+                    let latest = end.min(horizon).max(earliest);
+                    // The buffer's entries are overwritten where they are: building a
+                    // new option and moving it in costs more than the rest of the step.
+                    match calls.get_mut(n) {
+                        Some(option) => {
+                            option.client = client;
+                            option.earliest = earliest;
+                            option.latest = latest;
+                            option.footprint = None;
+                            option.edges.clear();
+                        }
+                        None => calls.push(CallOption {
+                            client,
+                            earliest,
+                            latest,
+                            footprint: None,
+                            edges: Vec::new(),
+                        }),
+                    }
+                    n += 1;
                 }
             }
         }
+        calls.truncate(n);
         next_timer
     }
 
