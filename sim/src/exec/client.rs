@@ -59,7 +59,8 @@ impl Memcache for Client {
     fn call(&self, request: Request) -> impl Future<Output = Result<Reply, Transport>> {
         CallFuture {
             client: self.clone(),
-            request: Some(request),
+            request,
+            sent: false,
         }
     }
 
@@ -82,7 +83,11 @@ impl Memcache for Client {
 /// A call waiting for the engine to execute it.
 struct CallFuture {
     client: Client,
-    request: Option<Request>,
+    /// The request until it is sent, then a placeholder. Not an `Option`: taking a
+    /// request out of one copies it in odd-offset pieces (its tag stays behind), and the
+    /// next read of those bytes stalls; a whole request is copied as aligned words.
+    request: Request,
+    sent: bool,
 }
 
 impl Future for CallFuture {
@@ -92,7 +97,9 @@ impl Future for CallFuture {
         let this = self.get_mut();
         let id = this.client.id;
         let mut core = this.client.core.borrow_mut();
-        if let Some(request) = this.request.take() {
+        if !this.sent {
+            this.sent = true;
+            let request = std::mem::replace(&mut this.request, Request::Version);
             let issued = core.now;
             let mailbox = &mut core.mailboxes[id];
             mailbox.reply = None;
