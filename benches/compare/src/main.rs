@@ -198,9 +198,11 @@ fn main() -> ExitCode {
     writeln!(
         md,
         "\n## 2. Executions per second, 3-client counters, one thread\n\n\
-         Each checker runs as many executions as fit in about {} s (sized from a \
-         calibration run), single-threaded; shuttle runs its threads as coroutines on one OS \
-         thread. \"Same workload\": the recipe code, three clients incrementing once, and one \
+         Each row runs about {} s in all, single-threaded, in {} interleaved rounds: every \
+         round runs every row once (each sized by a calibration run, each round on other \
+         seeds), so a slow patch of a shared machine slows every row alike. Executions/s \
+         is the median over rounds, and every ratio below is the median of the rounds' \
+         ratios. Shuttle runs its threads as coroutines on one OS thread. \"Same workload\": the recipe code, three clients incrementing once, and one \
          end check (the counter equals the increments), nothing else, as the shuttle model \
          runs it. PCT at depth 3 on both sides (mcsim: 6 steps estimated). The last row of \
          each table runs that recipe code and its server calls with no checker at all: the \
@@ -213,7 +215,8 @@ fn main() -> ExitCode {
          with none of the latency windows, faults, invariant checks, panic catching, \
          livelock budget or replayable schedule record that mcsim's executor carries: what \
          scheduling alone costs.",
-        RATE_TARGET.as_secs()
+        RATE_TARGET.as_secs(),
+        ROUNDS
     )
     .unwrap();
     let gs_rates = section_rate(&mut md, "get-set", CounterVariant::GetSet);

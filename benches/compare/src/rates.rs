@@ -2,9 +2,9 @@
 
 #[allow(unused_imports)]
 use super::*;
+use std::cell::RefCell;
 
-/// Executions per second: runs `batch(n)` (which returns the violating executions) with
-/// growing `n` until one run takes a tenth of [`RATE_TARGET`], then once sized to take it.
+/// One timed batch: how many executions, how many violated, how long it took.
 pub(crate) struct Rate {
     pub(crate) executions: usize,
     pub(crate) violating: usize,
@@ -17,34 +17,114 @@ impl Rate {
     }
 }
 
-pub(crate) fn rate(mut batch: impl FnMut(usize) -> usize) -> Rate {
+/// Rounds the rows of one rate table are measured in.
+pub(crate) const ROUNDS: u64 = 7;
+
+/// One row's batch: `n` executions of round `round` (each round draws other seeds);
+/// returns how many violated.
+type Batch<'a> = Box<dyn FnMut(usize, u64) -> usize + 'a>;
+
+/// What one row did in each round.
+pub(crate) struct Rounds(Vec<Rate>);
+
+impl Rounds {
+    fn executions(&self) -> usize {
+        self.0.iter().map(|r| r.executions).sum()
+    }
+
+    fn violating(&self) -> usize {
+        self.0.iter().map(|r| r.violating).sum()
+    }
+
+    fn elapsed(&self) -> Duration {
+        self.0.iter().map(|r| r.elapsed).sum()
+    }
+
+    /// The median of the rounds' executions per second.
+    pub(crate) fn per_sec(&self) -> f64 {
+        median(self.0.iter().map(Rate::per_sec).collect())
+    }
+
+    /// How many times faster than `other`: the median of the rounds' ratios (a round's
+    /// two rates were measured moments apart, under the same load).
+    pub(crate) fn over(&self, other: &Rounds) -> f64 {
+        median(self.ratios(other))
+    }
+
+    /// The lowest and highest of the rounds' ratios over `other`.
+    pub(crate) fn spread_over(&self, other: &Rounds) -> (f64, f64) {
+        let r = self.ratios(other);
+        let min = r.iter().copied().fold(f64::INFINITY, f64::min);
+        let max = r.iter().copied().fold(0.0, f64::max);
+        (min, max)
+    }
+
+    fn ratios(&self, other: &Rounds) -> Vec<f64> {
+        self.0
+            .iter()
+            .zip(&other.0)
+            .map(|(a, b)| a.per_sec() / b.per_sec())
+            .collect()
+    }
+}
+
+fn median(mut xs: Vec<f64>) -> f64 {
+    xs.sort_by(f64::total_cmp);
+    xs[xs.len() / 2]
+}
+
+/// The `n` that makes one batch take about `target`: doubled from 50 until a batch takes
+/// a tenth of it, then scaled.
+fn calibrate(batch: &mut Batch<'_>, target: Duration) -> usize {
     let mut n = 50;
     loop {
         let t = Instant::now();
-        batch(n);
+        batch(n, u64::MAX);
         let e = t.elapsed();
-        if e >= RATE_TARGET / 10 {
-            let scaled = (n as f64 * RATE_TARGET.as_secs_f64() / e.as_secs_f64()) as usize;
-            let t = Instant::now();
-            let violating = batch(scaled.max(n));
-            return Rate {
-                executions: scaled.max(n),
-                violating,
-                elapsed: t.elapsed(),
-            };
+        if e >= target / 10 {
+            return ((n as f64 * target.as_secs_f64() / e.as_secs_f64()) as usize).max(n);
         }
         n *= 2;
     }
 }
 
-pub(crate) fn mcsim_rate(
-    config: &ExecConfig,
-    setup: &dyn Fn(&mut Sim),
-    mut make: impl FnMut() -> Box<dyn Strategy>,
-) -> Rate {
-    rate(|n| {
+/// Measures every batch in [`ROUNDS`] interleaved rounds of about
+/// `RATE_TARGET / ROUNDS` each: every round runs every row once (starting from a
+/// different row each time), so a slow patch of a shared machine slows all rows alike
+/// instead of whichever happened to run then.
+pub(crate) fn interleaved(batches: &mut [Batch<'_>]) -> Vec<Rounds> {
+    let per_round = RATE_TARGET / ROUNDS as u32;
+    let sizes: Vec<usize> = batches
+        .iter_mut()
+        .map(|b| calibrate(b, per_round))
+        .collect();
+    let mut out: Vec<Rounds> = batches.iter().map(|_| Rounds(Vec::new())).collect();
+    for round in 0..ROUNDS {
+        for k in 0..batches.len() {
+            let i = (k + round as usize) % batches.len();
+            let t = Instant::now();
+            let violating = batches[i](sizes[i], round);
+            out[i].0.push(Rate {
+                executions: sizes[i],
+                violating,
+                elapsed: t.elapsed(),
+            });
+        }
+    }
+    out
+}
+
+/// The executions of round `round` of an mcsim strategy: a fresh strategy from `make`,
+/// executions numbered from `round << 32`.
+pub(crate) fn mcsim_batch<'a>(
+    config: &'a ExecConfig,
+    setup: &'a dyn Fn(&mut Sim),
+    make: impl Fn() -> Box<dyn Strategy> + 'a,
+) -> Batch<'a> {
+    Box::new(move |n, round| {
         let mut strategy = make();
-        (0..n as u64)
+        let first = round << 32;
+        (first..first + n as u64)
             .filter(|&i| {
                 !execute(config, setup, strategy.as_mut(), i)
                     .verdict
@@ -97,99 +177,96 @@ pub(crate) fn section_rate(md: &mut String, name: &str, variant: CounterVariant)
     )
     .unwrap();
     let s = counter_scenario(name);
-    let mut row = |label: &str, r: &Rate| {
+    let bare = bare_counter(variant, 3);
+    let mut server = Server::with_defaults();
+    let server = RefCell::new(&mut server);
+    let labels = [
+        "mcsim `random`, same workload as shuttle",
+        "mcsim `pct` (depth 3), same workload as shuttle",
+        "mcsim `random`, scenario harness (+ history, linearizability check, metrics)",
+        "shuttle `check_random` (`RandomScheduler`)",
+        "shuttle `check_pct` (`PctScheduler`, depth 3)",
+        "minimal scheduler: a uniform pick among parked calls, nothing else (see above)",
+        "mcsim, an execution with no clients and one failing end check (the fixed cost)",
+        "no checker: the clients one after another, every call executed at once (floor)",
+    ];
+    let mut batches: Vec<Batch<'_>> = vec![
+        mcsim_batch(&s.config, &bare, || Box::new(Random::new(0))),
+        mcsim_batch(&s.config, &bare, || Box::new(Pct::new(0, 3, 6))),
+        mcsim_batch(&s.config, &*s.setup, || Box::new(Random::new(0))),
+        Box::new(|n, round| shuttle_run(RandomScheduler::new_from_seed(round, n), variant).1),
+        Box::new(|n, round| shuttle_run(PctScheduler::new_from_seed(round, 3, n), variant).1),
+        Box::new(|n, round| {
+            let mut server = server.borrow_mut();
+            let first = round << 32;
+            (first..first + n as u64)
+                .filter(|&seed| !counter_minimal(variant, 3, &mut server, seed))
+                .count()
+        }),
+        mcsim_batch(&s.config, &no_clients, || Box::new(Random::new(0))),
+        Box::new(|n, _| {
+            let mut server = server.borrow_mut();
+            (0..n)
+                .filter(|_| !counter_direct(variant, 3, &mut server))
+                .count()
+        }),
+    ];
+    eprintln!(
+        "rates counter/{name}: {} rows in {ROUNDS} interleaved rounds",
+        labels.len()
+    );
+    let measured = interleaved(&mut batches);
+    drop(batches);
+    for (label, r) in labels.iter().zip(&measured) {
         writeln!(
             md,
             "| {label} | {} | {} ({:.0}%) | {} | {:.0} |",
-            r.executions,
-            r.violating,
-            100.0 * r.violating as f64 / r.executions as f64,
-            ms(r.elapsed),
+            r.executions(),
+            r.violating(),
+            100.0 * r.violating() as f64 / r.executions() as f64,
+            ms(r.elapsed()),
             r.per_sec()
         )
         .unwrap();
+    }
+    let [random, pct, _full, sh_random, sh_pct, minimal, empty, floor] = &measured[..] else {
+        unreachable!("one measurement per row");
     };
-    let bare = bare_counter(variant, 3);
-    eprintln!("rate counter/{name}: mcsim random");
-    let random = mcsim_rate(&s.config, &bare, || Box::new(Random::new(0)));
-    row("mcsim `random`, same workload as shuttle", &random);
-    eprintln!("rate counter/{name}: mcsim pct");
-    let pct = mcsim_rate(&s.config, &bare, || Box::new(Pct::new(0, 3, 6)));
-    row("mcsim `pct` (depth 3), same workload as shuttle", &pct);
-    eprintln!("rate counter/{name}: mcsim random, scenario harness");
-    let full = mcsim_rate(&s.config, &*s.setup, || Box::new(Random::new(0)));
-    row(
-        "mcsim `random`, scenario harness (+ history, linearizability check, metrics)",
-        &full,
-    );
-    eprintln!("rate counter/{name}: shuttle random");
-    let sh_random = rate(|n| shuttle_run(RandomScheduler::new_from_seed(0, n), variant).1);
-    row("shuttle `check_random` (`RandomScheduler`)", &sh_random);
-    eprintln!("rate counter/{name}: shuttle pct");
-    let sh_pct = rate(|n| shuttle_run(PctScheduler::new_from_seed(0, 3, n), variant).1);
-    row("shuttle `check_pct` (`PctScheduler`, depth 3)", &sh_pct);
-    eprintln!("rate counter/{name}: minimal scheduler");
-    let mut server = Server::with_defaults();
-    let mut seed = 0;
-    let minimal = rate(|n| {
-        (0..n)
-            .filter(|_| {
-                seed += 1;
-                !counter_minimal(variant, 3, &mut server, seed)
-            })
-            .count()
-    });
-    row(
-        "minimal scheduler: a uniform pick among parked calls, nothing else (see above)",
-        &minimal,
-    );
-    eprintln!("rate counter/{name}: mcsim, an execution with no clients");
-    let empty = mcsim_rate(&s.config, &no_clients, || Box::new(Random::new(0)));
-    row(
-        "mcsim, an execution with no clients and one failing end check (the fixed cost)",
-        &empty,
-    );
-    eprintln!("rate counter/{name}: no checker");
-    let floor = rate(|n| {
-        (0..n)
-            .filter(|_| !counter_direct(variant, 3, &mut server))
-            .count()
-    });
-    row(
-        "no checker: the clients one after another, every call executed at once (floor)",
-        &floor,
-    );
     let rates = Rates {
-        random: random.per_sec() / sh_random.per_sec(),
-        pct: pct.per_sec() / sh_pct.per_sec(),
-        ceiling: floor.per_sec() / sh_random.per_sec(),
-        minimal: minimal.per_sec() / sh_random.per_sec(),
+        random: random.over(sh_random),
+        pct: pct.over(sh_pct),
+        ceiling: floor.over(sh_random),
+        minimal: minimal.over(sh_random),
     };
     writeln!(
         md,
-        "\nSame workload: `random` {:.1}× shuttle's random scheduler, `pct` {:.1}× its PCT \
-         scheduler. With no checker, the shared work alone runs at {:.1}× shuttle's random \
-         scheduler; it takes {:.0}% of mcsim `random`'s time. The minimal scheduler runs at \
-         {:.1}× shuttle's random scheduler.",
+        "\nSame workload: `random` {:.1}× shuttle's random scheduler (rounds {:.1}–{:.1}×), \
+         `pct` {:.1}× its PCT scheduler (rounds {:.1}–{:.1}×). With no checker, the shared \
+         work alone runs at {:.1}× shuttle's random scheduler; it takes {:.0}% of mcsim \
+         `random`'s time. The minimal scheduler runs at {:.1}× shuttle's random scheduler.",
         rates.random,
+        random.spread_over(sh_random).0,
+        random.spread_over(sh_random).1,
         rates.pct,
+        pct.spread_over(sh_pct).0,
+        pct.spread_over(sh_pct).1,
         rates.ceiling,
-        100.0 * random.per_sec() / floor.per_sec(),
+        100.0 / floor.over(random),
         rates.minimal
     )
     .unwrap();
-    let ns = |r: &Rate| 1e9 / r.per_sec();
+    let ns = |r: &Rounds| 1e9 / r.per_sec();
     writeln!(
         md,
         "\nWhere an execution of mcsim `random` goes ({:.0} ns): the shared work {:.0} ns, \
          an execution's fixed cost (set-up, verdict, result, hand-back) {:.0} ns, and the \
          executor's steps the remaining {:.0} ns. Scheduling alone, in the minimal \
          scheduler, costs {:.0} ns over the shared work.",
-        ns(&random),
-        ns(&floor),
-        ns(&empty),
-        (ns(&random) - ns(&floor) - ns(&empty)).max(0.0),
-        (ns(&minimal) - ns(&floor)).max(0.0)
+        ns(random),
+        ns(floor),
+        ns(empty),
+        (ns(random) - ns(floor) - ns(empty)).max(0.0),
+        (ns(minimal) - ns(floor)).max(0.0)
     )
     .unwrap();
     rates
