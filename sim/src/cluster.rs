@@ -196,10 +196,20 @@ impl Cluster {
     /// Sends a request as a client library would: to the server of its key, or, for a
     /// multi-key read spread over several servers, each server its own keys, with the
     /// hits merged back in request order.
-    pub fn call(&mut self, request: Request, at: VirtualTime) -> Result<Reply, Transport> {
-        let first = self.route(&request);
+    pub fn call(&mut self, mut request: Request, at: VirtualTime) -> Result<Reply, Transport> {
+        self.call_taking(&mut request, at)
+    }
+
+    /// [`Cluster::call`] on a request the caller keeps: a storage command's bytes may be
+    /// taken out of it (see [`Server::apply_taking`]).
+    pub fn call_taking(
+        &mut self,
+        request: &mut Request,
+        at: VirtualTime,
+    ) -> Result<Reply, Transport> {
+        let first = self.route(request);
         // Each key's server, computed once, only for a multi-key read on a cluster.
-        let owners: Vec<usize> = match &request {
+        let owners: Vec<usize> = match &*request {
             Request::Get { keys, .. } | Request::Gat { keys, .. }
                 if keys.len() > 1 && self.servers.len() > 1 =>
             {
@@ -212,7 +222,7 @@ impl Cluster {
             if !server.is_up() {
                 return Err(Transport::ServerDown);
             }
-            return Ok(server.apply_owned(request, at));
+            return Ok(server.apply_taking(request, at));
         }
         if owners.iter().all(|&s| !self.servers[s].is_up()) {
             return Err(Transport::ServerDown);
@@ -231,7 +241,7 @@ impl Cluster {
                 .map(|(k, _)| k.clone())
                 .collect();
             let reply = if self.servers[s].is_up() {
-                self.servers[s].apply_owned(with_keys(&request, share), at)
+                self.servers[s].apply_owned(with_keys(request, share), at)
             } else {
                 Reply::Values(Vec::new())
             };

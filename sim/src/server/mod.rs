@@ -232,8 +232,15 @@ impl Server {
 
     /// [`Server::apply`] taking the request by value: a storage command's bytes move into
     /// the new item instead of being copied.
-    pub fn apply_owned(&mut self, request: Request, now: VirtualTime) -> Reply {
-        let silent = silenced(&request);
+    pub fn apply_owned(&mut self, mut request: Request, now: VirtualTime) -> Reply {
+        self.apply_taking(&mut request, now)
+    }
+
+    /// [`Server::apply`] that may take a storage command's bytes out of the request
+    /// (leaving it empty) to move them into the new item: for a caller that keeps the
+    /// request where it is and has no further use for its bytes.
+    pub fn apply_taking(&mut self, request: &mut Request, now: VirtualTime) -> Reply {
+        let silent = silenced(request);
         let reply = match request {
             Request::Store {
                 mode,
@@ -242,8 +249,11 @@ impl Server {
                 exptime,
                 data,
                 ..
-            } => self.store_at(mode, &key, flags, exptime, Cow::Owned(data), now),
-            other => self.execute(&other, now),
+            } => {
+                let data = std::mem::take(data);
+                self.store_at(*mode, key, *flags, *exptime, Cow::Owned(data), now)
+            }
+            other => self.execute(other, now),
         };
         if silent { Reply::Silent } else { reply }
     }

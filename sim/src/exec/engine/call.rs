@@ -1,6 +1,8 @@
 //! One call: the server executes a client's pending request, and the outcome goes back
 //! to the client (or is lost, as the fault says).
 
+use std::rc::Rc;
+
 use crate::clock::VirtualTime;
 use crate::exec::Event;
 use crate::exec::core::Wait;
@@ -22,39 +24,35 @@ impl Engine<'_> {
         fault: Option<&Fault>,
     ) -> Result<(), Stop> {
         self.watch_call(client);
-        let (request, issued) = {
-            let mut core = self.core.borrow_mut();
-            core.now = at;
-            core.step = self.step;
-            match std::mem::replace(&mut core.mailboxes[client].wait, Wait::Running) {
-                Wait::Call { request, issued } => (request, issued),
-                other => {
-                    core.mailboxes[client].wait = other;
-                    drop(core);
-                    return Err(self.diverged(format!("c{client} is not waiting on a call")));
-                }
-            }
+        // The request stays in the client's mailbox while the server executes it (the
+        // server takes only a storage command's bytes): a request moved out and passed on
+        // by value is copied several times per call, each copy stalling on the last.
+        let core_cell = Rc::clone(&self.core);
+        let mut core = core_cell.borrow_mut();
+        core.now = at;
+        core.step = self.step;
+        let Wait::Call { request, issued } = &mut core.mailboxes[client].wait else {
+            drop(core);
+            return Err(self.diverged(format!("c{client} is not waiting on a call")));
         };
+        let issued = *issued;
         // Which servers the call went to, for the timeline only.
-        let servers = self
-            .config
-            .trace
-            .then(|| self.cluster.servers_for(&request));
+        let servers = self.config.trace.then(|| self.cluster.servers_for(request));
         let read_only = request.is_read_only();
-        let hash = self.spin.tracking_next().then(|| request_hash(&request));
-        // Described before the server takes the request by value (only when tracing).
-        let what = self.config.trace.then(|| describe_request(&request));
+        let hash = self.spin.tracking_next().then(|| request_hash(request));
+        // Described before the server takes the request's bytes (only when tracing).
+        let what = self.config.trace.then(|| describe_request(request));
         let recorded = self
             .config
             .trace
-            .then(|| (request.clone(), self.cluster.route(&request)));
+            .then(|| (request.clone(), self.cluster.route(request)));
         let lost_request = matches!(fault, Some(Fault::RequestLost { .. }));
         let outcome = if lost_request {
             Err(Transport::TimedOut)
         } else if let (Some(Fault::TooLarge { .. }), Request::Store { mode, key, .. }) =
-            (fault, &request)
+            (fault, &*request)
         {
-            let target = self.cluster.route(&request);
+            let target = self.cluster.route(request);
             let server = &mut self.cluster.servers[target];
             if server.is_up() {
                 self.calls += 1;
@@ -63,12 +61,14 @@ impl Engine<'_> {
                 Err(Transport::ServerDown)
             }
         } else {
-            let outcome = self.cluster.call(request, at);
+            let outcome = self.cluster.call_taking(request, at);
             if outcome.is_ok() {
                 self.calls += 1;
             }
             outcome
         };
+        core.mailboxes[client].wait = Wait::Running;
+        drop(core);
         if let Some((request, server)) = recorded {
             self.events.push(Event::Call {
                 step: self.step,
