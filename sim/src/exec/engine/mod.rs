@@ -313,8 +313,9 @@ impl<'c> Engine<'c> {
                 if start <= horizon {
                     let earliest = start.max(now);
                     let latest = end.min(horizon).max(earliest);
-                    // The buffer's entries are overwritten where they are: building a
-                    // new option and moving it in costs more than the rest of the step.
+                    // The buffer's entries are overwritten where they are: an option
+                    // built aside and moved in is read back right after it is written in
+                    // other pieces, which stalls the processor.
                     match calls.get_mut(n) {
                         Some(option) => {
                             option.client = client;
