@@ -202,7 +202,8 @@ fn main() -> ExitCode {
          round runs every row once (each sized by a calibration run, each round on other \
          seeds), so a slow patch of a shared machine slows every row alike. Executions/s \
          is the median over rounds, and every ratio below is the median of the rounds' \
-         ratios. Shuttle runs its threads as coroutines on one OS thread. \"Same workload\": the recipe code, three clients incrementing once, and one \
+         ratios. Shuttle runs its threads as coroutines on one OS thread. \"Same \
+         workload\": the recipe code, three clients incrementing once, and one \
          end check (the counter equals the increments), nothing else, as the shuttle model \
          runs it. PCT at depth 3 on both sides (mcsim: 6 steps estimated). The last row of \
          each table runs that recipe code and its server calls with no checker at all: the \

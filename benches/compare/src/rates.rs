@@ -180,37 +180,53 @@ pub(crate) fn section_rate(md: &mut String, name: &str, variant: CounterVariant)
     let bare = bare_counter(variant, 3);
     let mut server = Server::with_defaults();
     let server = RefCell::new(&mut server);
-    let labels = [
-        "mcsim `random`, same workload as shuttle",
-        "mcsim `pct` (depth 3), same workload as shuttle",
-        "mcsim `random`, scenario harness (+ history, linearizability check, metrics)",
-        "shuttle `check_random` (`RandomScheduler`)",
-        "shuttle `check_pct` (`PctScheduler`, depth 3)",
-        "minimal scheduler: a uniform pick among parked calls, nothing else (see above)",
-        "mcsim, an execution with no clients and one failing end check (the fixed cost)",
-        "no checker: the clients one after another, every call executed at once (floor)",
+    // Each row's label beside its batch, in the order of the table.
+    let rows: Vec<(&str, Batch<'_>)> = vec![
+        (
+            "mcsim `random`, same workload as shuttle",
+            mcsim_batch(&s.config, &bare, || Box::new(Random::new(0))),
+        ),
+        (
+            "mcsim `pct` (depth 3), same workload as shuttle",
+            mcsim_batch(&s.config, &bare, || Box::new(Pct::new(0, 3, 6))),
+        ),
+        (
+            "mcsim `random`, scenario harness (+ history, linearizability check, metrics)",
+            mcsim_batch(&s.config, &*s.setup, || Box::new(Random::new(0))),
+        ),
+        (
+            "shuttle `check_random` (`RandomScheduler`)",
+            Box::new(|n, round| shuttle_run(RandomScheduler::new_from_seed(round, n), variant).1),
+        ),
+        (
+            "shuttle `check_pct` (`PctScheduler`, depth 3)",
+            Box::new(|n, round| shuttle_run(PctScheduler::new_from_seed(round, 3, n), variant).1),
+        ),
+        (
+            "minimal scheduler: a uniform pick among parked calls, nothing else (see above)",
+            Box::new(|n, round| {
+                let mut server = server.borrow_mut();
+                let first = round << 32;
+                (first..first + n as u64)
+                    .filter(|&seed| !counter_minimal(variant, 3, &mut server, seed))
+                    .count()
+            }),
+        ),
+        (
+            "mcsim, an execution with no clients and one failing end check (the fixed cost)",
+            mcsim_batch(&s.config, &no_clients, || Box::new(Random::new(0))),
+        ),
+        (
+            "no checker: the clients one after another, every call executed at once (floor)",
+            Box::new(|n, _| {
+                let mut server = server.borrow_mut();
+                (0..n)
+                    .filter(|_| !counter_direct(variant, 3, &mut server))
+                    .count()
+            }),
+        ),
     ];
-    let mut batches: Vec<Batch<'_>> = vec![
-        mcsim_batch(&s.config, &bare, || Box::new(Random::new(0))),
-        mcsim_batch(&s.config, &bare, || Box::new(Pct::new(0, 3, 6))),
-        mcsim_batch(&s.config, &*s.setup, || Box::new(Random::new(0))),
-        Box::new(|n, round| shuttle_run(RandomScheduler::new_from_seed(round, n), variant).1),
-        Box::new(|n, round| shuttle_run(PctScheduler::new_from_seed(round, 3, n), variant).1),
-        Box::new(|n, round| {
-            let mut server = server.borrow_mut();
-            let first = round << 32;
-            (first..first + n as u64)
-                .filter(|&seed| !counter_minimal(variant, 3, &mut server, seed))
-                .count()
-        }),
-        mcsim_batch(&s.config, &no_clients, || Box::new(Random::new(0))),
-        Box::new(|n, _| {
-            let mut server = server.borrow_mut();
-            (0..n)
-                .filter(|_| !counter_direct(variant, 3, &mut server))
-                .count()
-        }),
-    ];
+    let (labels, mut batches): (Vec<&str>, Vec<Batch<'_>>) = rows.into_iter().unzip();
     eprintln!(
         "rates counter/{name}: {} rows in {ROUNDS} interleaved rounds",
         labels.len()
@@ -232,6 +248,7 @@ pub(crate) fn section_rate(md: &mut String, name: &str, variant: CounterVariant)
     let [random, pct, _full, sh_random, sh_pct, minimal, empty, floor] = &measured[..] else {
         unreachable!("one measurement per row");
     };
+    let (random_spread, pct_spread) = (random.spread_over(sh_random), pct.spread_over(sh_pct));
     let rates = Rates {
         random: random.over(sh_random),
         pct: pct.over(sh_pct),
@@ -245,11 +262,11 @@ pub(crate) fn section_rate(md: &mut String, name: &str, variant: CounterVariant)
          work alone runs at {:.1}× shuttle's random scheduler; it takes {:.0}% of mcsim \
          `random`'s time. The minimal scheduler runs at {:.1}× shuttle's random scheduler.",
         rates.random,
-        random.spread_over(sh_random).0,
-        random.spread_over(sh_random).1,
+        random_spread.0,
+        random_spread.1,
         rates.pct,
-        pct.spread_over(sh_pct).0,
-        pct.spread_over(sh_pct).1,
+        pct_spread.0,
+        pct_spread.1,
         rates.ceiling,
         100.0 / floor.over(random),
         rates.minimal

@@ -112,21 +112,15 @@ impl Key {
         if len > INLINE {
             return Key::new(parts.concat());
         }
-        if len == 0 {
-            return Err(KeyError::Empty);
-        }
-        // The parts are copied whole, then checked eight bytes at a time: recipes build
-        // a key on most calls. Only a bad key pays for `validate`'s byte-by-byte search.
+        // The parts are copied whole, then checked as one key: recipes build a key on
+        // most calls.
         let mut bytes = [0; INLINE];
         let mut at = 0;
         for part in parts {
             bytes[at..at + part.len()].copy_from_slice(part);
             at += part.len();
         }
-        let filled = &bytes[..len];
-        if any_forbidden(filled) {
-            Key::validate(filled)?;
-        }
+        Key::validate(&bytes[..len])?;
         Ok(Key(Repr::Inline(Inline {
             len: len as u8,
             bytes,
@@ -139,6 +133,11 @@ impl Key {
         }
         if bytes.len() > MAX_KEY_LEN {
             return Err(KeyError::TooLong(bytes.len()));
+        }
+        // Checked eight bytes at a time; only a bad key pays for the byte-by-byte search
+        // that finds where.
+        if !any_forbidden(bytes) {
+            return Ok(());
         }
         if let Some(offset) = bytes.iter().position(|&b| forbidden(b)) {
             return Err(KeyError::BadByte {
