@@ -31,7 +31,7 @@ pub struct Row {
     pub numbers: String,
     /// Wall time in milliseconds.
     pub millis: u64,
-    /// The replay command of the failure found, if any (from its seed).
+    /// The replay command of the failure found, if any (the first of `replays`).
     pub replay: Option<String>,
     /// Every command that replays the failure found, with the trace hash each prints.
     pub replays: Vec<ReplayLine>,
@@ -119,14 +119,11 @@ impl Row {
     }
 
     /// Records a failure found in scenario `s` with `strategy`: its replay lines, its
-    /// text report and its timeline. The headline replay is the seed's when there is
-    /// one, else the first replay line (an exhaustive search's schedule).
+    /// text report and its timeline. The headline replay is the first replay line: the
+    /// seed's when there is one, else an exhaustive search's schedule.
     pub fn record_failure(&mut self, s: &Scenario, strategy: StrategyKind, f: &Finding) {
         self.replays = crate::report::replay_lines(s, strategy, f);
-        self.replay = match f.seed {
-            Some(_) => Some(crate::report::replay_seed_command(s, strategy, f.seed)),
-            None => self.replays.first().map(|l| l.command.clone()),
-        };
+        self.replay = self.replays.first().map(|l| l.command.clone());
         self.detail = Some(crate::report::render_failure(s, strategy, f));
         self.timeline = Some(Timeline::of(&f.execution, f.clients));
     }
