@@ -18,11 +18,10 @@ impl Engine<'_> {
         (used < rule.max).then_some(rule.probability)
     }
 
+    /// The faults that may fire at this step. Only asked when the plan has some: the
+    /// step loop checks that once per execution.
     pub(super) fn fault_options(&self, calls: &[CallOption]) -> Vec<FaultOption> {
         let mut out = Vec::new();
-        if self.config.faults.is_empty() {
-            return out;
-        }
         let now = self.now();
         if let Some(p) = self.budget_left(FaultKind::Evict) {
             for (s, server) in self.cluster.servers.iter().enumerate() {

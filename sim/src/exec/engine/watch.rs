@@ -78,16 +78,15 @@ impl Engine<'_> {
         if !self.config.trace {
             return;
         }
-        let keys: Vec<(usize, Key)> = match &self.core.borrow().mailboxes[client].wait {
-            crate::exec::core::Wait::Call { request, .. } => request
-                .keys()
-                .iter()
-                .map(|k| (self.cluster.server_for(k), k.clone()))
-                .collect(),
-            _ => return,
-        };
-        for (server, key) in &keys {
-            self.watch(*server, key);
+        // The core is borrowed through its own handle, so the keys are read in place
+        // while the engine adds them to its watch list.
+        let core = std::rc::Rc::clone(&self.core);
+        let core = core.borrow();
+        if let crate::exec::core::Wait::Call { request, .. } = &core.mailboxes[client].wait {
+            for key in request.keys() {
+                let server = self.cluster.server_for(key);
+                self.watch(server, key);
+            }
         }
     }
 
