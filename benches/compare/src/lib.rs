@@ -22,8 +22,10 @@ use mcsim::protocol::{Reply, Request};
 use mcsim::{Server, ServerConfig, VirtualTime};
 use mcsim_models::counter::{Counter, CounterVariant};
 
+mod budget;
 mod floor;
 
+pub use budget::Budget;
 pub use floor::{counter_direct, counter_minimal};
 
 /// Virtual time one call takes.

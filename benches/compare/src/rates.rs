@@ -4,6 +4,8 @@
 use super::*;
 use std::cell::RefCell;
 
+use mcsim_compare::Budget;
+
 /// One timed batch: how many executions, how many violated, how long it took.
 pub(crate) struct Rate {
     pub(crate) executions: usize,
@@ -249,11 +251,20 @@ pub(crate) fn section_rate(md: &mut String, name: &str, variant: CounterVariant)
         unreachable!("one measurement per row");
     };
     let (random_spread, pct_spread) = (random.spread_over(sh_random), pct.spread_over(sh_pct));
+    let ns = |r: &Rounds| 1e9 / r.per_sec();
+    let budget = |mcsim: &Rounds, shuttle: &Rounds| Budget {
+        shared: ns(floor),
+        shuttle: ns(shuttle),
+        mcsim: ns(mcsim),
+    };
+    let (random_budget, pct_budget) = (budget(random, sh_random), budget(pct, sh_pct));
     let rates = Rates {
         random: random.over(sh_random),
         pct: pct.over(sh_pct),
         ceiling: floor.over(sh_random),
         minimal: minimal.over(sh_random),
+        random_bound: random_budget.ratio_with_free_shared_work(),
+        pct_bound: pct_budget.ratio_with_free_shared_work(),
     };
     writeln!(
         md,
@@ -272,7 +283,6 @@ pub(crate) fn section_rate(md: &mut String, name: &str, variant: CounterVariant)
         rates.minimal
     )
     .unwrap();
-    let ns = |r: &Rounds| 1e9 / r.per_sec();
     writeln!(
         md,
         "\nWhere an execution of mcsim `random` goes ({:.0} ns): the shared work {:.0} ns, \
@@ -286,7 +296,51 @@ pub(crate) fn section_rate(md: &mut String, name: &str, variant: CounterVariant)
         (ns(minimal) - ns(floor)).max(0.0)
     )
     .unwrap();
+    write_budget(
+        md,
+        &random_budget,
+        &budget(minimal, sh_random),
+        rates.pct_bound,
+    );
     rates
+}
+
+/// What 10× shuttle asks of mcsim's overhead and of the shared work, from `random`'s
+/// and the minimal scheduler's budgets against shuttle's random scheduler.
+fn write_budget(md: &mut String, random: &Budget, minimal: &Budget, pct_bound: f64) {
+    const TARGET: f64 = 10.0;
+    let shared_needed = |b: &Budget| match b.shared_work_allowed(TARGET) {
+        Some(w) => format!("at most {w:.0} ns ({:.1}× faster)", b.shared / w),
+        None => "less than nothing: no shared work is cheap enough".to_string(),
+    };
+    let overhead_needed = match random.overhead_allowed(TARGET) {
+        Some(m) => format!(
+            "its own overhead would have to fall from {:.0} to {m:.0} ns ({:.1}× less)",
+            random.mcsim_overhead(),
+            random.mcsim_overhead() / m
+        ),
+        None => "not even a checker that cost nothing would reach it".to_string(),
+    };
+    writeln!(
+        md,
+        "\nWhat {TARGET:.0}× asks: {:.0} ns per execution. Above the shared work, shuttle's \
+         random scheduler spends {:.0} ns per execution, mcsim `random` {:.0} ns and the \
+         minimal scheduler {:.0} ns. Both sides run the shared work, so making it cheaper \
+         raises the ratio only towards the ratio of the overheads: {:.1}× for `random` \
+         ({pct_bound:.1}× for `pct` against shuttle's PCT), reached if the recipe code and \
+         the server cost nothing. With the shared work as it is, {overhead_needed}. With \
+         `random`'s overhead as it is, the shared work would have to cost {}; with the \
+         minimal scheduler's ({:.1}× if the shared work were free), {}.",
+        random.shuttle / TARGET,
+        random.shuttle_overhead(),
+        random.mcsim_overhead(),
+        minimal.mcsim_overhead(),
+        random.ratio_with_free_shared_work(),
+        shared_needed(random),
+        minimal.ratio_with_free_shared_work(),
+        shared_needed(minimal),
+    )
+    .unwrap();
 }
 
 /// Executions-per-second ratios on one counter: mcsim over shuttle, and the no-checker
@@ -297,4 +351,8 @@ pub(crate) struct Rates {
     pub(crate) pct: f64,
     pub(crate) ceiling: f64,
     pub(crate) minimal: f64,
+    /// `random`'s ratio over shuttle's random scheduler if the shared work cost nothing.
+    pub(crate) random_bound: f64,
+    /// The same for `pct` over shuttle's PCT scheduler.
+    pub(crate) pct_bound: f64,
 }
