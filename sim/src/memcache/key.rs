@@ -28,7 +28,8 @@ enum Repr {
     Heap(Box<[u8]>),
 }
 
-/// An inline key: its length and bytes, 24 bytes aligned as a word. Every request and
+/// An inline key: its length and bytes, 24 bytes aligned as a word; the bytes past `len`
+/// are zero, so equal keys have equal inline forms. Every request and
 /// reply carries a key and is moved several times per call; a payload of whole aligned
 /// words is copied as such (an odd-sized one is copied in overlapping pieces that the
 /// processor cannot forward to the next read of the same bytes, which stalls it).
@@ -169,7 +170,14 @@ impl Key {
 
 impl PartialEq for Key {
     fn eq(&self, other: &Key) -> bool {
-        self.as_bytes() == other.as_bytes()
+        match (&self.0, &other.0) {
+            // Whole inline forms compare as equal exactly when the keys do: the bytes
+            // past `len` are always zero (both constructors zero-fill).
+            (Repr::Inline(a), Repr::Inline(b)) => a.len == b.len && a.bytes == b.bytes,
+            (Repr::Heap(a), Repr::Heap(b)) => a == b,
+            // A key lives inline exactly when it fits, so the two forms never hold one key.
+            _ => false,
+        }
     }
 }
 
@@ -222,6 +230,23 @@ impl TryFrom<String> for Key {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn keys_are_equal_exactly_when_their_bytes_are_whichever_way_they_were_built() {
+        let k = |s: &str| Key::new(s).unwrap();
+        let parts = Key::from_parts(&[b"coun", b"ter_views"]).unwrap();
+        assert_eq!(parts, k("counter_views"));
+        assert_ne!(parts, k("counter_view"));
+        assert_ne!(parts, k("counter_viewt"));
+        assert_ne!(k("a"), k("a\t"));
+        // Either side of the inline limit (23 bytes), and across it.
+        let (at, over) = ("x".repeat(23), "x".repeat(24));
+        assert_eq!(k(&at), Key::from_parts(&[at.as_bytes()]).unwrap());
+        assert_eq!(k(&over), Key::from_parts(&[over.as_bytes()]).unwrap());
+        assert_ne!(k(&at), k(&over));
+        assert_eq!(k(&over), k(&over.clone()));
+        assert_ne!(k(&over), k(&"x".repeat(25)));
+    }
 
     #[test]
     fn inline_and_heap_keys_compare_by_bytes() {

@@ -5,15 +5,15 @@
 //! it is found, so expiry is lazy, and expired items keep their memory until something
 //! looks at them or eviction walks past them.
 //!
-//! Items live in an arena of slots; an ordered map from key to slot gives lookups and
-//! key-ordered iteration (deterministic, unlike a hash map), and the LRU queues thread
-//! through the slots (see [`crate::server::lru`]). Replacing an item reuses its slot, so
-//! the common store touches the map once and allocates nothing.
-
-use std::collections::BTreeMap;
+//! Items live in an arena of slots; a hash index from key to slot gives lookups (see
+//! [`crate::server::index`]: it is never iterated, and walks in key order sort the
+//! slots), and the LRU queues thread through the slots (see [`crate::server::lru`]).
+//! Replacing an item reuses its slot, so the common store touches the index once and
+//! allocates nothing.
 
 use crate::memcache::Key;
 use crate::server::config::ServerConfig;
+use crate::server::index::KeyIndex;
 use crate::server::lru::{ClassLru, Links, Segment};
 use crate::server::slab::{CHUNK_HEADER, ITEM_HEADER, Placement, Slabs, item_total};
 use crate::server::stats::Stats;
@@ -107,7 +107,7 @@ struct Slot {
 #[derive(Debug, Clone)]
 pub struct Items {
     /// Key to slot.
-    index: BTreeMap<Key, u32>,
+    index: KeyIndex,
     /// The arena; `None` marks a free slot.
     slots: Vec<Option<Slot>>,
     /// LRU links, parallel to `slots`.
@@ -132,7 +132,7 @@ impl Items {
     pub fn new(config: &ServerConfig) -> Items {
         let slabs = Slabs::new(config);
         Items {
-            index: BTreeMap::new(),
+            index: KeyIndex::default(),
             slots: Vec::new(),
             links: Vec::new(),
             free: Vec::new(),
@@ -212,7 +212,7 @@ impl Items {
     /// True if the item is present and neither flushed nor expired at `tick`, without
     /// touching it (no unlink, no LRU change, no counters).
     pub fn peek(&self, key: &Key, tick: u32) -> Option<&Item> {
-        let item = &self.slot(*self.index.get(key)?).item;
+        let item = &self.slot(self.index.get(key)?).item;
         if self.is_flushed(item, tick) || (item.exptime != 0 && item.exptime <= tick) {
             return None;
         }
@@ -228,7 +228,7 @@ impl Items {
 
     /// `find`, answering with the item's slot.
     fn find_slot(&mut self, key: &Key, tick: u32) -> Option<u32> {
-        let slot = *self.index.get(key)?;
+        let slot = self.index.get(key)?;
         let item = &self.slot(slot).item;
         if self.is_flushed(item, tick) {
             self.stats.get_flushed += 1;
@@ -256,7 +256,7 @@ impl Items {
     /// memcached's `do_item_bump`, the LRU bump of a read: the first read marks an item
     /// fetched, the second active (protected); an active item in COLD moves to WARM.
     pub fn bump(&mut self, key: &Key, tick: u32) {
-        if let Some(&slot) = self.index.get(key) {
+        if let Some(slot) = self.index.get(key) {
             self.bump_slot(slot, tick);
         }
     }
@@ -281,7 +281,7 @@ impl Items {
     /// The linked item under `key`, expired or flushed or not, without any side effect:
     /// for a command that goes on using an item it has already looked up.
     pub fn linked_mut(&mut self, key: &Key) -> Option<&mut Item> {
-        let slot = *self.index.get(key)?;
+        let slot = self.index.get(key)?;
         Some(self.item_mut(slot))
     }
 
@@ -353,7 +353,7 @@ impl Items {
 
     /// Links a new item under `key`, replacing any old one; hands it a new cas unique.
     pub fn link(&mut self, key: &Key, mut item: Item, r: Reservation, tick: u32) -> u64 {
-        let old = self.index.get(key).copied();
+        let old = self.index.get(key);
         if let Some(slot) = old {
             self.release_slot(slot);
         }
@@ -393,7 +393,7 @@ impl Items {
 
     /// Removes an item and frees its memory.
     pub fn unlink(&mut self, key: &Key) -> Option<Item> {
-        let slot = *self.index.get(key)?;
+        let slot = self.index.get(key)?;
         Some(self.unlink_slot(slot))
     }
 
@@ -514,7 +514,7 @@ impl Items {
 
     /// Drops every item (crash, `drop everything` fault).
     pub fn clear(&mut self) {
-        let keys: Vec<Key> = self.index.keys().cloned().collect();
+        let keys: Vec<Key> = self.iter().map(|(k, _)| k.clone()).collect();
         for k in keys {
             self.unlink(&k);
         }
@@ -539,11 +539,17 @@ impl Items {
         self.index.is_empty()
     }
 
-    /// Every linked key with its item, in key order.
+    /// Every linked key with its item, in key order (the slots sorted by key: the index
+    /// is a hash table and is never iterated).
     pub fn iter(&self) -> impl Iterator<Item = (&Key, &Item)> {
-        self.index
-            .iter()
-            .map(|(k, &slot)| (k, &self.slot(slot).item))
+        let mut linked: Vec<&Slot> = self.slots.iter().flatten().collect();
+        debug_assert_eq!(
+            linked.len(),
+            self.index.len(),
+            "every linked slot is indexed"
+        );
+        linked.sort_unstable_by(|a, b| a.key.cmp(&b.key));
+        linked.into_iter().map(|s| (&s.key, &s.item))
     }
 
     /// Mutable access for warm restarts, which shift every exptime.

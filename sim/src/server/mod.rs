@@ -20,6 +20,7 @@
 
 mod arith;
 mod config;
+mod index;
 mod items;
 mod lru;
 mod meta;
