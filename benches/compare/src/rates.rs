@@ -310,6 +310,7 @@ pub(crate) fn section_rate(md: &mut String, name: &str, variant: CounterVariant)
 fn write_budget(md: &mut String, random: &Budget, minimal: &Budget, pct_bound: f64) {
     const TARGET: f64 = 10.0;
     let shared_needed = |b: &Budget| match b.shared_work_allowed(TARGET) {
+        Some(w) if w >= b.shared => format!("at most {w:.0} ns, which it already is"),
         Some(w) => format!("at most {w:.0} ns ({:.1}× faster)", b.shared / w),
         None => "less than nothing: no shared work is cheap enough".to_string(),
     };
