@@ -61,6 +61,35 @@ impl Rounds {
         (min, max)
     }
 
+    /// Each round's per-execution times of this mcsim row against `shuttle`, with the
+    /// shared work of `floor`: the three were measured moments apart in that round.
+    fn budgets(&self, shuttle: &Rounds, floor: &Rounds) -> Vec<Budget> {
+        let ns = |r: &Rate| 1e9 / r.per_sec();
+        self.0
+            .iter()
+            .zip(&shuttle.0)
+            .zip(&floor.0)
+            .map(|((m, s), f)| Budget {
+                shared: ns(f),
+                shuttle: ns(s),
+                mcsim: ns(m),
+            })
+            .collect()
+    }
+
+    /// The ratio this row would reach over `shuttle` if the shared work (`floor`) cost
+    /// nothing: the median over rounds, and the lowest and highest round.
+    fn bound_over(&self, shuttle: &Rounds, floor: &Rounds) -> (f64, f64, f64) {
+        let bounds: Vec<f64> = self
+            .budgets(shuttle, floor)
+            .iter()
+            .map(Budget::ratio_with_free_shared_work)
+            .collect();
+        let min = bounds.iter().copied().fold(f64::INFINITY, f64::min);
+        let max = bounds.iter().copied().fold(0.0, f64::max);
+        (median(bounds), min, max)
+    }
+
     fn ratios(&self, other: &Rounds) -> Vec<f64> {
         self.0
             .iter()
@@ -257,14 +286,14 @@ pub(crate) fn section_rate(md: &mut String, name: &str, variant: CounterVariant)
         shuttle: ns(shuttle),
         mcsim: ns(mcsim),
     };
-    let (random_budget, pct_budget) = (budget(random, sh_random), budget(pct, sh_pct));
+    let random_budget = budget(random, sh_random);
     let rates = Rates {
         random: random.over(sh_random),
         pct: pct.over(sh_pct),
         ceiling: floor.over(sh_random),
         minimal: minimal.over(sh_random),
-        random_bound: random_budget.ratio_with_free_shared_work(),
-        pct_bound: pct_budget.ratio_with_free_shared_work(),
+        random_bound: random.bound_over(sh_random, floor).0,
+        pct_bound: pct.bound_over(sh_pct, floor).0,
     };
     writeln!(
         md,
@@ -300,14 +329,27 @@ pub(crate) fn section_rate(md: &mut String, name: &str, variant: CounterVariant)
         md,
         &random_budget,
         &budget(minimal, sh_random),
-        rates.pct_bound,
+        Bounds {
+            random: random.bound_over(sh_random, floor),
+            pct: pct.bound_over(sh_pct, floor),
+            minimal: minimal.bound_over(sh_random, floor).0,
+        },
     );
     rates
 }
 
+/// The ratios over shuttle if the shared work cost nothing: `random`'s and `pct`'s as
+/// (median, lowest, highest) over rounds, the minimal scheduler's median.
+struct Bounds {
+    random: (f64, f64, f64),
+    pct: (f64, f64, f64),
+    minimal: f64,
+}
+
 /// What 10× shuttle asks of mcsim's overhead and of the shared work, from `random`'s
-/// and the minimal scheduler's budgets against shuttle's random scheduler.
-fn write_budget(md: &mut String, random: &Budget, minimal: &Budget, pct_bound: f64) {
+/// and the minimal scheduler's budgets against shuttle's random scheduler (per-execution
+/// times, each the median over rounds) and the bounds measured round by round.
+fn write_budget(md: &mut String, random: &Budget, minimal: &Budget, bounds: Bounds) {
     const TARGET: f64 = 10.0;
     let shared_needed = |b: &Budget| match b.shared_work_allowed(TARGET) {
         Some(w) if w >= b.shared => format!("at most {w:.0} ns, which it already is"),
@@ -328,17 +370,23 @@ fn write_budget(md: &mut String, random: &Budget, minimal: &Budget, pct_bound: f
          random scheduler spends {:.0} ns per execution, mcsim `random` {:.0} ns and the \
          minimal scheduler {:.0} ns. Both sides run the shared work, so making it cheaper \
          raises the ratio only towards the ratio of the overheads: {:.1}× for `random` \
-         ({pct_bound:.1}× for `pct` against shuttle's PCT), reached if the recipe code and \
-         the server cost nothing. With the shared work as it is, {overhead_needed}. With \
-         `random`'s overhead as it is, the shared work would have to cost {}; with the \
-         minimal scheduler's ({:.1}× if the shared work were free), {}.",
+         (rounds {:.1}–{:.1}×; {:.1}× for `pct` against shuttle's PCT, rounds {:.1}–{:.1}×), \
+         reached if the recipe code and the server cost nothing. With the shared work as \
+         it is, {overhead_needed}. With `random`'s overhead as it is, the shared work would \
+         have to cost {}; with the minimal scheduler's ({:.1}× if the shared work were \
+         free), {}.",
         random.shuttle / TARGET,
         random.shuttle_overhead(),
         random.mcsim_overhead(),
         minimal.mcsim_overhead(),
-        random.ratio_with_free_shared_work(),
+        bounds.random.0,
+        bounds.random.1,
+        bounds.random.2,
+        bounds.pct.0,
+        bounds.pct.1,
+        bounds.pct.2,
         shared_needed(random),
-        minimal.ratio_with_free_shared_work(),
+        bounds.minimal,
         shared_needed(minimal),
     )
     .unwrap();
