@@ -28,11 +28,11 @@ enum Repr {
     Heap(Box<[u8]>),
 }
 
-/// An inline key: its length and bytes, 24 bytes aligned as a word; the bytes past `len`
-/// are zero, so equal keys have equal inline forms. Every request and
-/// reply carries a key and is moved several times per call; a payload of whole aligned
-/// words is copied as such (an odd-sized one is copied in overlapping pieces that the
-/// processor cannot forward to the next read of the same bytes, which stalls it).
+/// An inline key: its length and bytes, 24 bytes aligned as a word. The bytes past `len`
+/// are zero, so equal keys have equal inline forms. Every request and reply carries a
+/// key and is moved several times per call; a payload of whole aligned words is copied
+/// as such (an odd-sized one is copied in overlapping pieces that the processor cannot
+/// forward to the next read of the same bytes, which stalls it).
 #[derive(Clone, Copy)]
 #[repr(C, align(8))]
 struct Inline {

@@ -5,11 +5,11 @@
 //! it is found, so expiry is lazy, and expired items keep their memory until something
 //! looks at them or eviction walks past them.
 //!
-//! Items live in an arena of slots; a hash index from key to slot gives lookups (see
-//! [`crate::server::index`]: it is never iterated, and walks in key order sort the
-//! slots), and the LRU queues thread through the slots (see [`crate::server::lru`]).
-//! Replacing an item reuses its slot, so the common store touches the index once and
-//! allocates nothing.
+//! Items live in an arena of slots; an index from key to slot gives lookups (a short
+//! list for a few keys, a hash table for more: see [`crate::server::index`]; it is never
+//! iterated, and walks in key order sort the slots), and the LRU queues thread through
+//! the slots (see [`crate::server::lru`]). Replacing an item reuses its slot, so the
+//! common store touches the index once and allocates nothing.
 
 use crate::memcache::Key;
 use crate::server::config::ServerConfig;
