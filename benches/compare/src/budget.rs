@@ -45,20 +45,16 @@ impl Budget {
     /// overhead, to run `target` times as fast as shuttle; `None` if no cost is low
     /// enough (the overhead alone is too much).
     pub fn shared_work_allowed(&self, target: f64) -> Option<f64> {
-        Self::shared_allowed(self.shuttle_overhead(), self.mcsim_overhead(), target)
+        // Solves `(s + w) / (m + w) >= target` for `w`:
+        // at most `(s - target·m) / (target - 1)`.
+        let most = (self.shuttle_overhead() - target * self.mcsim_overhead()) / (target - 1.0);
+        (most > 0.0).then_some(most)
     }
 
     /// The most mcsim's overhead may be, with the shared work as it is, to run `target`
     /// times as fast as shuttle; `None` if not even a free checker would.
     pub fn overhead_allowed(&self, target: f64) -> Option<f64> {
         let most = (self.shuttle - target * self.shared) / target;
-        (most > 0.0).then_some(most)
-    }
-
-    /// Solves `(s + w) / (m + w) >= target` for the shared work `w`: at most
-    /// `(s - target·m) / (target - 1)`.
-    fn shared_allowed(shuttle_overhead: f64, mcsim_overhead: f64, target: f64) -> Option<f64> {
-        let most = (shuttle_overhead - target * mcsim_overhead) / (target - 1.0);
         (most > 0.0).then_some(most)
     }
 }

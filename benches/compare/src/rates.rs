@@ -55,10 +55,7 @@ impl Rounds {
 
     /// The lowest and highest of the rounds' ratios over `other`.
     pub(crate) fn spread_over(&self, other: &Rounds) -> (f64, f64) {
-        let r = self.ratios(other);
-        let min = r.iter().copied().fold(f64::INFINITY, f64::min);
-        let max = r.iter().copied().fold(0.0, f64::max);
-        (min, max)
+        spread(&self.ratios(other))
     }
 
     /// Each round's per-execution times of this mcsim row against `shuttle`, with the
@@ -85,8 +82,7 @@ impl Rounds {
             .iter()
             .map(Budget::ratio_with_free_shared_work)
             .collect();
-        let min = bounds.iter().copied().fold(f64::INFINITY, f64::min);
-        let max = bounds.iter().copied().fold(0.0, f64::max);
+        let (min, max) = spread(&bounds);
         (median(bounds), min, max)
     }
 
@@ -97,6 +93,13 @@ impl Rounds {
             .map(|(a, b)| a.per_sec() / b.per_sec())
             .collect()
     }
+}
+
+/// The lowest and highest of `xs`.
+fn spread(xs: &[f64]) -> (f64, f64) {
+    let min = xs.iter().copied().fold(f64::INFINITY, f64::min);
+    let max = xs.iter().copied().fold(0.0, f64::max);
+    (min, max)
 }
 
 fn median(mut xs: Vec<f64>) -> f64 {
@@ -287,13 +290,17 @@ pub(crate) fn section_rate(md: &mut String, name: &str, variant: CounterVariant)
         mcsim: ns(mcsim),
     };
     let random_budget = budget(random, sh_random);
+    let (random_bound, pct_bound) = (
+        random.bound_over(sh_random, floor),
+        pct.bound_over(sh_pct, floor),
+    );
     let rates = Rates {
         random: random.over(sh_random),
         pct: pct.over(sh_pct),
         ceiling: floor.over(sh_random),
         minimal: minimal.over(sh_random),
-        random_bound: random.bound_over(sh_random, floor).0,
-        pct_bound: pct.bound_over(sh_pct, floor).0,
+        random_bound: random_bound.0,
+        pct_bound: pct_bound.0,
     };
     writeln!(
         md,
@@ -330,8 +337,8 @@ pub(crate) fn section_rate(md: &mut String, name: &str, variant: CounterVariant)
         &random_budget,
         &budget(minimal, sh_random),
         Bounds {
-            random: random.bound_over(sh_random, floor),
-            pct: pct.bound_over(sh_pct, floor),
+            random: random_bound,
+            pct: pct_bound,
             minimal: minimal.bound_over(sh_random, floor).0,
         },
     );
