@@ -102,16 +102,22 @@ pub const FIRST_TICK: u32 = 62;
 
 /// A memcached server's whole-second clock (`current_time`).
 ///
-/// memcached starts its clock at 62 and advances it once a second from a timer, so its
-/// ticks are offset from the run's whole seconds by an arbitrary phase. Here:
-/// `tick = 62 + skipped + floor((now - boot - phase) / 1 s)`. A restart boots a new
-/// process: the clock starts again at 62.
+/// memcached reads its clock when the process starts (tick 62) and then once a second
+/// from a timer, so each tick lasts one second and an item stored with a TTL of `E`
+/// seconds expires when the tick reaches its store tick plus `E`: it lives more than
+/// `E - 1` and at most `E` seconds of real time, whenever in the second it was stored.
+///
+/// Here the tick edges fall `phase` after each of the run's whole seconds, counted from
+/// `boot`: `tick = 62 + skipped + floor((now - boot + lead) / 1 s)` with
+/// `lead = (1 s - phase) mod 1 s`, as if the process had started `lead` before `boot`.
+/// The first tick therefore lasts `phase` (a whole second at phase 0), never more than a
+/// second. A restart boots a new process: the clock starts again at 62.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct ServerClock {
-    /// When the process started.
+    /// When the process started, as far as the run can see.
     boot: VirtualTime,
-    /// Offset of the tick edges after `boot`, below one second.
-    phase: Duration,
+    /// How long before `boot` its first tick began: `(1 s - phase) mod 1 s`.
+    lead: u64,
     /// Seconds the clock jumped ahead (the `skip a second` fault).
     skipped: u32,
     /// The unix time of virtual time zero, for absolute exptimes.
@@ -119,30 +125,37 @@ pub struct ServerClock {
 }
 
 impl ServerClock {
-    /// A clock booted at `boot` whose ticks fall `phase` (mod 1 s) after it.
+    /// A clock booted at `boot` whose tick edges fall `phase` (mod 1 s) after each whole
+    /// second since `boot`.
     pub fn new(boot: VirtualTime, phase: Duration, unix_at_zero: i64) -> ServerClock {
-        let phase = Duration::from_micros(phase.as_micros() as u64 % MICROS);
+        let phase = phase.as_micros() as u64 % MICROS;
         ServerClock {
             boot,
-            phase,
+            lead: (MICROS - phase) % MICROS,
             skipped: 0,
             unix_at_zero,
         }
     }
 
-    /// The tick at virtual time `now`.
+    /// The tick at virtual time `now` (62 before `boot`).
     pub fn tick(&self, now: VirtualTime) -> u32 {
-        let start = self.boot + self.phase;
-        let elapsed = now.0.saturating_sub(start.0) / MICROS;
+        let elapsed = match now.0.checked_sub(self.boot.0) {
+            Some(since_boot) => (since_boot + self.lead) / MICROS,
+            None => 0,
+        };
         FIRST_TICK
             .saturating_add(self.skipped)
-            .saturating_add(elapsed as u32)
+            .saturating_add(u32::try_from(elapsed).unwrap_or(u32::MAX))
     }
 
-    /// The virtual time at which the clock shows `tick` for the first time.
+    /// The virtual time at which the clock shows `tick` for the first time (`boot` for
+    /// the ticks it shows from the start).
     pub fn time_of_tick(&self, tick: u32) -> VirtualTime {
         let n = u64::from(tick.saturating_sub(FIRST_TICK).saturating_sub(self.skipped));
-        VirtualTime((self.boot + self.phase).0 + n * MICROS)
+        if n == 0 {
+            return self.boot;
+        }
+        VirtualTime(self.boot.0 + (n * MICROS).saturating_sub(self.lead))
     }
 
     /// The clock jumps one second ahead, as memcached's timer occasionally does.
@@ -150,9 +163,13 @@ impl ServerClock {
         self.skipped += 1;
     }
 
-    /// memcached's `process_started`: the unix time its tick 0 corresponds to.
+    /// memcached's `process_started`: the unix second its first clock reading fell in,
+    /// minus 62. An absolute exptime `X` therefore expires at the tick edge that follows
+    /// unix time `X` by the same fraction of a second as every tick edge follows a unix
+    /// second, as on a real server.
     pub fn process_started(&self) -> i64 {
-        self.unix_at_zero + (self.boot.0 / MICROS) as i64 - i64::from(FIRST_TICK)
+        let started = self.boot.0 as i64 - self.lead as i64;
+        self.unix_at_zero + started.div_euclid(MICROS as i64) - i64::from(FIRST_TICK)
     }
 
     /// The unix time at virtual time `now`.
@@ -165,9 +182,9 @@ impl ServerClock {
         self.boot
     }
 
-    /// The phase of its ticks.
+    /// The phase of its ticks: how far after each whole second since boot an edge falls.
     pub fn phase(&self) -> Duration {
-        self.phase
+        Duration::from_micros((MICROS - self.lead) % MICROS)
     }
 }
 
@@ -179,9 +196,57 @@ mod tests {
     fn ticks_start_at_62_and_follow_the_phase() {
         let c = ServerClock::new(VirtualTime::ZERO, Duration::from_millis(300), 1_700_000_000);
         assert_eq!(c.tick(VirtualTime::ZERO), 62);
-        assert_eq!(c.tick(VirtualTime::from_millis(1299)), 62);
-        assert_eq!(c.tick(VirtualTime::from_millis(1300)), 63);
-        assert_eq!(c.time_of_tick(63), VirtualTime::from_millis(1300));
+        assert_eq!(c.tick(VirtualTime::from_millis(299)), 62);
+        assert_eq!(c.tick(VirtualTime::from_millis(300)), 63);
+        assert_eq!(c.tick(VirtualTime::from_millis(1299)), 63);
+        assert_eq!(c.tick(VirtualTime::from_millis(1300)), 64);
+        assert_eq!(c.time_of_tick(62), VirtualTime::ZERO);
+        assert_eq!(c.time_of_tick(63), VirtualTime::from_millis(300));
+        assert_eq!(c.time_of_tick(64), VirtualTime::from_millis(1300));
+        assert_eq!(c.phase(), Duration::from_millis(300));
+    }
+
+    /// Every tick lasts at most a second, so an item stored at any instant with TTL `E`
+    /// lives more than `E - 1` and at most `E` seconds, at every phase and boot time.
+    #[test]
+    fn lifetimes_lie_within_the_ttl_at_every_phase() {
+        for phase_ms in (0..1000).step_by(50) {
+            for boot_ms in [0, 250, 1000, 2730] {
+                let boot = VirtualTime::from_millis(boot_ms);
+                let c = ServerClock::new(boot, Duration::from_millis(phase_ms), 1_700_000_000);
+                for ttl in [1u32, 2, 5] {
+                    for at_ms in (boot_ms..boot_ms + 3000).step_by(37) {
+                        let at = VirtualTime::from_millis(at_ms);
+                        let dies = c.time_of_tick(c.tick(at) + ttl);
+                        let lived = dies.micros() - at.micros();
+                        let e = u64::from(ttl) * MICROS;
+                        assert!(
+                            lived > e - MICROS && lived <= e,
+                            "phase {phase_ms} ms, boot {boot_ms} ms, stored at {at_ms} ms, ttl {ttl}: lived {lived} us"
+                        );
+                        assert_eq!(c.tick(dies), c.tick(at) + ttl);
+                        assert_eq!(c.tick(VirtualTime(dies.0 - 1)), c.tick(at) + ttl - 1);
+                    }
+                }
+            }
+        }
+    }
+
+    /// An absolute exptime expires after its unix second begins, by the clock's phase.
+    #[test]
+    fn absolute_exptimes_expire_at_the_edge_after_their_unix_second() {
+        for phase_ms in [0u64, 300, 999] {
+            let c = ServerClock::new(
+                VirtualTime::ZERO,
+                Duration::from_millis(phase_ms),
+                1_700_000_000,
+            );
+            let x = 1_700_000_005i64;
+            let tick = (x - c.process_started()) as u32;
+            let at = c.time_of_tick(tick);
+            assert_eq!(c.unix_time(at), x, "phase {phase_ms}");
+            assert_eq!(at, VirtualTime::from_millis(5000 + phase_ms));
+        }
     }
 
     #[test]

@@ -12,7 +12,7 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use mcsim::memcache::{McError, Memcache};
-use mcsim::{EndView, Failure, Sim, Skew, VirtualTime};
+use mcsim::{EndView, Failure, ServerClock, Sim, Skew, VirtualTime};
 
 use crate::arrivals::Traffic;
 use crate::visitor::probe;
@@ -167,10 +167,11 @@ pub fn setup(p: &VisitorParams, clients: usize, sim: &mut Sim) {
 }
 
 /// When a key stored at `at` with `ttl` dies on a server whose ticks fall at `phase`.
+/// Each tick lasts a second, with its edges `phase` after each whole second: the key dies
+/// at the edge where the server's clock reaches its store tick plus `ttl`.
 fn death(at: VirtualTime, ttl: u32, phase: Duration) -> VirtualTime {
-    let p = phase.as_micros() as u64;
-    let ticks = at.micros().saturating_sub(p) / 1_000_000;
-    VirtualTime(p + (ticks + u64::from(ttl)) * 1_000_000)
+    let clock = ServerClock::new(VirtualTime::ZERO, phase, 0);
+    clock.time_of_tick(clock.tick(at) + ttl)
 }
 
 fn check(

@@ -33,19 +33,30 @@ impl Model {
         }
     }
 
-    /// `current_time` at `now` µs: 62, advanced at every `phase + k s`.
+    /// `current_time` at `now` µs: 62, advanced at every edge `phase + k s` after the
+    /// boot (the process started a second before its first edge, so no tick lasts longer
+    /// than a second).
     pub(crate) fn tick(&self, now: u64) -> u32 {
-        FIRST_TICK + (now.saturating_sub(self.phase) / SEC) as u32
+        let edges = if self.phase == 0 {
+            now / SEC
+        } else if now >= self.phase {
+            (now - self.phase) / SEC + 1
+        } else {
+            0
+        };
+        FIRST_TICK + edges as u32
     }
 
-    /// memcached's `process_started`: the unix time of tick 0.
-    pub(crate) fn process_started() -> i64 {
-        UNIX_AT_ZERO - i64::from(FIRST_TICK)
+    /// memcached's `process_started`: the unix second the process started in, minus 62
+    /// (a second before the first edge: the second before zero, unless the phase is 0).
+    pub(crate) fn process_started(&self) -> i64 {
+        let started_in = if self.phase == 0 { 0 } else { -1 };
+        UNIX_AT_ZERO + started_in - i64::from(FIRST_TICK)
     }
 
     /// The expiry tick of a wire exptime read at `tick` (`realtime()` after the signed
     /// 32-bit parse and the negative-to-past mapping).
-    pub(crate) fn expiry(wire: i64, tick: u32) -> u32 {
+    pub(crate) fn expiry(&self, wire: i64, tick: u32) -> u32 {
         // safe_strtol stores the parsed long into an int32_t.
         let e = i64::from(wire as i32);
         // Negative exptimes become "one past the relative range": an absolute time long
@@ -54,10 +65,10 @@ impl Model {
         if e == 0 {
             0
         } else if e > REALTIME_MAXDELTA {
-            if e <= Self::process_started() {
+            if e <= self.process_started() {
                 1
             } else {
-                (e - Self::process_started()) as u32
+                (e - self.process_started()) as u32
             }
         } else {
             (e + i64::from(tick)) as u32
@@ -112,7 +123,7 @@ impl Model {
                 keys,
                 with_cas,
             } => {
-                let e = Self::expiry(exptime.wire(), tick);
+                let e = self.expiry(exptime.wire(), tick);
                 self.retrieve(keys, *with_cas, Some(e), tick)
             }
             Request::Store {
@@ -123,7 +134,7 @@ impl Model {
                 data,
                 ..
             } => {
-                let e = Self::expiry(exptime.wire(), tick);
+                let e = self.expiry(exptime.wire(), tick);
                 self.store(*mode, key.as_bytes(), *flags, e, data, tick)
             }
             Request::Arith { op, key, delta, .. } => {
@@ -156,7 +167,7 @@ impl Model {
                 }
             }
             Request::Touch { key, exptime, .. } => {
-                let e = Self::expiry(exptime.wire(), tick);
+                let e = self.expiry(exptime.wire(), tick);
                 match self.live(key.as_bytes(), tick) {
                     Some(item) => {
                         item.exptime_tick = e;
