@@ -166,6 +166,8 @@ fn the_lock_lives_between_four_and_five_seconds_depending_on_the_second_it_was_t
                     points.iter().map(|p| &p.point).collect::<Vec<_>>()
                 )
             });
+        // Where in a second the lock was taken is counted from whole seconds: phase 0.
+        let s = &support::at_phase_zero(s);
         let mut o = mcsim::run::RunOptions::from_scenario(s);
         o.shrink = false;
         mcsim::run::run(s, &o).metrics["array.lost"].max

@@ -271,15 +271,18 @@ fn exhaustive_bounds_default_to_three_clients_two_preemptions_and_one_fault() {
         preemptions: Some(2),
         faults: Some(1),
         draws: 1,
+        phases: mcsim::run::DEFAULT_MAX_PHASES,
     };
     assert_eq!(s.bounds, default);
-    let text = format!("{GOOD}\n[explore]\nclients = 1\npreemptions = \"all\"\nfaults = 0\n");
+    let text =
+        format!("{GOOD}\n[explore]\nclients = 1\npreemptions = \"all\"\nfaults = 0\nphases = 3\n");
     let s = Scenario::parse(Path::new("scenarios/good.toml"), &text, RECIPES).unwrap();
     let given = ExhaustiveBounds {
         clients: 1,
         preemptions: None,
         faults: Some(0),
         draws: 1,
+        phases: 3,
     };
     assert_eq!(s.bounds, given);
 }

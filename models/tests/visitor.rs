@@ -5,7 +5,7 @@
 mod support;
 
 use mcsim::scenario::Scenario;
-use support::{points, quick, violation};
+use support::{at_phase_zero, points, quick, violation};
 
 fn point<'a>(ps: &'a [Scenario], label: &str) -> &'a Scenario {
     ps.iter()
@@ -15,7 +15,7 @@ fn point<'a>(ps: &'a [Scenario], label: &str) -> &'a Scenario {
 
 #[test]
 fn as_written_loses_the_first_visits_of_a_period_when_traffic_is_sparse() {
-    let s = &points("visitor-as-written")[0];
+    let s = &at_phase_zero(&points("visitor-as-written")[0]);
     let report = quick(s, 0, false);
     let v = violation(&report);
     assert_eq!(v.invariant, "visitor.window_exact");
@@ -55,7 +55,7 @@ fn as_written_sweep_loses_visitors_at_low_density_and_at_any_phase_but_zero() {
 
 #[test]
 fn aligned_ttl_is_a_second_too_long_when_the_add_crosses_a_second() {
-    let s = &points("visitor-aligned-edge")[0];
+    let s = &at_phase_zero(&points("visitor-aligned-edge")[0]);
     let report = quick(s, 0, false);
     let v = violation(&report);
     assert_eq!(v.invariant, "visitor.window_exact");

@@ -164,6 +164,13 @@ impl Cluster {
         }
     }
 
+    /// Every server runs at tick phase `phase` (see [`Server::set_phase`]).
+    pub fn set_phase(&mut self, phase: std::time::Duration) {
+        for s in &mut self.servers {
+            s.set_phase(phase);
+        }
+    }
+
     /// The server a key maps to now.
     pub fn server_for(&self, key: &Key) -> usize {
         self.ring.server_for(key.as_bytes()).unwrap_or(0)

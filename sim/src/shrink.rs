@@ -122,7 +122,8 @@ impl Shrinker<'_> {
         }
         let mut config = self.scenario.config.clone();
         config.trace = false;
-        let mut strategy = Replay::lenient(Schedule { choices });
+        let phase = self.best.schedule.phase;
+        let mut strategy = Replay::lenient(Schedule { phase, choices });
         let e = execute(&config, &*self.scenario.setup, &mut strategy, 0);
         *self.spent += e.steps;
         if e.verdict.label() != self.label {

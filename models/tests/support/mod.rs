@@ -30,6 +30,13 @@ pub fn run(name: &str) -> (Scenario, RunReport) {
     (s, report)
 }
 
+/// The scenario with its servers' ticks pinned to the clients' whole seconds (phase 0),
+/// for a test that states what happens at that phase.
+pub fn at_phase_zero(s: &Scenario) -> Scenario {
+    s.with_set(&["servers.phase_ms=0".to_string()])
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
 /// The violation a run found, or a panic naming what it found instead.
 pub fn violation(report: &RunReport) -> mcsim::Violation {
     match report.first_failure.as_ref().map(|f| &f.execution.verdict) {

@@ -146,6 +146,11 @@ pub(crate) enum Command {
         /// preemptions and faults first (the smallest counterexample first).
         #[arg(long)]
         no_iterative: bool,
+        /// Search at most this many tick-phase classes when the scenario does not pin
+        /// `servers.phase_ms` (each class is a search of its own).
+        /// (default: the scenario's `[explore] phases`, else 8)
+        #[arg(long, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1000))]
+        max_phases: Option<usize>,
         /// Keep exploring after a violation and count the failing executions.
         #[arg(long)]
         all: bool,

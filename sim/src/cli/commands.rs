@@ -191,6 +191,7 @@ pub(crate) fn dispatch(command: Command, families: &[&'static dyn Family]) -> Re
             no_timing,
             draws,
             no_iterative,
+            max_phases,
             all,
             set,
         } => {
@@ -209,6 +210,7 @@ pub(crate) fn dispatch(command: Command, families: &[&'static dyn Family]) -> Re
                 timing: !no_timing,
                 draws: draws.unwrap_or(s.bounds.draws),
                 iterative: !no_iterative,
+                max_phases: max_phases.unwrap_or(s.bounds.phases),
             };
             crate::cli::explore::explore(&s, &options)
         }

@@ -67,6 +67,10 @@ pub(crate) fn confirm(
     let options = ConfirmOptions {
         servers: servers.to_vec(),
         max_wait: Duration::from_secs_f64(max_wait_s),
+        phase: execution
+            .phase
+            .or_else(|| s.config.servers.first().map(|c| c.phase))
+            .unwrap_or_default(),
     };
     let c = crate::real::confirm(&execution, s.config.servers.len(), &options)?;
     for line in &c.lines {

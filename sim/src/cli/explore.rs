@@ -10,50 +10,14 @@ use crate::report;
 use crate::run::{self, ExploreOptions, ExploreReport, RunOptions};
 use crate::scenario::{Scenario, StrategyKind};
 
-/// What a search without a counterexample covered, e.g. "every schedule with at most 2
-/// preemptions and at most 1 fault, 3 clients" or "every schedule, 2 clients".
+/// What a search without a counterexample covered: [`ExploreReport::covered`].
 pub(crate) fn covered(s: &Scenario, r: &ExploreReport) -> String {
-    let bounds = match (r.preemptions_searched, r.faults_searched) {
-        (None, None) => String::new(),
-        (p, f) => {
-            let p = p.map_or("any number of preemptions".into(), |p| {
-                format!("at most {p} preemption{}", plural(p))
-            });
-            let f = match f {
-                None => "the fault plan's budgets".to_string(),
-                Some(_) if s.config.faults.is_empty() => "no faults in the plan".to_string(),
-                Some(f) => format!("at most {f} fault{}", plural(f)),
-            };
-            format!(" with {p} and {f}")
-        }
-    };
-    let draws = match r.draws_searched {
-        0 | 1 => String::new(),
-        n => format!(", {n} draws of the workload"),
-    };
-    format!("every schedule{bounds}, {} clients{draws}", s.clients)
+    r.covered(s)
 }
 
-fn plural(n: u32) -> &'static str {
-    if n == 1 { "" } else { "s" }
-}
-
-/// What an exhaustive answer leaves fixed.
+/// What an exhaustive answer leaves fixed: [`ExploreReport::fixed`].
 pub(crate) fn fixed(options: &ExploreOptions) -> String {
-    let timing = if options.timing {
-        format!(
-            "each call at the earliest instant of its latency window or the first of each second the window crosses (at most {})",
-            crate::exec::MAX_EDGES
-        )
-    } else {
-        "each call at the earliest instant of its latency window".into()
-    };
-    match options.draws {
-        0 | 1 => format!("{timing}, the workload's own draws fixed by when it starts"),
-        n => format!(
-            "{timing}, {n} draws of the workload (each client's first call at k/{n} of its window)"
-        ),
-    }
+    ExploreReport::fixed(options)
 }
 
 pub(crate) fn explore(s: &Scenario, options: &ExploreOptions) -> Result<ExitCode> {

@@ -45,6 +45,7 @@ fn prove(s: &crate::scenario::Scenario, budget: f64, row: &mut Row) -> String {
         max_preemptions: s.bounds.preemptions,
         max_faults: s.bounds.faults,
         draws: s.bounds.draws,
+        max_phases: s.bounds.phases,
         max_executions: Some((EXHAUSTIVE_CAP * budget).ceil().max(1.0) as u64),
         iterative: true,
         ..run::ExploreOptions::default()

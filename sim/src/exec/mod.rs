@@ -61,6 +61,10 @@ pub struct ExecConfig {
     pub faults: FaultPlan,
     /// Record the timeline (off for speed; a failure is replayed with it on).
     pub trace: bool,
+    /// True if the servers' tick phase is free: `random` and `pct` then draw one per
+    /// execution and `dfs` searches its classes; false pins every server to the phase in
+    /// its [`ServerConfig`]. A replayed schedule that carries a phase runs at it either way.
+    pub phase_free: bool,
 }
 
 impl Default for ExecConfig {
@@ -74,6 +78,7 @@ impl Default for ExecConfig {
             max_time: Duration::from_secs(3600),
             faults: FaultPlan::none(),
             trace: true,
+            phase_free: true,
         }
     }
 }
@@ -218,4 +223,13 @@ pub struct Execution {
     pub state_hash: Option<u64>,
     /// Cut short by the strategy as a redundant interleaving (no verdict of its own).
     pub pruned: bool,
+    /// The tick phase the strategy ran the servers at, when it chose one (the schedule
+    /// carries it too); `None`: the configured phase.
+    pub phase: Option<Duration>,
+    /// Where in a second (µs after each server's boot, mod 1 s) this execution's outcome
+    /// could depend on the tick phase: instants of calls whose result reads the server's
+    /// clock, from clients whose timing does not follow a tick edge. Filled in only for a
+    /// strategy that explores timing; the phase classes `dfs` searches are the intervals
+    /// between these points.
+    pub phase_points: Vec<u32>,
 }

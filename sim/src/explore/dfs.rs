@@ -155,6 +155,8 @@ pub struct Dfs {
     draw: (u32, u32),
     /// Clients that ran a step in this execution.
     started: Vec<bool>,
+    /// The tick phase every execution of this search runs at (`None`: the scenario's).
+    phase: Option<std::time::Duration>,
     visited: std::collections::BTreeMap<u64, Visit>,
     stats: DfsStats,
 }
@@ -176,6 +178,7 @@ impl Dfs {
             revisited: false,
             cache: false,
             timing: false,
+            phase: None,
             draw: (0, 1),
             started: Vec::new(),
             visited: std::collections::BTreeMap::new(),
@@ -207,6 +210,13 @@ impl Dfs {
     pub fn set_draw(&mut self, k: u32, n: u32) {
         self.draw = (k, n.max(1));
         self.path.clear();
+    }
+
+    /// The same search with every execution at tick phase `phase` (`None`: the
+    /// scenario's).
+    pub fn with_phase(mut self, phase: Option<std::time::Duration>) -> Dfs {
+        self.phase = phase;
+        self
     }
 
     /// The same search with at most `max_faults` faults per execution (`None`: only the
@@ -455,6 +465,10 @@ impl Strategy for Dfs {
 
     fn wants_states(&self) -> bool {
         self.cache && !self.stats.cache_given_up
+    }
+
+    fn tick_phase(&mut self, _free: bool) -> Option<std::time::Duration> {
+        self.phase
     }
 
     fn needs_footprints(&self) -> bool {

@@ -133,6 +133,14 @@ pub trait Strategy {
     /// Picks the next step.
     fn choose(&mut self, options: &Options<'_>) -> Choice;
 
+    /// The tick phase this execution's servers run at, asked once after
+    /// [`Strategy::begin`]; `None` keeps the configured one. `free` is false when the
+    /// scenario pins the phase: a strategy that draws phases then draws none (a replay
+    /// still runs at the phase its schedule recorded).
+    fn tick_phase(&mut self, _free: bool) -> Option<std::time::Duration> {
+        None
+    }
+
     /// Whether [`Options::state`] should be filled in (costs a hash of the whole state
     /// per step). Asked once, when an execution starts, as are
     /// [`Strategy::needs_footprints`] and [`Strategy::explores_timing`]: the answer holds

@@ -17,6 +17,8 @@ use crate::explore::{Choice, Options, Strategy};
 #[derive(Debug, Clone)]
 pub struct Pct {
     seed: u64,
+    /// The seed of the current execution.
+    current: u64,
     depth: usize,
     rng: SeededRng,
     priorities: Vec<u64>,
@@ -30,6 +32,7 @@ impl Pct {
     pub fn new(seed: u64, depth: usize, steps: u64) -> Pct {
         Pct {
             seed,
+            current: seed,
             depth: depth.max(1),
             rng: SeededRng::seed_from_u64(seed),
             priorities: Vec::new(),
@@ -52,8 +55,13 @@ impl Strategy for Pct {
         "pct"
     }
 
+    fn tick_phase(&mut self, free: bool) -> Option<std::time::Duration> {
+        free.then(|| super::random::drawn_phase(self.current))
+    }
+
     fn begin(&mut self, execution: u64) {
-        self.rng = SeededRng::seed_from_u64(self.seed.wrapping_add(execution));
+        self.current = self.seed.wrapping_add(execution);
+        self.rng = SeededRng::seed_from_u64(self.current);
         self.priorities.clear();
         let k = self.steps;
         self.change_points.clear();

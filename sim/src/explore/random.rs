@@ -17,6 +17,8 @@ pub(crate) type SeededRng = rand_pcg::Pcg64Mcg;
 pub struct Random {
     seed: u64,
     rng: SeededRng,
+    /// The seed of the current execution.
+    current: u64,
 }
 
 impl Random {
@@ -25,8 +27,21 @@ impl Random {
         Random {
             seed,
             rng: SeededRng::seed_from_u64(seed),
+            current: seed,
         }
     }
+}
+
+/// The tick phase of the execution with seed `seed`, uniform over the microseconds of a
+/// second. Drawn from its own stream (a SplitMix64 step of the seed), so that drawing it
+/// leaves every other choice of the execution as it was.
+pub(crate) fn drawn_phase(seed: u64) -> std::time::Duration {
+    let mut z = seed ^ 0x7068_6173_6500_0000; // "phase"
+    z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^= z >> 31;
+    std::time::Duration::from_micros(z % 1_000_000)
 }
 
 /// Picks a fault with the plan's probabilities, or none.
@@ -60,7 +75,12 @@ impl Strategy for Random {
     }
 
     fn begin(&mut self, execution: u64) {
-        self.rng = SeededRng::seed_from_u64(self.seed.wrapping_add(execution));
+        self.current = self.seed.wrapping_add(execution);
+        self.rng = SeededRng::seed_from_u64(self.current);
+    }
+
+    fn tick_phase(&mut self, free: bool) -> Option<std::time::Duration> {
+        free.then(|| drawn_phase(self.current))
     }
 
     fn choose(&mut self, options: &Options<'_>) -> Choice {

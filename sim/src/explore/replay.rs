@@ -67,6 +67,12 @@ impl Strategy for Replay {
         self.next = 0;
     }
 
+    fn tick_phase(&mut self, _free: bool) -> Option<std::time::Duration> {
+        self.schedule
+            .phase
+            .map(|p| std::time::Duration::from_micros(u64::from(p)))
+    }
+
     fn choose(&mut self, options: &Options<'_>) -> Choice {
         if self.lenient {
             while let Some(choice) = self.schedule.choices.get(self.next) {

@@ -6,7 +6,8 @@
 //! from server 0 (`%`-escaped), `R3` loses the reply to client 3, `Q3` loses its request,
 //! `C0` crashes server 0, `S0` skips a second on server 0's clock, `L1` makes server 1
 //! leave the clients' list. A token followed by
-//! `*n` repeats n times. Numbers are base 36.
+//! `*n` repeats n times. Numbers are base 36. A first token `@p` runs the servers at tick
+//! phase `p` µs (a strategy that searches phases chose it); without it, the scenario's.
 
 use std::fmt;
 
@@ -29,6 +30,8 @@ pub enum Choice {
 /// The choices of one execution.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
 pub struct Schedule {
+    /// The servers' tick phase in µs, when the strategy chose one.
+    pub phase: Option<u32>,
     /// In order.
     pub choices: Vec<Choice>,
 }
@@ -172,10 +175,25 @@ impl Schedule {
             return Err(ScheduleError::Version(s.chars().take(8).collect()));
         };
         let mut choices = Vec::new();
+        let mut phase = None;
         if body.is_empty() {
-            return Ok(Schedule { choices });
+            return Ok(Schedule { phase, choices });
         }
         for (position, raw) in body.split('.').enumerate() {
+            if position == 0
+                && let Some(p) = raw.strip_prefix('@')
+            {
+                match parse_b36(p).filter(|&p| p < 1_000_000) {
+                    Some(p) => phase = Some(p as u32),
+                    None => {
+                        return Err(ScheduleError::Token {
+                            token: raw.to_string(),
+                            position,
+                        });
+                    }
+                }
+                continue;
+            }
             let bad = || ScheduleError::Token {
                 token: raw.to_string(),
                 position,
@@ -195,7 +213,7 @@ impl Schedule {
                 choices.push(choice.clone());
             }
         }
-        Ok(Schedule { choices })
+        Ok(Schedule { phase, choices })
     }
 
     /// Number of choices.
@@ -222,6 +240,10 @@ impl fmt::Display for Schedule {
         f.write_str(VERSION)?;
         let mut i = 0;
         let mut first = true;
+        if let Some(phase) = self.phase {
+            write!(f, "@{}", b36(u64::from(phase)))?;
+            first = false;
+        }
         while i < self.choices.len() {
             let mut j = i + 1;
             while j < self.choices.len() && self.choices[j] == self.choices[i] {
@@ -248,6 +270,7 @@ mod tests {
     #[test]
     fn round_trip() {
         let s = Schedule {
+            phase: None,
             choices: vec![
                 Choice::Run {
                     client: 0,
@@ -273,7 +296,23 @@ mod tests {
         };
         let text = s.to_string();
         assert_eq!(text, "mc1:0*2.11+ya.E0:lock%2ex%3a1%25.R2.C1.S0.Q5");
-        assert_eq!(Schedule::parse(&text), Ok(s));
+        assert_eq!(Schedule::parse(&text), Ok(s.clone()));
+        let phased = Schedule {
+            phase: Some(250_000),
+            ..s
+        };
+        let text = phased.to_string();
+        assert_eq!(text, "mc1:@5cwg.0*2.11+ya.E0:lock%2ex%3a1%25.R2.C1.S0.Q5");
+        assert_eq!(Schedule::parse(&text), Ok(phased));
+        let only = Schedule {
+            phase: Some(0),
+            choices: vec![],
+        };
+        assert_eq!(Schedule::parse(&only.to_string()), Ok(only));
+        assert!(
+            Schedule::parse("mc1:@lfls.0").is_err(),
+            "a phase of a second or more"
+        );
     }
 
     #[test]

@@ -362,6 +362,7 @@ impl<M: Model> Check<M> {
                 preemptions: None,
                 faults: None,
                 draws: 1,
+                phases: crate::run::DEFAULT_MAX_PHASES,
             },
             setup,
             point: Vec::new(),

@@ -6,7 +6,9 @@
 //! become what a real server allows: an eviction a `delete`, a crash a restart (or a
 //! `flush_all` on a server mcsim did not start), a lost reply a call whose reply is read
 //! and dropped, a lost request a call not sent. Virtual waits between calls become real
-//! sleeps, capped, and the cap is reported. Every reply is compared with the one the
+//! sleeps, capped, and the cap is reported. The replay starts at the instant that puts the
+//! first real server's tick edges (read from its `time` stat) where the simulation's fell,
+//! so a TTL ends between the same two calls on both. Every reply is compared with the one the
 //! simulated server gave: when all agree, the recipe sees on the real server exactly what
 //! it saw in simulation, so its invariant breaks the same way; otherwise the first
 //! difference is reported with its likely cause.
@@ -27,6 +29,9 @@ pub struct ConfirmOptions {
     pub servers: Vec<SocketAddr>,
     /// The real time all waits together may take; longer waits are shortened.
     pub max_wait: Duration,
+    /// The tick phase the simulated servers ran at: the replay starts so that the first
+    /// server's real tick edges fall where the simulated ones did.
+    pub phase: Duration,
 }
 
 /// What the real server did with the counterexample.
@@ -129,6 +134,31 @@ impl Servers {
     }
 }
 
+/// The `time` stat: memcached's clock, in whole seconds.
+fn time_stat(conn: &mut TcpClient) -> Result<Option<String>, ConfirmError> {
+    Ok(match conn.call(&Request::Stats)? {
+        Reply::Stats(stats) => stats.into_iter().find(|(k, _)| k == "time").map(|(_, v)| v),
+        _ => None,
+    })
+}
+
+/// Waits for the server's next tick edge, then for as long after it as makes the edges
+/// fall `phase` after each whole second of the replay's time, which starts on return.
+fn align_with_ticks(addr: SocketAddr, phase: Duration) -> Result<(), ConfirmError> {
+    let mut conn = TcpClient::connect(addr)?;
+    let first = time_stat(&mut conn)?;
+    if first.is_none() {
+        return Ok(());
+    }
+    let started = std::time::Instant::now();
+    while time_stat(&mut conn)? == first && started.elapsed() < Duration::from_millis(1500) {
+        std::thread::sleep(Duration::from_micros(200));
+    }
+    let lead = (Duration::from_secs(1) - phase.min(Duration::from_secs(1))).as_micros() % 1_000_000;
+    std::thread::sleep(Duration::from_micros(lead as u64));
+    Ok(())
+}
+
 /// Replays `execution` (recorded with its timeline) against real memcached servers, one
 /// per simulated server (`servers`).
 pub fn confirm(
@@ -153,6 +183,10 @@ pub fn confirm(
         options.max_wait,
         Duration::ZERO,
     );
+    align_with_ticks(real.addrs[0], options.phase)?;
+    // Waits are kept against this start, not added up: the calls' own time does not
+    // push later calls off their instants.
+    let origin = std::time::Instant::now();
     for event in &execution.events {
         let time = match event {
             Event::Call { time, .. } | Event::Fault { time, .. } => *time,
@@ -160,11 +194,16 @@ pub fn confirm(
         let gap = time.since(last);
         last = time;
         let sleep = gap.min(budget);
-        if sleep >= Duration::from_millis(1) {
-            std::thread::sleep(sleep);
-        }
         budget -= sleep;
         shortened += gap - sleep;
+        let due = origin
+            + time
+                .since(crate::clock::VirtualTime::ZERO)
+                .saturating_sub(shortened);
+        let now = std::time::Instant::now();
+        if due > now {
+            std::thread::sleep(due - now);
+        }
         match event {
             Event::Fault { step, fault, .. } => {
                 let did = match fault {

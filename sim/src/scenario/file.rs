@@ -60,7 +60,8 @@ pub(crate) struct ServersFile {
     pub memory_mb: u64,
     pub item_size_max: u32,
     pub no_evict: bool,
-    pub phase_ms: u64,
+    /// Pins the tick phase; absent, every strategy varies it.
+    pub phase_ms: Option<u64>,
     pub distribution: Spanned<String>,
 }
 
@@ -71,7 +72,7 @@ impl Default for ServersFile {
             memory_mb: 64,
             item_size_max: 1024 * 1024,
             no_evict: false,
-            phase_ms: 0,
+            phase_ms: None,
             distribution: Spanned::new(0..0, "modulo".into()),
         }
     }
@@ -142,6 +143,7 @@ pub(crate) struct ExploreFile {
     pub faults: Spanned<toml::Value>,
     /// Draws of the workload an exhaustive search covers.
     pub draws: u64,
+    pub phases: u64,
 }
 
 impl Default for ExploreFile {
@@ -162,6 +164,7 @@ impl Default for ExploreFile {
                 toml::Value::Integer(i64::from(super::ExhaustiveBounds::DEFAULT_FAULTS)),
             ),
             draws: 1,
+            phases: crate::run::DEFAULT_MAX_PHASES as u64,
         }
     }
 }

@@ -153,7 +153,9 @@ pub(crate) fn check(f: &ScenarioFile, source: &str) -> Result<(), FieldError> {
             ),
         ));
     }
-    c.range("servers", "phase_ms", s.phase_ms, 0..=999)?;
+    if let Some(phase_ms) = s.phase_ms {
+        c.range("servers", "phase_ms", phase_ms, 0..=999)?;
+    }
     let fl = &f.faults;
     c.range("faults", "timeout_ms", fl.timeout_ms, 1..=MAX_MILLIS)?;
     c.range(
@@ -174,5 +176,6 @@ pub(crate) fn check(f: &ScenarioFile, source: &str) -> Result<(), FieldError> {
     c.range("explore", "depth", e.depth as u64, 1..=64)?;
     c.range("explore", "steps_estimate", e.steps_estimate, 1..=MAX_COUNT)?;
     c.range("explore", "draws", e.draws, 1..=1000)?;
+    c.range("explore", "phases", e.phases, 1..=1000)?;
     Ok(())
 }

@@ -140,6 +140,8 @@ pub struct ExhaustiveBounds {
     pub faults: Option<u32>,
     /// Draws of the workload searched, one after the other (1: the earliest instants).
     pub draws: u32,
+    /// Tick-phase classes searched at most, when the scenario leaves the phase free.
+    pub phases: usize,
 }
 
 impl ExhaustiveBounds {
@@ -334,7 +336,7 @@ impl Scenario {
             .memory_mb(f.servers.memory_mb)
             .item_size_max(f.servers.item_size_max)
             .no_evict(f.servers.no_evict)
-            .phase(Duration::from_millis(f.servers.phase_ms));
+            .phase(Duration::from_millis(f.servers.phase_ms.unwrap_or(0)));
         let faults = fault_plan(&f.faults).map_err(at)?;
         let strategy = StrategyKind::parse(
             f.explore.strategy.get_ref(),
@@ -366,6 +368,7 @@ impl Scenario {
             preemptions: bound("explore.preemptions", &f.explore.preemptions).map_err(at)?,
             faults: bound("explore.faults", &f.explore.faults).map_err(at)?,
             draws: f.explore.draws as u32,
+            phases: f.explore.phases as usize,
         };
         let config = ExecConfig {
             servers: vec![server; count],
@@ -376,6 +379,7 @@ impl Scenario {
             max_time: Duration::from_secs(f.timing.max_time_s),
             faults,
             trace: false,
+            phase_free: f.servers.phase_ms.is_none(),
         };
 
         let recipe = f.recipe.get_ref().clone();

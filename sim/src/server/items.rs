@@ -278,6 +278,11 @@ impl Items {
         }
     }
 
+    /// The linked item under `key`, expired or flushed or not, without any side effect.
+    pub fn linked(&self, key: &Key) -> Option<&Item> {
+        Some(&self.slot(self.index.get(key)?).item)
+    }
+
     /// The linked item under `key`, expired or flushed or not, without any side effect:
     /// for a command that goes on using an item it has already looked up.
     pub fn linked_mut(&mut self, key: &Key) -> Option<&mut Item> {

@@ -46,6 +46,8 @@ pub const NON_NUMERIC: &str = "cannot increment or decrement non-numeric value";
 #[derive(Debug, Clone)]
 pub struct Server {
     config: ServerConfig,
+    /// The tick phase of this run: the configured one, unless a strategy chose another.
+    phase: std::time::Duration,
     clock: ServerClock,
     items: Items,
     up: bool,
@@ -57,6 +59,7 @@ impl Server {
         let clock = ServerClock::new(boot, config.phase, config.unix_at_zero);
         let items = Items::new(&config);
         Server {
+            phase: config.phase,
             config,
             clock,
             items,
@@ -149,6 +152,15 @@ impl Server {
         self.items.clear();
     }
 
+    /// Runs this boot's clock (and every restart's) at another tick phase than the
+    /// configured one, as a strategy that searches phases asks before an execution
+    /// starts. The clock restarts at its boot time; [`Server::reset`] goes back to the
+    /// configured phase.
+    pub fn set_phase(&mut self, phase: std::time::Duration) {
+        self.phase = phase;
+        self.clock = ServerClock::new(self.clock.boot(), phase, self.config.unix_at_zero);
+    }
+
     /// Fault: the clock jumps one second ahead.
     pub fn skip_second(&mut self) {
         self.clock.skip_second();
@@ -163,7 +175,8 @@ impl Server {
     /// Back to the state of [`Server::new`] with the same settings, booted at `boot`,
     /// reusing this server's memory.
     pub fn reset(&mut self, boot: VirtualTime) {
-        self.clock = ServerClock::new(boot, self.config.phase, self.config.unix_at_zero);
+        self.phase = self.config.phase;
+        self.clock = ServerClock::new(boot, self.phase, self.config.unix_at_zero);
         self.items.reset();
         self.up = true;
     }
@@ -173,7 +186,7 @@ impl Server {
     /// across the downtime; a cold one starts empty.
     pub fn restart(&mut self, now: VirtualTime, warm: bool) {
         let old_started = self.clock.process_started();
-        self.clock = ServerClock::new(now, self.config.phase, self.config.unix_at_zero);
+        self.clock = ServerClock::new(now, self.phase, self.config.unix_at_zero);
         if warm {
             let shift = old_started - self.clock.process_started();
             for item in self.items.items_mut() {

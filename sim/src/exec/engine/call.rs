@@ -36,6 +36,7 @@ impl Engine<'_> {
             return Err(self.diverged(format!("c{client} is not waiting on a call")));
         };
         let issued = *issued;
+        let phase_point = self.phase_point_before(client, request, issued, at);
         // Which servers the call went to, for the timeline only.
         let servers = self.config.trace.then(|| self.cluster.servers_for(request));
         let read_only = request.is_read_only();
@@ -67,6 +68,9 @@ impl Engine<'_> {
             }
             outcome
         };
+        if !lost_request {
+            self.phase_point_after(phase_point, request, outcome.as_ref().ok(), at);
+        }
         core.mailboxes[client].wait = Wait::Running;
         drop(core);
         if let Some((request, server)) = recorded {

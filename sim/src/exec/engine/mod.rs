@@ -25,6 +25,7 @@ mod ending;
 pub use edges::MAX_EDGES;
 mod faults;
 mod fingerprint;
+mod phase;
 mod timers;
 mod watch;
 pub use watch::{KeyState, Stored};
@@ -41,17 +42,25 @@ pub fn execute(
     let mut sim = Sim::reusing(&mut spare);
     setup(&mut sim);
     strategy.begin(index);
+    let phase = strategy.tick_phase(config.phase_free);
     let mut engine = Engine::new(config, sim, &mut spare);
+    if let Some(phase) = phase {
+        engine.cluster.set_phase(phase);
+    }
+    engine.phase_points = strategy.explores_timing().then(Vec::new);
     engine.core.borrow_mut().observing = strategy.wants_states();
     let verdict = engine.run(strategy);
     let state_hash = strategy.wants_final_state().then(|| engine.fingerprint());
     let end_time = engine.core.borrow().now;
     let execution = Execution {
         pruned: engine.pruned,
+        phase,
+        phase_points: engine.phase_points.take().unwrap_or_default(),
         state_hash,
         index,
         verdict,
         schedule: Schedule {
+            phase: phase.map(|p| p.as_micros() as u32),
             choices: std::mem::take(&mut engine.choices),
         },
         trace: std::mem::take(&mut engine.trace),
@@ -109,6 +118,12 @@ struct Engine<'c> {
     watched: Vec<watch::Watched>,
     /// Their states over time (only when tracing).
     key_states: Vec<KeyState>,
+    /// Where in a second the outcome could depend on the tick phase (only when the
+    /// strategy explores timing; see [`Execution::phase_points`]).
+    phase_points: Option<Vec<u32>>,
+    /// Clients whose timing follows a tick edge: their later instants move with the
+    /// phase, so they mark no phase point.
+    edge_timed: Vec<bool>,
 }
 
 /// A timed event of the world.
@@ -169,6 +184,8 @@ impl<'c> Engine<'c> {
             spin,
             watched: Vec::new(),
             key_states: Vec::new(),
+            phase_points: None,
+            edge_timed: vec![false; n],
         }
     }
 

@@ -1,0 +1,96 @@
+//! Where an execution's outcome could depend on the servers' tick phase.
+//!
+//! memcached reads its clock in whole seconds, so moving every tick edge by the same
+//! amount changes an execution only where an edge passes an instant at which a call's
+//! result reads the clock: a store, touch or `gat` with a relative TTL (its expiry is
+//! the tick plus the TTL), or any call on an item within a second of expiring. Those
+//! instants, as offsets into a second after their server's boot, cut the phases into
+//! classes within which the execution is the same; `dfs` searches one phase per class.
+//!
+//! A client that ran a call just after a tick edge (a timing choice) is from then on
+//! timed relative to the phase itself: its later instants move with the edges and cut no
+//! class, so they are not recorded.
+
+use crate::clock::VirtualTime;
+use crate::protocol::{Reply, Request};
+
+use super::Engine;
+
+const SECOND: u64 = 1_000_000;
+
+impl Engine<'_> {
+    /// Before the server runs a call at `at`: whether its result could depend on the
+    /// phase, as far as can be told before it runs (`None`: no point to record whatever
+    /// it does; `Some(true)`: a point; `Some(false)`: a point if it stores an expiry).
+    pub(super) fn phase_point_before(
+        &mut self,
+        client: usize,
+        request: &Request,
+        issued: VirtualTime,
+        at: VirtualTime,
+    ) -> Option<bool> {
+        if self.phase_points.is_none() || self.edge_timed[client] {
+            return None;
+        }
+        let server = &self.cluster.servers[self.cluster.route(request)];
+        let own_start = issued + self.config.latency_min;
+        if at != own_start {
+            // Later than its own earliest instant: at another call's instant (which that
+            // call records) or just after a tick edge of its server.
+            let before = VirtualTime(at.micros().saturating_sub(1));
+            if server.tick(before) != server.tick(at) {
+                self.edge_timed[client] = true;
+            }
+            return None;
+        }
+        Some(
+            matches!(request, Request::FlushAll { .. } | Request::Meta { .. })
+                || near_expiry(server, request, at),
+        )
+    }
+
+    /// After the server ran the call: records its point if it read the clock. A store,
+    /// touch or `gat` with a relative TTL reads it when it sets an expiry (the tick plus
+    /// the TTL); one that stores nothing (an `add` on a live key) does not.
+    pub(super) fn phase_point_after(
+        &mut self,
+        before: Option<bool>,
+        request: &Request,
+        reply: Option<&Reply>,
+        at: VirtualTime,
+    ) {
+        let Some(read) = before else { return };
+        let sets_expiry = match request {
+            Request::Store { exptime, .. }
+            | Request::Touch { exptime, .. }
+            | Request::Gat { exptime, .. } => {
+                exptime.wire() != 0
+                    && matches!(
+                        reply,
+                        Some(Reply::Stored | Reply::Touched | Reply::Values(_))
+                    )
+            }
+            _ => false,
+        };
+        if !(read || sets_expiry) {
+            return;
+        }
+        let server = &self.cluster.servers[self.cluster.route(request)];
+        let since_boot = at.micros().saturating_sub(server.clock().boot().micros());
+        if let Some(points) = &mut self.phase_points {
+            points.push((since_boot % SECOND) as u32);
+        }
+    }
+}
+
+/// True if the call touches an item that expires within a second of `at`: whether it is
+/// still there then depends on where the tick edges fall.
+fn near_expiry(server: &crate::Server, request: &Request, at: VirtualTime) -> bool {
+    let tick = server.tick(at);
+    request.keys().iter().any(|key| {
+        server
+            .items()
+            .linked(key)
+            .is_some_and(|item| item.exptime != 0 && item.exptime <= tick.saturating_add(1))
+    })
+}

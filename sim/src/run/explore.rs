@@ -1,0 +1,610 @@
+//! `mcsim explore`: every schedule of a scenario within bounds, by iterative deepening of
+//! preemption and fault bounds, over the workload's draws and the servers' tick-phase
+//! classes.
+
+use crate::exec::execute;
+use crate::explore::{Dfs, DfsStats, Strategy};
+use crate::scenario::Scenario;
+
+use super::{Finding, Found, failure};
+
+/// Bounds of an exhaustive exploration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ExploreOptions {
+    /// At most this many preemptions per execution (`None`: unbounded).
+    pub max_preemptions: Option<u32>,
+    /// At most this many faults per execution (`None`: only the plan's budgets).
+    pub max_faults: Option<u32>,
+    /// Sleep-set partial-order reduction.
+    pub reduce: bool,
+    /// Stop after this many executions (the result is then not exhaustive).
+    pub max_executions: Option<u64>,
+    /// Keep exploring after a failure, counting failing executions.
+    pub keep_going: bool,
+    /// Expand each state once ([`Dfs::with_cache`]).
+    pub cache: bool,
+    /// Try each call also where its window crosses a second ([`Dfs::with_timing`]).
+    pub timing: bool,
+    /// Draws of the workload searched, one after the other ([`Dfs::set_draw`]).
+    pub draws: u32,
+    /// Search with at most 0, then 1, then 2 preemptions and faults (each capped by
+    /// `max_preemptions` and `max_faults`), then at those bounds, until a counterexample
+    /// turns up (the one with fewest preemptions and faults comes first) or a bound cuts
+    /// nothing (then every schedule was covered).
+    pub iterative: bool,
+    /// When the scenario leaves the tick phase free: search at most this many phase
+    /// classes (see [`PhaseCoverage`]).
+    pub max_phases: usize,
+}
+
+impl Default for ExploreOptions {
+    fn default() -> ExploreOptions {
+        ExploreOptions {
+            max_preemptions: None,
+            max_faults: None,
+            reduce: true,
+            max_executions: None,
+            keep_going: false,
+            cache: true,
+            timing: true,
+            draws: 1,
+            iterative: false,
+            max_phases: DEFAULT_MAX_PHASES,
+        }
+    }
+}
+
+/// The outcome of an exhaustive exploration.
+#[derive(Debug, Clone)]
+pub struct ExploreReport {
+    /// Executions, pruning and completeness.
+    pub stats: DfsStats,
+    /// Distinct final server states among complete executions.
+    pub distinct_states: usize,
+    /// The verdict of every complete execution, as labels (`pass` and each violation).
+    pub verdicts: std::collections::BTreeSet<String>,
+    /// The preemption bound of the last search (`None`: unbounded, or the bounds cut
+    /// nothing, so every schedule was covered).
+    pub preemptions_searched: Option<u32>,
+    /// The fault bound of the last search (`None`: only the plan's budgets, or the bounds
+    /// cut nothing).
+    pub faults_searched: Option<u32>,
+    /// Draws of the workload searched ([`ExploreOptions::draws`]).
+    pub draws_searched: u32,
+    /// The first counterexample, if any.
+    pub failure: Option<Finding>,
+    /// Complete executions that failed (all of them with `keep_going`).
+    pub failures: u64,
+    /// Calls executed.
+    pub calls: u64,
+    /// True if stopped by the caller or the execution cap before covering everything.
+    pub interrupted: bool,
+    /// The tick phases searched.
+    pub phases: PhaseCoverage,
+    /// Where in a second the explored executions could depend on the tick phase (µs
+    /// after a server's boot): the class boundaries.
+    pub phase_points: std::collections::BTreeSet<u32>,
+}
+
+impl ExploreReport {
+    /// What the search covered, as one sentence that names every bound it holds under:
+    /// "every schedule with at most 2 preemptions and at most 1 fault (evict), 3 clients,
+    /// all 4 tick-phase classes (…)". With [`ExploreReport::fixed`], the whole statement
+    /// a "no violation" makes; the command line, the reports and the model API print it.
+    pub fn covered(&self, scenario: &Scenario) -> String {
+        let plan = &scenario.config.faults;
+        let kinds: Vec<&str> = plan
+            .rules
+            .iter()
+            .filter(|(_, r)| r.max > 0)
+            .map(|(k, _)| k.name())
+            .collect();
+        let faults_of = |n: String| {
+            if kinds.is_empty() {
+                n
+            } else {
+                format!("{n} ({})", kinds.join(", "))
+            }
+        };
+        let bounds = match (self.preemptions_searched, self.faults_searched) {
+            (None, None) if kinds.is_empty() => String::new(),
+            (None, None) => format!(
+                " with {}",
+                faults_of("the fault plan's budgets of faults".into())
+            ),
+            (p, f) => {
+                let p = p.map_or("any number of preemptions".into(), |p| {
+                    format!("at most {p} preemption{}", plural(p))
+                });
+                let f = match f {
+                    _ if kinds.is_empty() => "no faults in the plan".to_string(),
+                    None => faults_of("the fault plan's budgets of faults".into()),
+                    Some(f) => faults_of(format!("at most {f} fault{}", plural(f))),
+                };
+                format!(" with {p} and {f}")
+            }
+        };
+        let draws = match self.draws_searched {
+            0 | 1 => String::new(),
+            n => format!(", {n} draws of the workload"),
+        };
+        format!(
+            "every schedule{bounds}, {} clients{draws}, {}",
+            scenario.clients,
+            self.phases.describe()
+        )
+    }
+
+    /// What the search left fixed: the instants calls run at, and the workload's draws.
+    pub fn fixed(options: &ExploreOptions) -> String {
+        let timing = if options.timing {
+            format!(
+                "each call at the earliest instant of its latency window or the first of each second the window crosses (at most {})",
+                crate::exec::MAX_EDGES
+            )
+        } else {
+            "each call at the earliest instant of its latency window".into()
+        };
+        match options.draws {
+            0 | 1 => format!("{timing}, the workload's own draws fixed by when it starts"),
+            n => format!(
+                "{timing}, {n} draws of the workload (each client's first call at k/{n} of its window)"
+            ),
+        }
+    }
+}
+
+fn plural(n: u32) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
+
+/// Phase classes searched by default when a scenario leaves the tick phase free.
+pub const DEFAULT_MAX_PHASES: usize = 8;
+
+/// The tick phases an exhaustive search covered.
+///
+/// Moving every tick edge changes an execution only where an edge crosses an instant at
+/// which a call's result reads the server's clock (the engine records them:
+/// [`Execution::phase_points`](crate::exec::Execution::phase_points)). Those instants cut
+/// the second into classes of phases that give the same executions. The search starts at
+/// phase 0, adds the instants each search met, and goes on at one phase of every class no
+/// search has covered, until every class known has been searched (new classes can appear
+/// only from executions some search ran, so none is left) or the cap is reached.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct PhaseCoverage {
+    /// The scenario pins the phase (µs): only it was searched.
+    pub pinned: Option<u32>,
+    /// The phases searched (µs), one per class, in the order searched.
+    pub searched: Vec<u32>,
+    /// The classes the recorded instants make.
+    pub classes: usize,
+    /// True if every class was searched.
+    pub all: bool,
+    /// True if the cap on classes stopped the search (rather than a counterexample).
+    pub capped: bool,
+}
+
+impl PhaseCoverage {
+    /// How the statement of a search names its phases: "tick phase pinned at 250 ms",
+    /// "all 4 tick-phase classes (phases 0, 0.000401, 0.500101, 0.500501 s)", or
+    /// "12 of 40 tick-phase classes (the cap)".
+    pub fn describe(&self) -> String {
+        if let Some(p) = self.pinned {
+            return format!("tick phase pinned at {}", seconds(p));
+        }
+        let shown: Vec<String> = self.searched.iter().take(6).map(|&p| seconds(p)).collect();
+        let more = if self.searched.len() > 6 { ", …" } else { "" };
+        let list = format!("phases {}{more} s", shown.join(", "));
+        let (k, n) = (self.searched.len(), self.classes);
+        if self.all {
+            let classes = if n == 1 {
+                "the one tick-phase class".to_string()
+            } else {
+                format!("all {n} tick-phase classes")
+            };
+            format!("{classes} ({list})")
+        } else if self.capped {
+            format!("{k} of {n} tick-phase classes ({list}; the cap)")
+        } else {
+            format!("{k} of {n} tick-phase classes known so far ({list}), searched in turn")
+        }
+    }
+}
+
+fn seconds(micros: u32) -> String {
+    if micros == 0 {
+        "0".into()
+    } else {
+        format!("0.{micros:06}")
+    }
+}
+
+/// The class of phase `phase` µs among the `points`: with edges `phase + k s`, an instant
+/// `f` µs into a second sees the tick advanced iff `f >= phase` (phase 0: edges at the
+/// whole seconds, as phase 1 s). So phases with as many points below them are alike.
+fn class_of(points: &std::collections::BTreeSet<u32>, phase: u32) -> usize {
+    let q = if phase == 0 { 1_000_000 } else { phase };
+    points.range(..q).count()
+}
+
+/// One phase of every class, the lowest of each (phase 0 stands for the last class).
+fn representatives(points: &std::collections::BTreeSet<u32>) -> Vec<u32> {
+    let mut out = vec![0];
+    if points.first().is_none_or(|&f| f >= 1) {
+        out.push(1);
+    }
+    out.extend(points.iter().map(|f| f + 1).filter(|&q| q < 1_000_000));
+    out
+}
+
+/// Explores every schedule of a scenario within bounds, stopping at the first failure.
+/// `progress` is called after each execution; returning false stops the exploration.
+pub fn explore(
+    scenario: &Scenario,
+    options: &ExploreOptions,
+    progress: &mut dyn FnMut(&DfsStats) -> bool,
+) -> ExploreReport {
+    explore_seeking(scenario, options, None, progress)
+}
+
+/// [`explore`], looking for the violation `seek` (a scenario's expected verdict): other
+/// violations found on the way are counted in the report's verdicts and the search goes
+/// on; it stops at the first `seek`. Without one, the first other violation is reported.
+///
+/// When the scenario leaves the tick phase free, the search runs once per tick-phase
+/// class ([`PhaseCoverage`]); otherwise at the pinned phase.
+pub fn explore_seeking(
+    scenario: &Scenario,
+    options: &ExploreOptions,
+    seek: Option<&str>,
+    progress: &mut dyn FnMut(&DfsStats) -> bool,
+) -> ExploreReport {
+    if !scenario.config.phase_free {
+        let mut r = search_at_phase(scenario, options, seek, None, progress);
+        let pinned = scenario
+            .config
+            .servers
+            .first()
+            .map_or(0, |c| c.phase.as_micros() as u32);
+        r.phases = PhaseCoverage {
+            pinned: Some(pinned),
+            searched: vec![pinned],
+            classes: 1,
+            all: true,
+            capped: false,
+        };
+        return r;
+    }
+    let mut points = std::collections::BTreeSet::new();
+    let mut searched: Vec<u32> = Vec::new();
+    let mut total: Option<ExploreReport> = None;
+    let mut next = Some(0);
+    while let Some(phase) = next {
+        let at = std::time::Duration::from_micros(u64::from(phase));
+        // The execution cap holds for the whole search, over every phase.
+        let spent = total.as_ref().map_or(0, |t| t.stats.work());
+        let within = ExploreOptions {
+            max_executions: options.max_executions.map(|m| m.saturating_sub(spent)),
+            ..*options
+        };
+        if within.max_executions == Some(0) {
+            if let Some(t) = &mut total {
+                t.interrupted = true;
+            }
+            break;
+        }
+        let r = search_at_phase(scenario, &within, seek, Some(at), progress);
+        points.extend(r.phase_points.iter().copied());
+        searched.push(phase);
+        let sought = r
+            .failure
+            .as_ref()
+            .is_some_and(|f| seek.is_none_or(|l| f.execution.verdict.label() == l));
+        let stop = (sought && !options.keep_going) || r.interrupted;
+        total = Some(match total {
+            None => r,
+            Some(t) => merge(t, r),
+        });
+        if stop || searched.len() >= options.max_phases.max(1) {
+            break;
+        }
+        let covered: std::collections::BTreeSet<usize> =
+            searched.iter().map(|&p| class_of(&points, p)).collect();
+        // The class farthest from every phase searched comes next, so that a search the
+        // cap stops has spread its phases over the second.
+        let distance = |q: u32| {
+            searched
+                .iter()
+                .map(|&p| {
+                    let d = q.abs_diff(p);
+                    d.min(1_000_000 - d)
+                })
+                .min()
+                .unwrap_or(0)
+        };
+        next = representatives(&points)
+            .into_iter()
+            .filter(|&q| !covered.contains(&class_of(&points, q)))
+            .max_by_key(|&q| (distance(q), std::cmp::Reverse(q)));
+    }
+    let capped = searched.len() >= options.max_phases.max(1);
+    let mut total = total.expect("at least one phase searched");
+    let covered: std::collections::BTreeSet<usize> =
+        searched.iter().map(|&p| class_of(&points, p)).collect();
+    let classes = representatives(&points)
+        .into_iter()
+        .map(|q| class_of(&points, q))
+        .collect::<std::collections::BTreeSet<_>>()
+        .len();
+    let all = covered.len() == classes;
+    total.phases = PhaseCoverage {
+        pinned: None,
+        searched,
+        classes,
+        all,
+        capped: capped && !all,
+    };
+    total.phase_points = points;
+    total
+}
+
+/// Two searches of the same scenario at different phases, as one: counts add up, the
+/// weaker bounds hold, the first counterexample (the sought one first) is kept.
+fn merge(a: ExploreReport, b: ExploreReport) -> ExploreReport {
+    let weaker = |x: Option<u32>, y: Option<u32>| match (x, y) {
+        (Some(x), Some(y)) => Some(x.min(y)),
+        (x, y) => x.or(y),
+    };
+    let mut stats = b.stats;
+    stats.executions += a.stats.executions;
+    stats.pruned += a.stats.pruned;
+    stats.revisits += a.stats.revisits;
+    stats.states += a.stats.states;
+    stats.max_depth = stats.max_depth.max(a.stats.max_depth);
+    stats.complete = a.stats.complete && b.stats.complete;
+    stats.cut_by_bound += a.stats.cut_by_bound;
+    let mut verdicts = a.verdicts;
+    verdicts.extend(b.verdicts);
+    let mut phase_points = a.phase_points;
+    phase_points.extend(b.phase_points);
+    ExploreReport {
+        stats,
+        distinct_states: a.distinct_states + b.distinct_states,
+        verdicts,
+        preemptions_searched: weaker(a.preemptions_searched, b.preemptions_searched),
+        faults_searched: weaker(a.faults_searched, b.faults_searched),
+        draws_searched: a.draws_searched.min(b.draws_searched),
+        failure: a.failure.or(b.failure),
+        failures: a.failures + b.failures,
+        calls: a.calls + b.calls,
+        interrupted: a.interrupted || b.interrupted,
+        phases: PhaseCoverage::default(),
+        phase_points,
+    }
+}
+
+/// [`explore_seeking`] at one tick phase (`None`: the scenario's).
+fn search_at_phase(
+    scenario: &Scenario,
+    options: &ExploreOptions,
+    seek: Option<&str>,
+    phase: Option<std::time::Duration>,
+    progress: &mut dyn FnMut(&DfsStats) -> bool,
+) -> ExploreReport {
+    let fresh = || {
+        Dfs::new(options.max_preemptions, options.reduce)
+            .with_max_faults(options.max_faults)
+            .with_cache(options.cache)
+            .with_timing(options.timing)
+            .with_phase(phase)
+    };
+    let mut dfs = fresh();
+    let levels = bound_levels(options);
+    // Executions run, cut short ones included (what caps and budgets count), and those
+    // run to the end (what the report counts).
+    let (mut spent, mut executions) = (0, 0);
+    let mut report: Option<ExploreReport> = None;
+    let mut earlier_bounds = None;
+    let mut fallback = None;
+    'draws: for draw in 0..options.draws.max(1) {
+        dfs.set_draw(draw, options.draws);
+        let spent_before_draw = spent;
+        for (level, &(preemptions, faults)) in levels.iter().enumerate() {
+            let at_bound = |p: Option<u32>, cap: Option<u64>| ExploreOptions {
+                max_preemptions: p,
+                max_faults: faults,
+                max_executions: cap,
+                ..*options
+            };
+            let left = options.max_executions.map(|m| m.saturating_sub(spent));
+            let mut r = None;
+            // Without a working cache (none, or given up) the search of every schedule
+            // is never the cheaper one.
+            let cache_works = options.cache && !dfs.stats().cache_given_up;
+            if level + 1 == levels.len()
+                && options.iterative
+                && preemptions.is_some()
+                && cache_works
+            {
+                // Every schedule may cost less than the bounded search (whose visited
+                // states cover each other less): tried first, with a budget, and kept
+                // when it finishes, as the stronger answer.
+                let budget = UNBOUNDED_TRIAL.max(spent - spent_before_draw);
+                let cap = Some(left.map_or(budget, |l| l.min(budget)));
+                let mut trial = fresh();
+                trial.set_draw(draw, options.draws);
+                trial.deepen(None, faults);
+                let t = explore_within(scenario, &at_bound(None, cap), &mut trial, seek, progress);
+                spent += t.stats.work();
+                executions += t.stats.executions;
+                if !t.interrupted {
+                    dfs = trial;
+                    r = Some(t);
+                }
+            }
+            let mut r = r.unwrap_or_else(|| {
+                dfs.deepen(preemptions, faults);
+                let left = options.max_executions.map(|m| m.saturating_sub(spent));
+                let r = explore_within(
+                    scenario,
+                    &at_bound(preemptions, left),
+                    &mut dfs,
+                    seek,
+                    progress,
+                );
+                spent += r.stats.work();
+                executions += r.stats.executions;
+                r
+            });
+            r.stats.executions = executions;
+            if let Some(before) = &report {
+                r.calls += before.calls;
+                r.verdicts.extend(before.verdicts.iter().cloned());
+                r.failures += before.failures;
+                r.stats.pruned += before.stats.pruned;
+                r.stats.max_depth = r.stats.max_depth.max(before.stats.max_depth);
+                r.phase_points.extend(before.phase_points.iter().copied());
+                if level == 0 {
+                    // Another draw: its final states are others. (Within a draw, each
+                    // level's search reaches every state the one before it reached.)
+                    r.distinct_states += before.distinct_states;
+                }
+            }
+            r.draws_searched = draw + 1;
+            let covered_all = r.stats.complete && r.stats.cut_by_bound == 0;
+            // What the whole search covered: an earlier draw's bounds still hold.
+            if let Some(b) = earlier_bounds.filter(|_| covered_all) {
+                (r.preemptions_searched, r.faults_searched) = b;
+            } else if covered_all {
+                r.preemptions_searched = None;
+                r.faults_searched = None;
+            }
+            let sought = r
+                .failure
+                .as_ref()
+                .is_some_and(|f| seek.is_none_or(|l| f.execution.verdict.label() == l));
+            if !sought && r.failure.is_some() {
+                // Another violation: kept aside, reported if the sought one never comes.
+                let f = r.failure.take();
+                fallback = fallback.or(f);
+            }
+            let stop = (sought && !options.keep_going) || r.interrupted;
+            report = Some(r);
+            if stop {
+                break 'draws;
+            }
+            if covered_all {
+                break;
+            }
+        }
+        earlier_bounds = report
+            .as_ref()
+            .map(|r| (r.preemptions_searched, r.faults_searched))
+            .filter(|b| *b != (None, None));
+    }
+    let mut report = report.expect("at least one search ran");
+    report.failure = report.failure.or(fallback);
+    report
+}
+
+/// Executions the search of every schedule gets, at the least, before the last bounded
+/// level is searched instead.
+const UNBOUNDED_TRIAL: u64 = 10_000;
+
+/// The bounds searched in turn: the bugs people meet need few preemptions (as CHESS
+/// found) and few faults, so 0, 1 and 2 of each first, each a cheap search whose states
+/// the next one keeps, then the bounds asked for. Without `iterative`, only those.
+fn bound_levels(options: &ExploreOptions) -> Vec<(Option<u32>, Option<u32>)> {
+    let last = (options.max_preemptions, options.max_faults);
+    let mut levels = Vec::new();
+    if options.iterative {
+        for k in 0..=2u32 {
+            let level = (
+                Some(options.max_preemptions.map_or(k, |m| m.min(k))),
+                Some(options.max_faults.map_or(k, |m| m.min(k))),
+            );
+            if levels.last() != Some(&level) && level != last {
+                levels.push(level);
+            }
+        }
+    }
+    levels.push(last);
+    levels
+}
+
+/// One exhaustive search within `options`' bounds, by `dfs` (which may keep the states
+/// an earlier, tighter search explored).
+fn explore_within(
+    scenario: &Scenario,
+    options: &ExploreOptions,
+    dfs: &mut Dfs,
+    seek: Option<&str>,
+    progress: &mut dyn FnMut(&DfsStats) -> bool,
+) -> ExploreReport {
+    // A violation other than the one sought: kept in case the sought one never comes.
+    let mut other = None;
+    let mut states = std::collections::BTreeSet::new();
+    let mut calls = 0;
+    let mut failure = None;
+    let mut failures = 0;
+    let mut verdicts = std::collections::BTreeSet::new();
+    let mut interrupted = false;
+    let setup = scenario.setup.clone();
+    let mut steps = 0;
+    let mut phase_points = std::collections::BTreeSet::new();
+    for i in 0.. {
+        let e = execute(&scenario.config, &*setup, dfs, i);
+        phase_points.extend(e.phase_points.iter().copied());
+        calls += e.calls;
+        steps += e.steps;
+        let failed = !e.pruned && !e.verdict.is_pass();
+        if !e.pruned
+            && let Some(hash) = e.state_hash
+        {
+            states.insert(hash);
+        }
+        if !e.pruned {
+            verdicts.insert(e.verdict.label());
+        }
+        let more = dfs.end(failed);
+        if failed {
+            failures += 1;
+            // The sought violation (any, without `seek`), or another kept aside.
+            let sought = seek.is_none_or(|l| e.verdict.label() == l);
+            let slot = if sought { &mut failure } else { &mut other };
+            if slot.is_none() {
+                let found = Found {
+                    seed: None,
+                    cost: steps,
+                };
+                *slot = Some(self::failure(scenario, found, &e, true));
+            }
+            if sought && !options.keep_going {
+                interrupted = more;
+                break;
+            }
+        }
+        if !more {
+            break;
+        }
+        let stats = dfs.stats();
+        if !progress(&stats) || options.max_executions.is_some_and(|m| stats.work() >= m) {
+            interrupted = true;
+            break;
+        }
+    }
+    ExploreReport {
+        stats: dfs.stats(),
+        distinct_states: states.len(),
+        verdicts,
+        preemptions_searched: options.max_preemptions,
+        faults_searched: options.max_faults,
+        draws_searched: 1,
+        failure: failure.or(other),
+        failures,
+        calls,
+        interrupted,
+        phases: PhaseCoverage::default(),
+        phase_points,
+    }
+}

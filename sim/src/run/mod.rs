@@ -1,0 +1,296 @@
+//! Running a scenario: many executions, stop (or not) at the first failure, replay the
+//! failure with its timeline, summarize metrics.
+
+use std::collections::BTreeMap;
+
+use crate::exec::{Execution, execute};
+use crate::explore::{Replay, Schedule};
+use crate::invariant::Verdict;
+use crate::scenario::{Scenario, StrategyKind};
+use crate::shrink::{self, Size};
+
+/// How to run a scenario.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    /// The strategy.
+    pub strategy: StrategyKind,
+    /// First seed: execution `i` uses seed `seed + i`.
+    pub seed: u64,
+    /// Executions.
+    pub executions: u64,
+    /// Keep going after a failure (to measure how often a recipe breaks).
+    pub keep_going: bool,
+    /// Shrink the first failure before reporting it.
+    pub shrink: bool,
+}
+
+impl RunOptions {
+    /// The scenario's own strategy and budget.
+    pub fn from_scenario(s: &Scenario) -> RunOptions {
+        RunOptions {
+            strategy: s.strategy,
+            seed: s.seed,
+            executions: s.executions,
+            keep_going: false,
+            shrink: true,
+        }
+    }
+}
+
+/// A metric over executions.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Summary {
+    /// Executions that recorded it.
+    pub count: u64,
+    /// Smallest value.
+    pub min: f64,
+    /// Largest value.
+    pub max: f64,
+    /// Sum (for the mean).
+    pub sum: f64,
+    /// How the values spread (the report draws it).
+    pub histogram: crate::histogram::Histogram,
+}
+
+impl Summary {
+    /// The mean.
+    pub fn mean(&self) -> f64 {
+        if self.count == 0 {
+            0.0
+        } else {
+            self.sum / self.count as f64
+        }
+    }
+
+    /// Counts one value.
+    pub fn add(&mut self, v: f64) {
+        if self.count == 0 {
+            self.min = v;
+            self.max = v;
+        } else {
+            self.min = self.min.min(v);
+            self.max = self.max.max(v);
+        }
+        self.count += 1;
+        self.sum += v;
+        self.histogram.add(v);
+    }
+}
+
+/// A failing execution, with what it takes to replay it.
+#[derive(Debug, Clone)]
+pub struct Finding {
+    /// The seed that produced it (none for exhaustive exploration: replay the schedule).
+    pub seed: Option<u64>,
+    /// The size of the execution as found, when it was shrunk.
+    pub original: Option<Size>,
+    /// Clients in the shrunk execution (may be fewer than the scenario's).
+    pub clients: usize,
+    /// The execution, replayed with its timeline.
+    pub execution: Execution,
+    /// The trace hash of the execution as found, replayed from its seed (what
+    /// `mcsim replay --seed` prints).
+    pub found_hash: Option<u64>,
+    /// True if shrinking stopped at its budget (a smaller counterexample may exist).
+    pub cut_short: bool,
+}
+
+/// The outcome of running a scenario.
+#[derive(Debug, Clone)]
+pub struct RunReport {
+    /// Executions run.
+    pub executions: u64,
+    /// Executions per verdict label.
+    pub verdicts: BTreeMap<String, u64>,
+    /// The first failure, if any.
+    pub first_failure: Option<Finding>,
+    /// Metrics over all executions.
+    pub metrics: BTreeMap<String, Summary>,
+    /// Calls the servers executed, over all executions.
+    pub calls: u64,
+    /// Steps over all executions.
+    pub steps: u64,
+}
+
+impl RunReport {
+    /// The same report with its first failure.
+    pub fn with_failure(self, failure: Finding) -> RunReport {
+        RunReport {
+            first_failure: Some(failure),
+            ..self
+        }
+    }
+
+    /// The verdict label of the run: the first failure's, or `pass`.
+    pub fn label(&self) -> String {
+        self.first_failure
+            .as_ref()
+            .map(|f| f.execution.verdict.label())
+            .unwrap_or_else(|| "pass".into())
+    }
+}
+
+/// Runs executions of a scenario.
+pub fn run(scenario: &Scenario, options: &RunOptions) -> RunReport {
+    run_observed(scenario, options, &mut |_| {})
+}
+
+/// Executions between two calls of a run's progress callback.
+pub const PROGRESS_EVERY: u64 = 1024;
+
+/// [`run`], calling `progress` with the executions done every [`PROGRESS_EVERY`] of them
+/// and at the end (for a progress bar).
+pub fn run_observed(
+    scenario: &Scenario,
+    options: &RunOptions,
+    progress: &mut dyn FnMut(u64),
+) -> RunReport {
+    let mut report = RunReport {
+        executions: 0,
+        verdicts: BTreeMap::new(),
+        first_failure: None,
+        metrics: BTreeMap::new(),
+        calls: 0,
+        steps: 0,
+    };
+    let mut strategy = options.strategy.make(options.seed);
+    let setup = scenario.setup.clone();
+    for i in 0..options.executions {
+        let e = execute(&scenario.config, &*setup, strategy.as_mut(), i);
+        report.executions += 1;
+        if report.executions % PROGRESS_EVERY == 0 {
+            progress(report.executions);
+        }
+        report.calls += e.calls;
+        report.steps += e.steps;
+        *report.verdicts.entry(e.verdict.label()).or_insert(0) += 1;
+        for (k, v) in &e.metrics {
+            report.metrics.entry(k.clone()).or_default().add(*v);
+        }
+        if !e.verdict.is_pass() && report.first_failure.is_none() {
+            let seed = options.seed.wrapping_add(i);
+            let found = Found {
+                seed: Some((options.strategy, seed)),
+                cost: report.steps,
+            };
+            report.first_failure = Some(failure(scenario, found, &e, options.shrink));
+            if !options.keep_going {
+                break;
+            }
+        }
+    }
+    progress(report.executions);
+    report
+}
+
+/// Where a failure came from: its seed (for random strategies) and the steps spent
+/// finding it.
+struct Found {
+    seed: Option<(StrategyKind, u64)>,
+    cost: u64,
+}
+
+/// The steps shrinking may spend: a few times what finding cost, within bounds, so a
+/// failure found in one short execution is not followed by seconds of shrinking.
+pub fn shrink_budget(finding_cost: u64) -> u64 {
+    finding_cost.saturating_mul(4).clamp(100_000, 1_000_000)
+}
+
+/// Packages a failing execution: shrunk (when asked and when it is a violation, livelock
+/// or panic) and replayed with its timeline.
+fn failure(scenario: &Scenario, found: Found, e: &Execution, shrink: bool) -> Finding {
+    let found_hash = found
+        .seed
+        .map(|(kind, seed)| run_seed(scenario, kind, seed).trace.hash());
+    let seed = found.seed.map(|(_, seed)| seed);
+    if shrink && !matches!(e.verdict, Verdict::Diverged { .. }) {
+        let budget = shrink_budget(found.cost);
+        let shrunk = shrink::shrink(scenario, e, scenario.executions.min(2000), budget);
+        return Finding {
+            seed,
+            original: Some(shrunk.before),
+            clients: shrunk.scenario.clients,
+            execution: shrunk.execution,
+            found_hash,
+            cut_short: shrunk.cut_short,
+        };
+    }
+    Finding {
+        seed,
+        original: None,
+        clients: scenario.clients,
+        execution: replay(scenario, &e.schedule),
+        found_hash,
+        cut_short: false,
+    }
+}
+
+/// Replays a schedule with the timeline on.
+pub fn replay(scenario: &Scenario, schedule: &Schedule) -> Execution {
+    let mut config = scenario.config.clone();
+    config.trace = true;
+    let mut strategy = Replay::new(schedule.clone());
+    execute(&config, &*scenario.setup, &mut strategy, 0)
+}
+
+/// Runs the single execution a seed identifies, with the timeline on.
+pub fn run_seed(scenario: &Scenario, strategy: StrategyKind, seed: u64) -> Execution {
+    let mut config = scenario.config.clone();
+    config.trace = true;
+    let mut s = strategy.make(seed);
+    execute(&config, &*scenario.setup, s.as_mut(), 0)
+}
+
+/// The outcome of a determinism check on one seed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Determinism {
+    /// Both runs gave the same trace hash.
+    Same(u64),
+    /// They differ from this line on.
+    Differs {
+        /// Index of the first differing timeline line.
+        line: usize,
+        /// That line in the first run.
+        first: String,
+        /// And in the second.
+        second: String,
+    },
+}
+
+/// Runs the execution of `seed` twice and compares the timelines.
+pub fn check_determinism(scenario: &Scenario, strategy: StrategyKind, seed: u64) -> Determinism {
+    let a = run_seed(scenario, strategy, seed);
+    let b = run_seed(scenario, strategy, seed);
+    match a.trace.first_divergence(&b.trace) {
+        None if a.verdict == b.verdict => Determinism::Same(a.trace.hash()),
+        None => Determinism::Differs {
+            line: a.trace.lines.len(),
+            first: a.verdict.to_string(),
+            second: b.verdict.to_string(),
+        },
+        Some(line) => {
+            let show = |e: &Execution| {
+                e.trace
+                    .lines
+                    .get(line)
+                    .map(|l| format!("{l:?}"))
+                    .unwrap_or_else(|| "(end)".into())
+            };
+            Determinism::Differs {
+                line,
+                first: show(&a),
+                second: show(&b),
+            }
+        }
+    }
+}
+
+/// True if a run's outcome matches the scenario's expectation.
+pub fn matches_expectation(expect: &str, verdict: &Verdict) -> bool {
+    verdict.label() == expect
+}
+
+mod explore;
+pub use explore::{
+    DEFAULT_MAX_PHASES, ExploreOptions, ExploreReport, PhaseCoverage, explore, explore_seeking,
+};
