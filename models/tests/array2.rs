@@ -54,6 +54,7 @@ fn fixed_spins_for_ever_at_the_item_size_limit() {
     let s = load("array2-fixed-full");
     let options = RunOptions {
         shrink: false,
+        expect: mcsim::scenario::Expectation::default(),
         ..RunOptions::from_scenario(&s)
     };
     let report = run::run(&s, &options);

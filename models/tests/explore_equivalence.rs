@@ -95,6 +95,7 @@ fn reduction_and_cache_reach_what_plain_enumeration_reaches() {
                         executions: 200,
                         keep_going: true,
                         shrink: false,
+                        expect: mcsim::scenario::Expectation::default(),
                     },
                 );
                 for label in sampled.verdicts.keys() {

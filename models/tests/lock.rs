@@ -105,6 +105,7 @@ fn pct_finds_the_get_set_lock_bug_too() {
         executions: 200,
         keep_going: false,
         shrink: false,
+        expect: s.expectation.clone(),
     };
     let report = run::run(&s, &options);
     assert!(matches!(

@@ -247,6 +247,10 @@ pub(crate) enum Command {
         /// bounds (clients, preemptions, faults) instead of sampling it.
         #[arg(long)]
         exhaustive: bool,
+        /// Start every scenario at seed N instead of its own `[explore] seed` (the
+        /// verdicts must not change: each is judged on every invariant its run found).
+        #[arg(long)]
+        seed: Option<u64>,
         /// Run only shard I of N (`--shard 2/4`): scenario files are dealt out by their
         /// sorted position, so N machines together run the suite once.
         #[arg(long, value_parser = parse_shard)]

@@ -90,8 +90,8 @@ pub(crate) fn dispatch(command: Command, families: &[&'static dyn Family]) -> Re
                     }
                 });
                 if points.len() == 1 {
-                    let got = report.label();
-                    let matched = got == s.expect;
+                    let judged = report.judge(&s.expectation);
+                    let (got, matched) = (judged.got, judged.ok);
                     outln!(
                         "\nexpected {}, got {got}: {}",
                         s.expect,
@@ -304,6 +304,7 @@ pub(crate) fn dispatch(command: Command, families: &[&'static dyn Family]) -> Re
             outputs,
             check_determinism,
             exhaustive,
+            seed,
             shard,
         } => crate::cli::gate::check(
             families,
@@ -313,6 +314,7 @@ pub(crate) fn dispatch(command: Command, families: &[&'static dyn Family]) -> Re
                 budget,
                 determinism: check_determinism,
                 exhaustive,
+                seed,
             },
             &outputs,
             shard,

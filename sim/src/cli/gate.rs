@@ -24,6 +24,8 @@ pub(crate) struct Judging {
     /// Prove each scenario that is not a sweep at its `[explore]` bounds instead of
     /// sampling it.
     pub exhaustive: bool,
+    /// Start every scenario at this seed instead of its own `[explore] seed`.
+    pub seed: Option<u64>,
 }
 
 /// Executions an exhaustive search may take (times the budget) before the gate calls
@@ -91,6 +93,7 @@ fn run_one(path: &Path, families: &[&'static dyn Family], judging: Judging) -> R
         budget,
         determinism: check_determinism,
         exhaustive,
+        seed,
     } = judging;
     let started = Instant::now();
     let mut row = Row::new(path);
@@ -114,6 +117,7 @@ fn run_one(path: &Path, families: &[&'static dyn Family], judging: Judging) -> R
         row.expected = s.expect.clone();
         let mut options = RunOptions::from_scenario(s);
         options.executions = ((s.executions as f64) * budget).ceil().max(1.0) as u64;
+        options.seed = seed.unwrap_or(s.seed);
         options.keep_going = sweep;
         // A sweep is read for its numbers; only its first failure is shown, unshrunk.
         options.shrink = !sweep;
@@ -144,7 +148,10 @@ pub(crate) fn record(
     sweep: bool,
 ) -> String {
     row.expected = s.expect.clone();
-    let got = report.label();
+    let got = report.judge(&s.expectation).got;
+    for (label, n) in &report.found {
+        *row.found.entry(label.clone()).or_insert(0) += n;
+    }
     row.add_metrics(report);
     row.executions += report.executions;
     row.calls += report.calls;

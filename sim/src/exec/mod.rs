@@ -223,6 +223,9 @@ pub struct Execution {
     pub state_hash: Option<u64>,
     /// Cut short by the strategy as a redundant interleaving (no verdict of its own).
     pub pruned: bool,
+    /// Every invariant that failed: the verdict's, and any other that failed at the same
+    /// step (a step check) or at the end (an end check); empty for a pass.
+    pub violated: Vec<String>,
     /// The tick phase the strategy ran the servers at, when it chose one (the schedule
     /// carries it too); `None`: the configured phase.
     pub phase: Option<Duration>,

@@ -173,6 +173,7 @@ impl<M: Model> Check<M> {
         let r = run::explore(&s, &options, &mut |_| true);
         let mut verdicts = BTreeMap::new();
         let label = r.failure.as_ref().map(|f| f.execution.verdict.label());
+        let found = label.iter().map(|l| (l.clone(), 1)).collect();
         verdicts.insert(label.unwrap_or_else(|| "pass".into()), 1);
         self.judge(
             &s,
@@ -184,6 +185,7 @@ impl<M: Model> Check<M> {
                 metrics: BTreeMap::new(),
                 calls: r.calls,
                 steps: 0,
+                found,
             },
             !r.interrupted,
         )
@@ -316,6 +318,7 @@ impl<M: Model> Check<M> {
             executions,
             keep_going: false,
             shrink: true,
+            expect: crate::scenario::Expectation::single(&self.expect),
         };
         let report = run::run(&s, &options);
         self.judge(&s, strategy, report, false)
@@ -357,6 +360,7 @@ impl<M: Model> Check<M> {
             executions,
             seed: self.seed,
             expect: self.expect.clone(),
+            expectation: crate::scenario::Expectation::single(&self.expect),
             bounds: crate::scenario::ExhaustiveBounds {
                 clients,
                 preemptions: None,
@@ -427,6 +431,10 @@ fn one_execution(e: &Execution) -> RunReport {
             .collect(),
         calls: e.calls,
         steps: e.steps,
+        found: crate::run::failing_labels(e)
+            .into_iter()
+            .map(|l| (l, 1))
+            .collect(),
     }
 }
 

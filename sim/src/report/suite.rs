@@ -54,6 +54,10 @@ pub struct Row {
     /// The shard of the suite this row was judged in (`--shard 2/4`), if any.
     #[serde(default)]
     pub shard: Option<(usize, usize)>,
+    /// Every failing verdict its executions showed (each invariant violated, not only
+    /// the first of an execution), with how many executions showed it.
+    #[serde(default)]
+    pub found: BTreeMap<String, u64>,
 }
 
 /// A metric over a scenario's executions.
@@ -115,6 +119,7 @@ impl Row {
             timeline: None,
             metrics: BTreeMap::new(),
             shard: None,
+            found: BTreeMap::new(),
         }
     }
 

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use crate::exec::{Execution, execute};
 use crate::explore::{Replay, Schedule};
 use crate::invariant::Verdict;
-use crate::scenario::{Scenario, StrategyKind};
+use crate::scenario::{Expectation, Judgement, Scenario, StrategyKind};
 use crate::shrink::{self, Size};
 
 /// How to run a scenario.
@@ -22,6 +22,10 @@ pub struct RunOptions {
     pub keep_going: bool,
     /// Shrink the first failure before reporting it.
     pub shrink: bool,
+    /// What the run looks for: without `keep_going` it stops once it has found every
+    /// verdict that must be found, or one that is not allowed (a `pass` expectation:
+    /// at the first failure).
+    pub expect: Expectation,
 }
 
 impl RunOptions {
@@ -33,6 +37,7 @@ impl RunOptions {
             executions: s.executions,
             keep_going: false,
             shrink: true,
+            expect: s.expectation.clone(),
         }
     }
 }
@@ -110,6 +115,9 @@ pub struct RunReport {
     pub calls: u64,
     /// Steps over all executions.
     pub steps: u64,
+    /// Every failing verdict found, with the executions that showed it: each invariant an
+    /// execution violated (not only the first), and every other failure by its label.
+    pub found: BTreeMap<String, u64>,
 }
 
 impl RunReport {
@@ -119,6 +127,11 @@ impl RunReport {
             first_failure: Some(failure),
             ..self
         }
+    }
+
+    /// The run judged against what its scenario expects.
+    pub fn judge(&self, expect: &Expectation) -> Judgement {
+        expect.judge(&self.found)
     }
 
     /// The verdict label of the run: the first failure's, or `pass`.
@@ -152,7 +165,13 @@ pub fn run_observed(
         metrics: BTreeMap::new(),
         calls: 0,
         steps: 0,
+        found: BTreeMap::new(),
     };
+    let expect = &options.expect;
+    let allowed = |l: &String| expect.must.contains(l) || expect.may.contains(l);
+    // The first failure showing nothing the run looks for, kept in case nothing better
+    // comes.
+    let mut fallback: Option<(u64, Execution)> = None;
     let mut strategy = options.strategy.make(options.seed);
     let setup = scenario.setup.clone();
     for i in 0..options.executions {
@@ -167,20 +186,61 @@ pub fn run_observed(
         for (k, v) in &e.metrics {
             report.metrics.entry(k.clone()).or_default().add(*v);
         }
-        if !e.verdict.is_pass() && report.first_failure.is_none() {
-            let seed = options.seed.wrapping_add(i);
-            let found = Found {
-                seed: Some((options.strategy, seed)),
-                cost: report.steps,
-            };
-            report.first_failure = Some(failure(scenario, found, &e, options.shrink));
-            if !options.keep_going {
-                break;
-            }
+        if e.verdict.is_pass() {
+            continue;
         }
+        let labels = failing_labels(&e);
+        for l in &labels {
+            *report.found.entry(l.clone()).or_insert(0) += 1;
+        }
+        let unexpected = labels.iter().any(|l| !allowed(l));
+        let sought = labels.iter().any(|l| expect.must.contains(l));
+        let package = |e: &Execution, steps: u64| {
+            let found = Found {
+                seed: Some((options.strategy, options.seed.wrapping_add(i))),
+                cost: steps,
+            };
+            failure(scenario, found, e, options.shrink)
+        };
+        // The failure shown: the first that is not allowed, else the first that was
+        // sought, else the first of any.
+        let shown_unexpected = report
+            .first_failure
+            .as_ref()
+            .is_some_and(|f| failing_labels(&f.execution).iter().any(|l| !allowed(l)));
+        if (unexpected && !shown_unexpected) || (sought && report.first_failure.is_none()) {
+            report.first_failure = Some(package(&e, report.steps));
+        } else if report.first_failure.is_none() && fallback.is_none() {
+            fallback = Some((i, e));
+        }
+        if !options.keep_going && (unexpected || expect.satisfied_by(&report.found)) {
+            break;
+        }
+    }
+    if report.first_failure.is_none()
+        && let Some((i, e)) = fallback
+    {
+        let found = Found {
+            seed: Some((options.strategy, options.seed.wrapping_add(i))),
+            cost: report.steps,
+        };
+        report.first_failure = Some(failure(scenario, found, &e, options.shrink));
     }
     progress(report.executions);
     report
+}
+
+/// Every failing label of an execution: each invariant it violated, or its verdict's label.
+pub fn failing_labels(e: &Execution) -> Vec<String> {
+    match &e.verdict {
+        Verdict::Pass => Vec::new(),
+        Verdict::Violation(_) if !e.violated.is_empty() => {
+            let mut v = e.violated.clone();
+            v.dedup();
+            v
+        }
+        other => vec![other.label()],
+    }
 }
 
 /// Where a failure came from: its seed (for random strategies) and the steps spent

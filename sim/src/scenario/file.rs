@@ -173,4 +173,10 @@ impl Default for ExploreFile {
 #[serde(deny_unknown_fields)]
 pub(crate) struct ExpectFile {
     pub verdict: Spanned<String>,
+    /// Further invariants that must be found too.
+    #[serde(default)]
+    pub also: Option<Spanned<Vec<String>>>,
+    /// Invariants that may also appear.
+    #[serde(default)]
+    pub may: Option<Spanned<Vec<String>>>,
 }

@@ -5,6 +5,7 @@
 //! loader never panics on user input. The format is documented in `scenarios/README.md`.
 
 mod error;
+mod expect;
 mod file;
 mod limits;
 mod sweep;
@@ -14,6 +15,7 @@ use std::rc::Rc;
 use std::time::Duration;
 
 pub use error::{FieldError, ScenarioError, did_you_mean, key_at, line_col};
+pub use expect::{Expectation, Judgement};
 pub use limits::{MAX_CLIENTS, MAX_SERVERS};
 pub(crate) use sweep::Setting;
 pub use sweep::load_points;
@@ -116,6 +118,9 @@ pub struct Scenario {
     /// The expected verdict label: `pass`, an invariant name, `livelock`, `panic` or
     /// `client_error`.
     pub expect: String,
+    /// Every verdict the run must find, and those it may find beside them (`expect` is
+    /// its headline).
+    pub expectation: Expectation,
     /// The bounds `mcsim explore` and `mcsim check --exhaustive` prove it within.
     pub bounds: ExhaustiveBounds,
     /// Registers one execution.
@@ -430,6 +435,39 @@ impl Scenario {
                 ),
             )));
         }
+        let mut expectation = Expectation::single(&expect);
+        for (field, list) in [
+            ("expect.also", &f.expect.also),
+            ("expect.may", &f.expect.may),
+        ] {
+            let Some(list) = list else { continue };
+            for label in list.get_ref() {
+                let problem = if !known.contains(label) || label == "pass" {
+                    Some(format!(
+                        "unknown verdict {label:?}{}; known: {}",
+                        did_you_mean(label, known.iter().map(String::as_str)),
+                        known.join(", ")
+                    ))
+                } else if expect == "pass" {
+                    Some(format!(
+                        "{field} lists {label:?} but the verdict expected is pass"
+                    ))
+                } else {
+                    None
+                };
+                if let Some(message) = problem {
+                    return Err(at(FieldError::new(field, Some(list.span()), message)));
+                }
+                let into = if field == "expect.also" {
+                    &mut expectation.must
+                } else {
+                    &mut expectation.may
+                };
+                if !into.contains(label) {
+                    into.push(label.clone());
+                }
+            }
+        }
         let name = f.name.unwrap_or_else(|| {
             path.file_stem()
                 .map(|s| s.to_string_lossy().into_owned())
@@ -447,6 +485,7 @@ impl Scenario {
             executions: f.explore.executions,
             seed: f.explore.seed,
             expect,
+            expectation,
             bounds,
             setup,
             point: Vec::new(),

@@ -9,13 +9,21 @@ use crate::trace::{Actor, describe_request};
 use super::{Engine, Stop};
 
 impl Engine<'_> {
+    /// Runs every step check. The first that fails is the verdict; every other that
+    /// fails at the same step is recorded beside it ([`Execution::violated`]).
+    ///
+    /// [`Execution::violated`]: crate::exec::Execution::violated
     pub(super) fn check_always(&mut self) -> Result<(), Stop> {
+        let mut verdict: Option<Verdict> = None;
         for (name, check) in &self.always {
             if let Err(failure) = check() {
-                return Err(self.violation(name.to_string(), failure));
+                self.violated.push(name.to_string());
+                if verdict.is_none() {
+                    verdict = Some(self.violation(name.to_string(), failure));
+                }
             }
         }
-        Ok(())
+        verdict.map_or(Ok(()), Err)
     }
 
     pub(super) fn violation(&self, invariant: String, failure: Failure) -> Verdict {
@@ -106,10 +114,11 @@ impl Engine<'_> {
         // Every end check runs, so each records its metrics; the first failure is the verdict.
         let mut verdict = Verdict::Pass;
         for (name, check) in &self.at_end {
-            if let Err(failure) = check(&view)
-                && verdict.is_pass()
-            {
-                verdict = self.violation(name.to_string(), failure);
+            if let Err(failure) = check(&view) {
+                self.violated.push(name.to_string());
+                if verdict.is_pass() {
+                    verdict = self.violation(name.to_string(), failure);
+                }
             }
         }
         self.metrics = view.metrics.into_inner();

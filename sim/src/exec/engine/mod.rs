@@ -56,6 +56,7 @@ pub fn execute(
         pruned: engine.pruned,
         phase,
         phase_points: engine.phase_points.take().unwrap_or_default(),
+        violated: std::mem::take(&mut engine.violated),
         state_hash,
         index,
         verdict,
@@ -124,6 +125,8 @@ struct Engine<'c> {
     /// Clients whose timing follows a tick edge: their later instants move with the
     /// phase, so they mark no phase point.
     edge_timed: Vec<bool>,
+    /// Every invariant that failed, in the order checked.
+    violated: Vec<String>,
 }
 
 /// A timed event of the world.
@@ -186,6 +189,7 @@ impl<'c> Engine<'c> {
             key_states: Vec::new(),
             phase_points: None,
             edge_timed: vec![false; n],
+            violated: Vec::new(),
         }
     }
 

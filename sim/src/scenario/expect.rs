@@ -1,0 +1,127 @@
+//! What a scenario expects: `pass`, or the invariants its run must find and those it may
+//! find beside them.
+//!
+//! ```toml
+//! [expect]
+//! verdict = "eventlog.bytes"          # must be found (the headline)
+//! also = ["eventlog.spins"]           # must be found too
+//! may = ["eventlog.capacity"]         # may also appear; any other is a mismatch
+//! ```
+//!
+//! A run is judged on every invariant any of its executions violated, not on the first
+//! one found, so its verdict does not depend on where its seeds start.
+
+use std::collections::BTreeMap;
+
+/// The verdicts a scenario expects.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Expectation {
+    /// Verdict labels the run must find, the headline first; empty: `pass`.
+    pub must: Vec<String>,
+    /// Labels that may also appear.
+    pub may: Vec<String>,
+}
+
+/// How a run's findings compare with an [`Expectation`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Judgement {
+    /// True if the run found what was expected and nothing else.
+    pub ok: bool,
+    /// The verdict to show: the headline when as expected; else the first label found
+    /// that was not allowed, or `pass` when an expected one was not found.
+    pub got: String,
+}
+
+impl Expectation {
+    /// The one-verdict form: `pass`, or one label that must be found and nothing else.
+    pub fn single(verdict: &str) -> Expectation {
+        Expectation {
+            must: if verdict == "pass" {
+                Vec::new()
+            } else {
+                vec![verdict.to_string()]
+            },
+            may: Vec::new(),
+        }
+    }
+
+    /// The headline: the first label that must be found, or `pass`.
+    pub fn headline(&self) -> &str {
+        self.must.first().map_or("pass", String::as_str)
+    }
+
+    /// True once `found` holds every label that must be found (and one was expected): a
+    /// run may stop there.
+    pub fn satisfied_by(&self, found: &BTreeMap<String, u64>) -> bool {
+        !self.must.is_empty() && self.must.iter().all(|m| found.contains_key(m))
+    }
+
+    /// Judges the labels a run found (each with the executions that showed it).
+    pub fn judge(&self, found: &BTreeMap<String, u64>) -> Judgement {
+        let allowed = |l: &String| self.must.contains(l) || self.may.contains(l);
+        if let Some(other) = found.keys().find(|l| !allowed(l)) {
+            return Judgement {
+                ok: false,
+                got: other.clone(),
+            };
+        }
+        if self.must.iter().all(|m| found.contains_key(m)) {
+            return Judgement {
+                ok: true,
+                got: self.headline().to_string(),
+            };
+        }
+        // Something expected is missing: show what was found, or pass.
+        let got = found
+            .keys()
+            .next()
+            .cloned()
+            .unwrap_or_else(|| "pass".into());
+        Judgement { ok: false, got }
+    }
+
+    /// As the table and reports write it: `eventlog.bytes (+ eventlog.spins; may:
+    /// eventlog.capacity)`, or just the headline.
+    pub fn describe(&self) -> String {
+        let mut s = self.headline().to_string();
+        if self.must.len() > 1 {
+            s.push_str(&format!(" + {}", self.must[1..].join(" + ")));
+        }
+        if !self.may.is_empty() {
+            s.push_str(&format!(" (may: {})", self.may.join(", ")));
+        }
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn found(labels: &[&str]) -> BTreeMap<String, u64> {
+        labels.iter().map(|l| (l.to_string(), 1)).collect()
+    }
+
+    #[test]
+    fn pass_expects_nothing_found() {
+        let e = Expectation::single("pass");
+        assert!(e.judge(&found(&[])).ok);
+        assert_eq!(e.judge(&found(&["a"])).got, "a");
+        assert!(!e.satisfied_by(&found(&[])));
+    }
+
+    #[test]
+    fn every_must_is_needed_and_only_may_is_allowed_beside() {
+        let e = Expectation {
+            must: vec!["a".into(), "b".into()],
+            may: vec!["c".into()],
+        };
+        assert!(!e.judge(&found(&["a"])).ok);
+        assert!(!e.satisfied_by(&found(&["a", "c"])));
+        let j = e.judge(&found(&["a", "b", "c"]));
+        assert!(j.ok && j.got == "a");
+        assert_eq!(e.judge(&found(&["a", "b", "d"])).got, "d");
+        assert_eq!(e.judge(&found(&[])).got, "pass");
+        assert_eq!(e.describe(), "a + b (may: c)");
+    }
+}
