@@ -158,3 +158,36 @@ fn the_gate_gives_the_same_verdicts_from_any_starting_seed() {
     assert_eq!(verdicts[0], verdicts[2]);
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// A fault plan aimed at a key the recipe never uses cannot bite: the pass it gives is
+/// `vacuous`, a gate failure that says which danger never happened and which keys the
+/// recipe did use.
+#[test]
+fn a_fault_that_never_bites_makes_the_gate_fail_vacuous() {
+    let dir = std::env::temp_dir().join(format!("mcsim-vacuous-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let text = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/tags-time-evict.toml"),
+    )
+    .unwrap()
+    .replace(r#"keys = ["tag_0", "tag_1"]"#, r#"keys = ["no_such_key"]"#);
+    let path = dir.join("aimed-elsewhere.toml");
+    std::fs::write(&path, text).unwrap();
+    let out = mcsim()
+        .args(["check", "--json"])
+        .arg(dir.join("out.json"))
+        .arg(&path)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(text.contains("vacuous ≠ pass"), "{text}");
+    assert!(text.contains("none met faults.evict.bit"), "{text}");
+    assert!(
+        text.contains(
+            "aims evictions at no_such_key, which no call used; the keys used: posts, tag_0, tag_1"
+        ),
+        "{text}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -286,3 +286,63 @@ fn exhaustive_bounds_default_to_three_clients_two_preemptions_and_one_fault() {
     };
     assert_eq!(s.bounds, given);
 }
+
+#[test]
+fn expect_lists_name_known_verdicts_and_conditions() {
+    let e = error(&GOOD.replace(
+        "verdict = \"pass\"",
+        "verdict = \"lock.exclusion\"\nmay = [\"lock.exclusoin\"]",
+    ));
+    assert_eq!(e.field.as_deref(), Some("expect.may"), "{e}");
+    assert!(e.message.contains("did you mean"), "{e}");
+    let e = error(&GOOD.replace(
+        "verdict = \"pass\"",
+        "verdict = \"pass\"\nalso = [\"lock.exclusion\"]",
+    ));
+    assert_eq!(e.field.as_deref(), Some("expect.also"), "{e}");
+    let e = error(&GOOD.replace(
+        "verdict = \"pass\"",
+        "verdict = \"pass\"\nsometimes = [\"faults.evcit.bit\"]",
+    ));
+    assert_eq!(e.field.as_deref(), Some("expect.sometimes"), "{e}");
+    assert!(e.message.contains("faults.KIND.bit"), "{e}");
+    let e = error(&GOOD.replace(
+        "verdict = \"pass\"",
+        "verdict = \"lock.exclusion\"\nsometimes = [\"faults.evict.bit\"]",
+    ));
+    assert_eq!(e.field.as_deref(), Some("expect.sometimes"), "{e}");
+}
+
+/// A pass with faults in its plan must say what danger it survived, in its own file, and
+/// every pass with faults gets at least "each kind bit once" when it says nothing.
+#[test]
+fn every_shipped_pass_with_faults_declares_its_danger() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios");
+    let mut checked = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|x| x != "toml") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        let s = Scenario::parse(&path, &text, RECIPES).unwrap();
+        if s.expect != "pass" || s.config.faults.is_empty() {
+            continue;
+        }
+        checked += 1;
+        assert!(
+            text.contains("\nsometimes = "),
+            "{}: a pass with faults declares [expect] sometimes",
+            path.display()
+        );
+        assert!(
+            s.expectation
+                .sometimes
+                .iter()
+                .any(|c| c.starts_with("faults.")),
+            "{}: its dangers include a fault that bit",
+            path.display()
+        );
+    }
+    assert!(checked >= 5, "{checked}");
+}

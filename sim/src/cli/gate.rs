@@ -148,9 +148,21 @@ pub(crate) fn record(
     sweep: bool,
 ) -> String {
     row.expected = s.expect.clone();
-    let got = report.judge(&s.expectation).got;
+    // A sweep's dangers are judged over all its points (a point may leave a fault out on
+    // purpose, as a baseline): in `conclude_points`.
+    let got = if sweep {
+        let mut expect = s.expectation.clone();
+        expect.sometimes.clear();
+        report.judge(&expect).got
+    } else {
+        report.judge(&s.expectation).got
+    };
     for (label, n) in &report.found {
         *row.found.entry(label.clone()).or_insert(0) += n;
+    }
+    row.add_coverage(report, &s.expectation.sometimes);
+    if got == "vacuous" && row.detail.is_none() {
+        row.detail = Some(crate::cli::vacuous::explain(s, strategy, report));
     }
     row.add_metrics(report);
     row.executions += report.executions;
@@ -181,6 +193,22 @@ pub(crate) fn record(
 /// A row's verdict from its points' labels (one label: that verdict).
 pub(crate) fn conclude_points(row: &mut Row, labels: &[String]) {
     row.got = sweep_verdict(&row.expected, labels);
+    let unmet: Vec<&String> = row
+        .dangers
+        .iter()
+        .filter(|(_, n)| **n == 0)
+        .map(|(c, _)| c)
+        .collect();
+    if labels.len() > 1 && row.got == "pass" && !unmet.is_empty() {
+        row.got = "vacuous".into();
+        let unmet: Vec<&str> = unmet.iter().map(|c| c.as_str()).collect();
+        row.detail = Some(format!(
+            "vacuous: in {} executions over {} points none met {} (each must happen at least once for a pass to mean something)",
+            row.executions,
+            labels.len(),
+            unmet.join(", ")
+        ));
+    }
     if labels.len() > 1 {
         let found = labels.iter().filter(|l| **l == row.expected).count();
         row.numbers = format!("{} points, {found} with {}", labels.len(), row.expected);

@@ -30,6 +30,7 @@ mod explore;
 mod gate;
 mod merge;
 mod progress;
+mod vacuous;
 
 use std::ffi::OsString;
 use std::path::Path;

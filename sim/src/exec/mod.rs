@@ -226,6 +226,12 @@ pub struct Execution {
     /// Every invariant that failed: the verdict's, and any other that failed at the same
     /// step (a step check) or at the end (an end check); empty for a pass.
     pub violated: Vec<String>,
+    /// Per fault kind that fired: how many times, and how many of those bit (changed
+    /// what a later call saw; see the engine's `bites`).
+    pub faults: Vec<(crate::fault::FaultKind, u32, u32)>,
+    /// Every invariant with the times it was evaluated (a step check at every step, an
+    /// end check once if the execution got to its end).
+    pub checks: Vec<(Cow<'static, str>, u64)>,
     /// The tick phase the strategy ran the servers at, when it chose one (the schedule
     /// carries it too); `None`: the configured phase.
     pub phase: Option<Duration>,

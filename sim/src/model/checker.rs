@@ -186,6 +186,7 @@ impl<M: Model> Check<M> {
                 calls: r.calls,
                 steps: 0,
                 found,
+                ..RunReport::default()
             },
             !r.interrupted,
         )
@@ -416,7 +417,7 @@ impl<M: Model> Check<M> {
 fn one_execution(e: &Execution) -> RunReport {
     let mut verdicts = BTreeMap::new();
     verdicts.insert(e.verdict.label(), 1);
-    RunReport {
+    let mut report = RunReport {
         executions: 1,
         verdicts,
         first_failure: None,
@@ -435,7 +436,10 @@ fn one_execution(e: &Execution) -> RunReport {
             .into_iter()
             .map(|l| (l, 1))
             .collect(),
-    }
+        ..RunReport::default()
+    };
+    report.count(e);
+    report
 }
 
 /// What a check measured, for a test to assert on.

@@ -232,5 +232,24 @@ pub fn render_run(scenario: &Scenario, report: &RunReport) -> String {
             s.max
         );
     }
+    for (kind, f) in &report.faults {
+        let _ = writeln!(
+            out,
+            "  fault {kind:<22} {} injected, {} bit",
+            f.injected, f.bit
+        );
+    }
+    for c in &scenario.expectation.sometimes {
+        let n = report.met.get(c).copied().unwrap_or(0);
+        let _ = writeln!(out, "  danger {c:<21} met in {n} executions");
+    }
+    if !report.found.is_empty() {
+        let found: Vec<String> = report
+            .found
+            .iter()
+            .map(|(k, n)| format!("{k} ×{n}"))
+            .collect();
+        let _ = writeln!(out, "  violated: {}", found.join(", "));
+    }
     out
 }

@@ -58,6 +58,19 @@ pub struct Row {
     /// the first of an execution), with how many executions showed it.
     #[serde(default)]
     pub found: BTreeMap<String, u64>,
+    /// Per fault kind: injections, and how many bit.
+    #[serde(default)]
+    pub faults: BTreeMap<String, crate::run::FaultFigures>,
+    /// Per invariant: the times it was evaluated.
+    #[serde(default)]
+    pub checks: BTreeMap<String, u64>,
+    /// Per `sometimes` condition the scenario asks for: the executions that met it.
+    #[serde(default)]
+    pub dangers: BTreeMap<String, u64>,
+    /// What the run covered, in one line: faults injected and bitten, invariants
+    /// evaluated, dangers met.
+    #[serde(default)]
+    pub coverage: String,
 }
 
 /// A metric over a scenario's executions.
@@ -120,6 +133,10 @@ impl Row {
             metrics: BTreeMap::new(),
             shard: None,
             found: BTreeMap::new(),
+            faults: BTreeMap::new(),
+            checks: BTreeMap::new(),
+            dangers: BTreeMap::new(),
+            coverage: String::new(),
         }
     }
 
@@ -221,6 +238,57 @@ impl Row {
     pub fn ok(&self) -> bool {
         self.error.is_none() && self.expected == self.got
     }
+
+    /// Adds a run's fault, check and danger figures (`sometimes`: the conditions its
+    /// scenario asks for), and says them again in [`Row::coverage`].
+    pub fn add_coverage(&mut self, report: &RunReport, sometimes: &[String]) {
+        for (k, f) in &report.faults {
+            let mine = self.faults.entry(k.clone()).or_default();
+            mine.injected += f.injected;
+            mine.bit += f.bit;
+        }
+        for (k, n) in &report.checks {
+            *self.checks.entry(k.clone()).or_insert(0) += n;
+        }
+        for c in sometimes {
+            *self.dangers.entry(c.clone()).or_insert(0) += report.met.get(c).copied().unwrap_or(0);
+        }
+        let mut parts = Vec::new();
+        if !self.faults.is_empty() {
+            let f: Vec<String> = self
+                .faults
+                .iter()
+                .map(|(k, f)| format!("{k} {} injected, {} bit", f.injected, f.bit))
+                .collect();
+            parts.push(format!("faults: {}", f.join(", ")));
+        }
+        if !self.dangers.is_empty() {
+            let d: Vec<String> = self
+                .dangers
+                .iter()
+                .map(|(c, n)| format!("{c} in {n} executions"))
+                .collect();
+            parts.push(format!("dangers met: {}", d.join(", ")));
+        }
+        if !self.checks.is_empty() {
+            let c: Vec<String> = self
+                .checks
+                .iter()
+                .map(|(k, n)| format!("{k} {n}×"))
+                .collect();
+            parts.push(format!("invariants evaluated: {}", c.join(", ")));
+        }
+        self.coverage = parts.join("; ");
+    }
+
+    /// The faults in a few characters for the table: `evict 41/97 bit`.
+    pub fn faults_short(&self) -> String {
+        self.faults
+            .iter()
+            .map(|(k, f)| format!("{k} {}/{} bit", f.bit, f.injected))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
 }
 
 /// The key numbers of a run for the summary table.
@@ -283,7 +351,14 @@ pub fn render_table(rows: &[Row]) -> String {
                 },
                 r.executions.to_string(),
                 r.millis.to_string(),
-                r.error.clone().unwrap_or_else(|| r.numbers.clone()),
+                r.error.clone().unwrap_or_else(|| {
+                    let faults = r.faults_short();
+                    if faults.is_empty() || !r.points.is_empty() {
+                        r.numbers.clone()
+                    } else {
+                        format!("{faults} · {}", r.numbers)
+                    }
+                }),
             ]
         })
         .collect();
@@ -347,8 +422,14 @@ pub fn render_junit(rows: &[Row]) -> String {
             xml_escape(&r.scenario),
             r.millis as f64 / 1000.0
         );
-        if r.ok() {
+        if r.ok() && r.coverage.is_empty() {
             out.push_str("/>\n");
+        } else if r.ok() {
+            let _ = writeln!(
+                out,
+                ">\n    <system-out>{}</system-out>\n  </testcase>",
+                xml_escape(&r.coverage)
+            );
         } else {
             let message = match &r.error {
                 Some(e) => e.clone(),

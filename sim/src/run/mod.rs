@@ -101,7 +101,7 @@ pub struct Finding {
 }
 
 /// The outcome of running a scenario.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct RunReport {
     /// Executions run.
     pub executions: u64,
@@ -118,6 +118,50 @@ pub struct RunReport {
     /// Every failing verdict found, with the executions that showed it: each invariant an
     /// execution violated (not only the first), and every other failure by its label.
     pub found: BTreeMap<String, u64>,
+    /// Per fault kind: injections over all executions, and how many of them bit.
+    pub faults: BTreeMap<String, FaultFigures>,
+    /// Per invariant: the times it was evaluated over all executions.
+    pub checks: BTreeMap<String, u64>,
+    /// Per condition a scenario may ask for in `sometimes` (`faults.KIND.injected`,
+    /// `faults.KIND.bit`, each metric): the executions that met it.
+    pub met: BTreeMap<String, u64>,
+}
+
+/// How often a kind of fault fired over a run, and how often it bit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+pub struct FaultFigures {
+    /// Times it fired.
+    pub injected: u64,
+    /// Times it changed what a later call saw.
+    pub bit: u64,
+}
+
+impl RunReport {
+    /// Adds an execution's fault, check and condition figures.
+    pub(crate) fn count(&mut self, e: &Execution) {
+        for (kind, injected, bit) in &e.faults {
+            let f = self.faults.entry(kind.name().to_string()).or_default();
+            f.injected += u64::from(*injected);
+            f.bit += u64::from(*bit);
+            for (what, n) in [("injected", injected), ("bit", bit)] {
+                if *n > 0 {
+                    *self
+                        .met
+                        .entry(format!("faults.{}.{what}", kind.name()))
+                        .or_insert(0) += 1;
+                }
+            }
+        }
+        for (name, n) in &e.checks {
+            *self.checks.entry(name.to_string()).or_insert(0) += n;
+        }
+        for (name, v) in &e.metrics {
+            let met = self.met.entry(name.clone()).or_insert(0);
+            if *v > 0.0 {
+                *met += 1;
+            }
+        }
+    }
 }
 
 impl RunReport {
@@ -131,7 +175,7 @@ impl RunReport {
 
     /// The run judged against what its scenario expects.
     pub fn judge(&self, expect: &Expectation) -> Judgement {
-        expect.judge(&self.found)
+        expect.judge(&self.found, &self.met)
     }
 
     /// The verdict label of the run: the first failure's, or `pass`.
@@ -166,6 +210,9 @@ pub fn run_observed(
         calls: 0,
         steps: 0,
         found: BTreeMap::new(),
+        faults: BTreeMap::new(),
+        checks: BTreeMap::new(),
+        met: BTreeMap::new(),
     };
     let expect = &options.expect;
     let allowed = |l: &String| expect.must.contains(l) || expect.may.contains(l);
@@ -182,6 +229,7 @@ pub fn run_observed(
         }
         report.calls += e.calls;
         report.steps += e.steps;
+        report.count(&e);
         *report.verdicts.entry(e.verdict.label()).or_insert(0) += 1;
         for (k, v) in &e.metrics {
             report.metrics.entry(k.clone()).or_default().add(*v);

@@ -20,6 +20,11 @@ pub struct Expectation {
     pub must: Vec<String>,
     /// Labels that may also appear.
     pub may: Vec<String>,
+    /// What must happen in at least one execution for a pass to mean something: a fault
+    /// kind that fired (`faults.evict.injected`) or bit (`faults.evict.bit`), or a metric
+    /// the model records that was above zero (`lock.overlap_ms`). A pass in which no
+    /// execution met one of them is `vacuous`.
+    pub sometimes: Vec<String>,
 }
 
 /// How a run's findings compare with an [`Expectation`].
@@ -42,6 +47,7 @@ impl Expectation {
                 vec![verdict.to_string()]
             },
             may: Vec::new(),
+            sometimes: Vec::new(),
         }
     }
 
@@ -56,8 +62,30 @@ impl Expectation {
         !self.must.is_empty() && self.must.iter().all(|m| found.contains_key(m))
     }
 
-    /// Judges the labels a run found (each with the executions that showed it).
-    pub fn judge(&self, found: &BTreeMap<String, u64>) -> Judgement {
+    /// Judges the labels a run found (each with the executions that showed it), and, for
+    /// a pass, whether every `sometimes` condition was met in some execution (`met`: the
+    /// executions that met each).
+    pub fn judge(&self, found: &BTreeMap<String, u64>, met: &BTreeMap<String, u64>) -> Judgement {
+        let j = self.judge_found(found);
+        if j.ok && self.must.is_empty() && !self.unmet(met).is_empty() {
+            return Judgement {
+                ok: false,
+                got: "vacuous".into(),
+            };
+        }
+        j
+    }
+
+    /// The `sometimes` conditions no execution met.
+    pub fn unmet<'a>(&'a self, met: &BTreeMap<String, u64>) -> Vec<&'a str> {
+        self.sometimes
+            .iter()
+            .filter(|c| met.get(*c).is_none_or(|&n| n == 0))
+            .map(String::as_str)
+            .collect()
+    }
+
+    fn judge_found(&self, found: &BTreeMap<String, u64>) -> Judgement {
         let allowed = |l: &String| self.must.contains(l) || self.may.contains(l);
         if let Some(other) = found.keys().find(|l| !allowed(l)) {
             return Judgement {
@@ -105,8 +133,8 @@ mod tests {
     #[test]
     fn pass_expects_nothing_found() {
         let e = Expectation::single("pass");
-        assert!(e.judge(&found(&[])).ok);
-        assert_eq!(e.judge(&found(&["a"])).got, "a");
+        assert!(e.judge(&found(&[]), &found(&[])).ok);
+        assert_eq!(e.judge(&found(&["a"]), &found(&[])).got, "a");
         assert!(!e.satisfied_by(&found(&[])));
     }
 
@@ -115,13 +143,32 @@ mod tests {
         let e = Expectation {
             must: vec!["a".into(), "b".into()],
             may: vec!["c".into()],
+            sometimes: Vec::new(),
         };
-        assert!(!e.judge(&found(&["a"])).ok);
+        let none = found(&[]);
+        assert!(!e.judge(&found(&["a"]), &none).ok);
         assert!(!e.satisfied_by(&found(&["a", "c"])));
-        let j = e.judge(&found(&["a", "b", "c"]));
+        let j = e.judge(&found(&["a", "b", "c"]), &none);
         assert!(j.ok && j.got == "a");
-        assert_eq!(e.judge(&found(&["a", "b", "d"])).got, "d");
-        assert_eq!(e.judge(&found(&[])).got, "pass");
+        assert_eq!(e.judge(&found(&["a", "b", "d"]), &none).got, "d");
+        assert_eq!(e.judge(&found(&[]), &none).got, "pass");
         assert_eq!(e.describe(), "a + b (may: c)");
+    }
+
+    #[test]
+    fn a_pass_whose_danger_never_happened_is_vacuous() {
+        let e = Expectation {
+            sometimes: vec!["faults.evict.bit".into()],
+            ..Expectation::single("pass")
+        };
+        let none = found(&[]);
+        assert_eq!(e.judge(&none, &none).got, "vacuous");
+        let mut met = BTreeMap::new();
+        met.insert("faults.evict.bit".to_string(), 0);
+        assert_eq!(e.judge(&none, &met).got, "vacuous");
+        met.insert("faults.evict.bit".to_string(), 3);
+        assert!(e.judge(&none, &met).ok);
+        // A violation is judged as before.
+        assert_eq!(e.judge(&found(&["x"]), &met).got, "x");
     }
 }

@@ -179,4 +179,7 @@ pub(crate) struct ExpectFile {
     /// Invariants that may also appear.
     #[serde(default)]
     pub may: Option<Spanned<Vec<String>>>,
+    /// What some execution must show for a pass to mean something.
+    #[serde(default)]
+    pub sometimes: Option<Spanned<Vec<String>>>,
 }

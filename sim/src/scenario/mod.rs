@@ -468,6 +468,7 @@ impl Scenario {
                 }
             }
         }
+        expectation.sometimes = sometimes(&f.expect, &config.faults, &expect).map_err(at)?;
         let name = f.name.unwrap_or_else(|| {
             path.file_stem()
                 .map(|s| s.to_string_lossy().into_owned())
@@ -493,6 +494,57 @@ impl Scenario {
             origin: Origin::File(Rc::new((source.to_string(), families.into()))),
         })
     }
+}
+
+/// The `sometimes` conditions of a scenario: the ones it gives, checked; else, for a
+/// `pass` with faults in its plan, that each kind of fault in it bit at least once.
+fn sometimes(
+    e: &file::ExpectFile,
+    plan: &crate::fault::FaultPlan,
+    expect: &str,
+) -> Result<Vec<String>, FieldError> {
+    let kinds = || crate::fault::FaultKind::ALL.iter().map(|k| k.name());
+    let Some(list) = &e.sometimes else {
+        if expect != "pass" {
+            return Ok(Vec::new());
+        }
+        return Ok(plan
+            .rules
+            .iter()
+            .filter(|(_, r)| r.max > 0 && r.probability > 0.0)
+            .map(|(k, _)| format!("faults.{}.bit", k.name()))
+            .collect());
+    };
+    if expect != "pass" {
+        return Err(FieldError::new(
+            "expect.sometimes",
+            Some(list.span()),
+            "only a pass needs a danger that happened: a violation found shows one".to_string(),
+        ));
+    }
+    for c in list.get_ref() {
+        let bad = match c.strip_prefix("faults.") {
+            Some(rest) => match rest.rsplit_once('.') {
+                Some((kind, "bit" | "injected")) if kinds().any(|k| k == kind) => None,
+                _ => Some(format!(
+                    "{c:?}: a fault condition is faults.KIND.bit or faults.KIND.injected, KIND one of {}",
+                    kinds().collect::<Vec<_>>().join(", ")
+                )),
+            },
+            None if c.is_empty() || c.contains(char::is_whitespace) => Some(format!(
+                "{c:?}: name a metric the model records, or faults.KIND.bit"
+            )),
+            None => None,
+        };
+        if let Some(message) = bad {
+            return Err(FieldError::new(
+                "expect.sometimes",
+                Some(list.span()),
+                message,
+            ));
+        }
+    }
+    Ok(list.get_ref().clone())
 }
 
 fn skews(t: &file::TimingFile, clients: usize) -> Result<Vec<Skew>, FieldError> {

@@ -37,6 +37,10 @@ impl Engine<'_> {
         };
         let issued = *issued;
         let phase_point = self.phase_point_before(client, request, issued, at);
+        if !matches!(fault, Some(Fault::RequestLost { .. })) {
+            let server = self.cluster.route(request);
+            self.note_bites(server, request);
+        }
         // Which servers the call went to, for the timeline only.
         let servers = self.config.trace.then(|| self.cluster.servers_for(request));
         let read_only = request.is_read_only();

@@ -15,6 +15,7 @@ impl Engine<'_> {
     /// [`Execution::violated`]: crate::exec::Execution::violated
     pub(super) fn check_always(&mut self) -> Result<(), Stop> {
         let mut verdict: Option<Verdict> = None;
+        self.step_checks += 1;
         for (name, check) in &self.always {
             if let Err(failure) = check() {
                 self.violated.push(name.to_string());
@@ -113,6 +114,7 @@ impl Engine<'_> {
         };
         // Every end check runs, so each records its metrics; the first failure is the verdict.
         let mut verdict = Verdict::Pass;
+        self.ended = true;
         for (name, check) in &self.at_end {
             if let Err(failure) = check(&view) {
                 self.violated.push(name.to_string());

@@ -19,6 +19,7 @@ use crate::invariant::Verdict;
 use crate::memcache::{Key, Transport};
 use crate::trace::{Actor, Trace, fnv1a};
 
+mod bites;
 mod call;
 mod edges;
 mod ending;
@@ -57,6 +58,18 @@ pub fn execute(
         phase,
         phase_points: engine.phase_points.take().unwrap_or_default(),
         violated: std::mem::take(&mut engine.violated),
+        faults: engine.fault_figures(),
+        checks: engine
+            .always
+            .iter()
+            .map(|(name, _)| (name.clone(), engine.step_checks))
+            .chain(
+                engine
+                    .at_end
+                    .iter()
+                    .map(|(name, _)| (name.clone(), u64::from(engine.ended))),
+            )
+            .collect(),
         state_hash,
         index,
         verdict,
@@ -102,6 +115,12 @@ struct Engine<'c> {
     timers: Vec<(VirtualTime, u64, Timer)>,
     timer_seq: u64,
     fault_counts: BTreeMap<FaultKind, u32>,
+    /// Of those, how many bit ([`bites`]).
+    fault_bites: BTreeMap<FaultKind, u32>,
+    /// Faults that have not bitten yet.
+    bites_pending: Vec<bites::Pending>,
+    /// Times the step checks ran.
+    step_checks: u64,
     faults_fired: Vec<(u64, Fault)>,
     choices: Vec<Choice>,
     trace: Trace,
@@ -127,6 +146,8 @@ struct Engine<'c> {
     edge_timed: Vec<bool>,
     /// Every invariant that failed, in the order checked.
     violated: Vec<String>,
+    /// True once the end checks ran.
+    ended: bool,
 }
 
 /// A timed event of the world.
@@ -175,6 +196,9 @@ impl<'c> Engine<'c> {
             timers,
             timer_seq,
             fault_counts: BTreeMap::new(),
+            fault_bites: BTreeMap::new(),
+            bites_pending: Vec::new(),
+            step_checks: 0,
             faults_fired: Vec::new(),
             choices: Vec::with_capacity(16),
             trace: Trace::default(),
@@ -190,6 +214,7 @@ impl<'c> Engine<'c> {
             phase_points: None,
             edge_timed: vec![false; n],
             violated: Vec::new(),
+            ended: false,
         }
     }
 
@@ -414,7 +439,7 @@ impl<'c> Engine<'c> {
                 }
                 self.choices.push(choice.clone());
                 self.step += 1;
-                *self.fault_counts.entry(fault.kind()).or_insert(0) += 1;
+                self.fault_fired(fault);
                 if self.config.trace && !fault.runs_a_call() {
                     let time = self.now();
                     let (step, fault) = (self.step, fault.clone());

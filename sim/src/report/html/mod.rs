@@ -99,6 +99,9 @@ fn suite_table(s: &mut String, rows: &[Row]) {
         if r.exhaustive.is_some() {
             figure.push_str(" <span class=\"pill\">exhaustive</span>");
         }
+        if !r.coverage.is_empty() {
+            let _ = write!(figure, "<br><small>{}</small>", esc(&r.coverage));
+        }
         if !r.points.is_empty() {
             let _ = write!(figure, " <a href=\"#s-{}\">plots</a>", anchor(&r.scenario));
         }

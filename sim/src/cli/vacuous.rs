@@ -1,0 +1,55 @@
+//! Why a pass is `vacuous`: the danger it was to survive never happened.
+
+use std::collections::BTreeSet;
+
+use crate::exec::Event;
+use crate::fault::EvictTarget;
+use crate::run::{self, RunReport};
+use crate::scenario::{Scenario, StrategyKind};
+
+/// The conditions no execution met, with the fault figures behind them; when the plan
+/// aims evictions at keys the recipe never used, those keys and the ones it did use.
+pub(crate) fn explain(s: &Scenario, strategy: StrategyKind, report: &RunReport) -> String {
+    let unmet = s.expectation.unmet(&report.met);
+    let mut out = format!(
+        "vacuous: in {} executions none met {} (each must happen at least once for a pass to mean something)",
+        report.executions,
+        unmet.join(", ")
+    );
+    for (kind, f) in &report.faults {
+        out.push_str(&format!(
+            "\n  {kind}: {} injected, {} bit",
+            f.injected, f.bit
+        ));
+    }
+    if report.faults.is_empty() {
+        out.push_str("\n  no fault fired in any execution");
+    }
+    if let EvictTarget::Keys(aimed) = &s.config.faults.evict {
+        let used = keys_used(s, strategy);
+        let never: Vec<&String> = aimed.iter().filter(|k| !used.contains(*k)).collect();
+        if !never.is_empty() {
+            let never: Vec<&str> = never.iter().map(|k| k.as_str()).collect();
+            let used: Vec<&str> = used.iter().map(String::as_str).collect();
+            out.push_str(&format!(
+                "\n  the plan aims evictions at {}, which no call used; the keys used: {}",
+                never.join(", "),
+                used.join(", ")
+            ));
+        }
+    }
+    out
+}
+
+/// Every key the calls of the scenario's first execution named.
+fn keys_used(s: &Scenario, strategy: StrategyKind) -> BTreeSet<String> {
+    let e = run::run_seed(s, strategy, s.seed);
+    e.events
+        .iter()
+        .filter_map(|ev| match ev {
+            Event::Call { request, .. } => Some(request),
+            _ => None,
+        })
+        .flat_map(|r| r.keys().iter().map(|k| k.to_string()))
+        .collect()
+}

@@ -1,0 +1,77 @@
+//! Whether an injected fault bit: changed what some call of the recipe then saw.
+//!
+//! A lost request or reply, a value over the size limit, a pause and a death act on a
+//! client directly, so they bite when they fire. An eviction bites when a later call
+//! names the evicted key on that server; a crash, a skipped second or a server leaving
+//! the list bites when a later call goes to that server. A fault that never bit could
+//! not have broken anything: a pass that needed it is `vacuous`.
+
+use crate::fault::{Fault, FaultKind};
+use crate::protocol::Request;
+
+use super::Engine;
+
+/// A fault that has not bitten yet, and what would make it bite.
+#[derive(Debug, Clone)]
+pub(super) struct Pending {
+    kind: FaultKind,
+    server: usize,
+    /// The evicted key; `None`: any call to the server.
+    key: Option<String>,
+}
+
+impl Engine<'_> {
+    /// A fault fired: counted, and either bitten at once or waiting for a call.
+    pub(super) fn fault_fired(&mut self, fault: &Fault) {
+        let kind = fault.kind();
+        *self.fault_counts.entry(kind).or_insert(0) += 1;
+        let pending = match fault {
+            Fault::Evict { server, key } => Pending {
+                kind,
+                server: *server,
+                key: Some(key.clone()),
+            },
+            Fault::Crash { server } | Fault::SkipSecond { server } | Fault::Leave { server } => {
+                Pending {
+                    kind,
+                    server: *server,
+                    key: None,
+                }
+            }
+            _ => {
+                *self.fault_bites.entry(kind).or_insert(0) += 1;
+                return;
+            }
+        };
+        self.bites_pending.push(pending);
+    }
+
+    /// A call goes to `server`: the faults it makes bite.
+    pub(super) fn note_bites(&mut self, server: usize, request: &Request) {
+        if self.bites_pending.is_empty() {
+            return;
+        }
+        let bites = &mut self.fault_bites;
+        self.bites_pending.retain(|p| {
+            let bit = p.server == server
+                && p.key.as_ref().is_none_or(|k| {
+                    request
+                        .keys()
+                        .iter()
+                        .any(|named| named.as_bytes() == k.as_bytes())
+                });
+            if bit {
+                *bites.entry(p.kind).or_insert(0) += 1;
+            }
+            !bit
+        });
+    }
+
+    /// Per kind that fired: how many times, and how many of those bit.
+    pub(super) fn fault_figures(&self) -> Vec<(FaultKind, u32, u32)> {
+        self.fault_counts
+            .iter()
+            .map(|(kind, &n)| (*kind, n, self.fault_bites.get(kind).copied().unwrap_or(0)))
+            .collect()
+    }
+}
