@@ -172,3 +172,33 @@ fn escaping_round_trips_and_never_yields_a_separator_or_a_sign() {
     }
     qc().quickcheck(prop as fn(String) -> TestResult);
 }
+
+#[test]
+fn as_written_codec_corrupts_a_set_whose_members_hold_spaces_or_signs() {
+    let (_, report) = run("set-as-written-encoding");
+    let f = report.first_failure.as_ref().expect("a failure");
+    let v = violation(&report);
+    assert_eq!(v.invariant, "set.linearizable");
+    // Not the creation race: one client alone reads back another set than it built.
+    assert_eq!(
+        v.failure.numbers["creation_races"], 0,
+        "{}",
+        v.failure.message
+    );
+    assert_eq!(f.clients, 1, "shrunk to one client");
+    assert!(v.faults.is_empty(), "{}", v.cause());
+}
+
+#[test]
+fn escaped_codec_with_retry_keeps_the_same_hostile_members() {
+    let (_, report) = run("set-retry-encoding");
+    assert!(
+        report.first_failure.is_none(),
+        "{:?}",
+        report.first_failure.map(|f| f.execution.verdict)
+    );
+    assert!(
+        support::metric(&report, "set.bytes").max > 300.0,
+        "long members were stored"
+    );
+}

@@ -166,3 +166,69 @@ pub fn replay<'a>(mods: impl IntoIterator<Item = (Sign, &'a str)>) -> BTreeSet<S
     }
     set
 }
+
+/// SET's `encodeSet` exactly as shown: `op + member + ' '` per member, nothing escaped,
+/// nothing refused. A member holding whitespace or starting with a sign is written as is.
+pub fn encode_as_written<S: AsRef<str>>(sign: Sign, members: &[S]) -> String {
+    let mut out = String::new();
+    for m in members {
+        out.push(sign.char());
+        out.push_str(m.as_ref());
+        out.push(' ');
+    }
+    out
+}
+
+/// SET's `decodeSet` exactly as shown: split on runs of whitespace, take each token's
+/// first character as the op and the rest as the member; `+` adds, `-` discards and
+/// counts as dirt, any other op is skipped without a word. So `+a -b ` (a member `a -b`
+/// added) adds `a` and removes `b`, and `+-x ` adds `-x` but `-x` alone removes `x`.
+pub fn decode_as_written(data: &[u8]) -> Decoded {
+    let text = String::from_utf8_lossy(data);
+    let mut d = Decoded::default();
+    for token in text.split(|c: char| c.is_ascii_whitespace() || c == '\x0b') {
+        let Some(op) = token.chars().next() else {
+            continue;
+        };
+        let member = token[op.len_utf8()..].to_string();
+        match op {
+            '+' => {
+                d.members.insert(member);
+            }
+            '-' => {
+                d.members.remove(&member);
+                d.dirtiness += 1;
+            }
+            _ => {}
+        }
+    }
+    d
+}
+
+#[cfg(test)]
+mod as_written {
+    use super::*;
+
+    #[test]
+    fn the_shown_codec_round_trips_plain_members_and_breaks_on_hostile_ones() {
+        let plain = encode_as_written(Sign::Add, &["a", "b", "c"]);
+        assert_eq!(plain, "+a +b +c ");
+        let d = decode_as_written(format!("{plain}-b -x").as_bytes());
+        assert_eq!(
+            d.members,
+            ["a", "c"].iter().map(|s| s.to_string()).collect()
+        );
+        assert_eq!(d.dirtiness, 2);
+        // A member with a space adds its first word and removes the second.
+        let v = format!("+b {}", encode_as_written(Sign::Add, &["a -b"]));
+        let d = decode_as_written(v.as_bytes());
+        assert_eq!(d.members, ["a".to_string()].into_iter().collect());
+        // The empty member survives (`+` alone adds "").
+        let d = decode_as_written(encode_as_written(Sign::Add, &[""]).as_bytes());
+        assert!(d.members.contains(""));
+        // The escaped codec keeps all of them.
+        let e = encode(Sign::Add, &["a -b", "-x", "+y"]).unwrap();
+        let d = decode(e.as_bytes()).unwrap();
+        assert_eq!(d.members.len(), 3);
+    }
+}

@@ -35,7 +35,7 @@ mod harness;
 mod observe;
 mod recipe;
 
-pub use harness::{INDEX, SetParams, setup};
+pub use harness::{INDEX, Members, SetParams, setup};
 pub use observe::{IndexLog, Observed, UnsafeCompaction};
 pub use recipe::{SetIndex, SetVariant};
 
@@ -55,6 +55,9 @@ pub struct Params {
     pub retries: Count,
     /// Pause between a client's operations.
     pub think_ms: Millis,
+    /// Which members: `plain`, or `encoding` (spaces, leading signs, the empty member,
+    /// long ones).
+    pub members: String,
 }
 
 impl Default for Params {
@@ -65,6 +68,7 @@ impl Default for Params {
             dirtiness_threshold: Count(1),
             retries: Count(3),
             think_ms: Millis(0),
+            members: "plain".into(),
         }
     }
 }
@@ -79,8 +83,22 @@ impl Model for SetVariant {
     const INVARIANTS: &'static [&'static str] = &["set.compaction_safe", "set.linearizable"];
     type Params = Params;
 
+    fn check_params(&self, p: &Params, _: &Context) -> Result<(), FieldError> {
+        match Members::parse(&p.members) {
+            Some(_) => Ok(()),
+            None => Err(FieldError::new(
+                "params.members",
+                None,
+                format!("unknown members {:?}; known: plain, encoding", p.members),
+            )),
+        }
+    }
+
     fn setup(&self, p: &Params, cx: &Context, sim: &mut Sim) {
+        // Checked when the file is read (`check`), so a wrong name never gets here.
+        let members = Members::parse(&p.members).unwrap_or_default();
         let params = SetParams {
+            members,
             variant: *self,
             ops: p.ops.get(),
             read_every: p.read_every.get(),

@@ -8,7 +8,9 @@ use std::collections::BTreeSet;
 
 use mcsim::memcache::{Exptime, Key, McError, Memcache, Value};
 
-use crate::set::encoding::{Sign, compact, decode, encode};
+use crate::set::encoding::{
+    Decoded, Sign, compact, decode, decode_as_written, encode, encode_as_written,
+};
 
 /// Which set recipe.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -64,6 +66,28 @@ impl SetIndex {
         &self.key
     }
 
+    /// Encodes a modification: as SET shows it for `as-written` (nothing escaped), else
+    /// escaped ([`encode`]; the empty member refused).
+    fn encode<S: AsRef<str>>(&self, sign: Sign, members: &[S]) -> Result<String, McError> {
+        match self.variant {
+            SetVariant::AsWritten => Ok(encode_as_written(sign, members)),
+            _ => encode(sign, members).map_err(codec_error),
+        }
+    }
+
+    /// Decodes the index as this variant's readers do (what its users observe).
+    pub fn decode(&self, data: &[u8]) -> Result<Decoded, McError> {
+        match self.variant {
+            SetVariant::AsWritten => Ok(decode_as_written(data)),
+            _ => decode(data).map_err(codec_error),
+        }
+    }
+
+    /// True if this variant accepts `member` (the escaped codecs refuse the empty one).
+    pub fn accepts(&self, member: &str) -> bool {
+        self.variant == SetVariant::AsWritten || !member.is_empty()
+    }
+
     /// Adds `members`.
     pub async fn add<S: AsRef<str>>(
         &self,
@@ -90,7 +114,7 @@ impl SetIndex {
         sign: Sign,
         members: &[S],
     ) -> Result<(), McError> {
-        let encoded = encode(sign, members).map_err(codec_error)?;
+        let encoded = self.encode(sign, members)?;
         loop {
             match mc.append(&self.key, encoded.as_bytes()).await {
                 Ok(()) => return Ok(()),
@@ -122,9 +146,16 @@ impl SetIndex {
         let Some((value, cas)) = mc.gets(&self.key).await? else {
             return Ok(BTreeSet::new());
         };
-        let decoded = decode(&value.data).map_err(codec_error)?;
+        let decoded = self.decode(&value.data)?;
         if decoded.dirtiness > self.threshold {
-            let compacted = Value::from(compact(&decoded.members));
+            let compacted = match self.variant {
+                SetVariant::AsWritten => {
+                    let members: Vec<&String> = decoded.members.iter().collect();
+                    encode_as_written(Sign::Add, &members)
+                }
+                _ => compact(&decoded.members),
+            };
+            let compacted = Value::from(compacted.as_str());
             let written = match self.variant {
                 SetVariant::CompactSet => mc.set(&self.key, compacted, Exptime::NEVER).await,
                 _ => mc.cas(&self.key, compacted, Exptime::NEVER, cas).await,
