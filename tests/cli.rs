@@ -191,3 +191,118 @@ fn a_fault_that_never_bites_makes_the_gate_fail_vacuous() {
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// Hostile values for every numeric or structured flag of every command: each call ends
+/// fast, never panics, and a refusal is exit code 2 with one line on stderr.
+#[test]
+fn hostile_arguments_get_one_line_and_exit_code_2_never_a_panic() {
+    let commands = ["run", "explore", "replay", "check", "confirm"];
+    let flags = [
+        "--seed",
+        "--seeds",
+        "--depth",
+        "--budget",
+        "--jobs",
+        "--max-preemptions",
+        "--max-faults",
+        "--draws",
+        "--max-phases",
+        "--clients",
+        "--max-executions",
+        "--shard",
+        "--schedule",
+        "--set",
+        "--max-wait-s",
+        "--expect-hash",
+    ];
+    // Values a user may mistype; none asks for more work than a scenario's own budget.
+    let values = [
+        "",
+        "-1",
+        "nan",
+        "inf",
+        "x",
+        "18446744073709551616",
+        "1e300",
+        "0",
+        "3/2",
+    ];
+    let mut refused = 0;
+    for command in commands {
+        for flag in flags {
+            for value in values {
+                let started = std::time::Instant::now();
+                let out = mcsim()
+                    .args([command, "scenarios/lock-add.toml", flag, value])
+                    .output()
+                    .unwrap();
+                let what = format!("{command} {flag} {value:?}");
+                let err = String::from_utf8_lossy(&out.stderr);
+                assert!(!err.contains("panicked"), "{what}: {err}");
+                assert!(
+                    started.elapsed() < std::time::Duration::from_secs(30),
+                    "{what} took {:?}",
+                    started.elapsed()
+                );
+                if out.status.code() == Some(2) {
+                    refused += 1;
+                    assert_eq!(err.trim_end().lines().count(), 1, "{what}: {err}");
+                }
+            }
+        }
+    }
+    assert!(refused > 300, "{refused}");
+}
+
+#[test]
+fn a_fifo_a_directory_or_a_device_is_refused_at_once() {
+    let dir = std::env::temp_dir().join(format!("mcsim-fifo-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let fifo = dir.join("scenario.toml");
+    let made = Command::new("mkfifo").arg(&fifo).status();
+    let mut inputs = vec![dir.clone(), std::path::PathBuf::from("/dev/zero")];
+    if made.is_ok_and(|s| s.success()) {
+        inputs.push(fifo);
+    }
+    for input in inputs {
+        for command in ["run", "explore", "replay", "check"] {
+            let started = std::time::Instant::now();
+            let out = mcsim().arg(command).arg(&input).output().unwrap();
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(
+                out.status.code(),
+                Some(2),
+                "{command} {}: {err}",
+                input.display()
+            );
+            assert!(started.elapsed() < std::time::Duration::from_secs(5));
+            assert!(!err.contains("panicked"), "{err}");
+        }
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn a_malformed_file_makes_check_exit_2_and_names_the_missing_field() {
+    let dir = std::env::temp_dir().join(format!("mcsim-malformed-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("no-variant.toml");
+    std::fs::write(
+        &path,
+        "recipe = \"lock\"\nclients = 2\n[expect]\nverdict = \"pass\"\n",
+    )
+    .unwrap();
+    let out = mcsim()
+        .args(["check", "--json"])
+        .arg(dir.join("out.json"))
+        .arg(&path)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(2), "{text}");
+    assert!(
+        text.contains("field `variant`: missing field `variant`"),
+        "{text}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -25,8 +25,8 @@ pub(crate) struct StrategyOpts {
     /// Strategy (default: the scenario's).
     #[arg(long, value_enum)]
     strategy: Option<StrategyArg>,
-    /// PCT depth.
-    #[arg(long, default_value_t = 3)]
+    /// PCT depth (1 to 64, as in a scenario file).
+    #[arg(long, default_value_t = 3, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=64))]
     depth: usize,
 }
 
@@ -56,8 +56,8 @@ pub(crate) enum Command {
         /// First seed (default: the scenario's).
         #[arg(long)]
         seed: Option<u64>,
-        /// Number of executions (default: the scenario's budget).
-        #[arg(long)]
+        /// Number of executions (default: the scenario's budget; at least 1).
+        #[arg(long, value_parser = clap::builder::RangedU64ValueParser::<u64>::new().range(1..))]
         seeds: Option<u64>,
         #[command(flatten)]
         strategy: StrategyOpts,
@@ -123,8 +123,8 @@ pub(crate) enum Command {
         /// budgets (default: the file's `[explore] faults`, else 2).
         #[arg(long, value_name = "N|all")]
         max_faults: Option<Bound>,
-        /// Stop after this many executions (then the result is not exhaustive).
-        #[arg(long)]
+        /// Stop after this many executions (then the result is not exhaustive; at least 1).
+        #[arg(long, value_parser = clap::builder::RangedU64ValueParser::<u64>::new().range(1..))]
         max_executions: Option<u64>,
         /// Turn the partial-order reduction off (explore every interleaving).
         #[arg(long)]
@@ -148,7 +148,7 @@ pub(crate) enum Command {
         no_iterative: bool,
         /// Search at most this many tick-phase classes when the scenario does not pin
         /// `servers.phase_ms` (each class is a search of its own).
-        /// (default: the scenario's `[explore] phases`, else 8)
+        /// (default: the scenario's `[explore] phases`, else 8; 1 to 1000)
         #[arg(long, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1000))]
         max_phases: Option<usize>,
         /// Keep exploring after a violation and count the failing executions.
@@ -235,8 +235,8 @@ pub(crate) enum Command {
         /// Parallel jobs (default: the number of cores).
         #[arg(long)]
         jobs: Option<usize>,
-        /// Multiplier of every scenario's execution budget.
-        #[arg(long, default_value_t = 1.0)]
+        /// Multiplier of every scenario's execution budget (above 0, at most 10000).
+        #[arg(long, default_value_t = 1.0, value_parser = parse_budget)]
         budget: f64,
         #[command(flatten)]
         outputs: crate::cli::gate::Outputs,
@@ -268,6 +268,14 @@ pub(crate) enum Command {
         #[command(flatten)]
         outputs: crate::cli::gate::Outputs,
     },
+}
+
+pub(crate) fn parse_budget(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(b) if b.is_finite() && b > 0.0 && b <= 10_000.0 => Ok(b),
+        Ok(_) => Err(format!("{s} is not above 0 and at most 10000")),
+        Err(_) => Err(format!("{s:?} is not a number")),
+    }
 }
 
 pub(crate) fn parse_shard(s: &str) -> Result<(usize, usize), String> {

@@ -299,7 +299,10 @@ pub(crate) fn conclude(
         rows.iter().map(|r| r.executions).sum::<u64>(),
     );
     outln!("reports: {}", written.join(", "));
-    Ok(if failed.is_empty() {
+    // 2: a scenario could not run (its file is bad), which no verdict can stand for.
+    Ok(if rows.iter().any(|r| r.error.is_some()) {
+        ExitCode::from(2)
+    } else if failed.is_empty() {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
@@ -325,6 +328,11 @@ pub(crate) fn check(
             );
         } else if input.is_file() {
             paths.push(input.clone());
+        } else if input.exists() {
+            bail!(
+                "{}: not a regular file (a scenario is a TOML file)",
+                input.display()
+            );
         } else {
             bail!("{}: no such scenario file or directory", input.display());
         }

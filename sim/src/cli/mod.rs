@@ -18,8 +18,9 @@
 //! }
 //! ```
 //!
-//! Exit codes: 0 when every verdict is the one expected, 1 on a mismatch, 2 on bad input
-//! (a scenario file, an argument, a schedule that does not fit).
+//! Exit codes: 0 when every verdict is the one expected, 1 on a mismatch, 2 when something
+//! could not run: bad input (a scenario file, an argument, a schedule that does not fit),
+//! with one line saying what.
 
 #[macro_use]
 mod out;
@@ -69,13 +70,19 @@ pub fn main_with(
     }
     let cli = match args::Cli::try_parse_from(args) {
         Ok(cli) => cli,
+        Err(e) if e.use_stderr() => {
+            // One line: clap's own message, without its usage and help hint.
+            let text = e.render().to_string();
+            let first = text
+                .lines()
+                .find(|l| !l.trim().is_empty())
+                .unwrap_or("bad arguments");
+            eprintln!("{first} (see {} --help)", program());
+            return ExitCode::from(2);
+        }
         Err(e) => {
             let _ = e.print();
-            return if e.use_stderr() {
-                ExitCode::from(2)
-            } else {
-                ExitCode::SUCCESS
-            };
+            return ExitCode::SUCCESS;
         }
     };
     match commands::dispatch(cli.command, families) {

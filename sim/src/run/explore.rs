@@ -287,10 +287,10 @@ pub fn explore_seeking(
             max_executions: options.max_executions.map(|m| m.saturating_sub(spent)),
             ..*options
         };
-        if within.max_executions == Some(0) {
-            if let Some(t) = &mut total {
-                t.interrupted = true;
-            }
+        if within.max_executions == Some(0)
+            && let Some(t) = &mut total
+        {
+            t.interrupted = true;
             break;
         }
         let r = search_at_phase(scenario, &within, seek, Some(at), progress);

@@ -271,13 +271,7 @@ impl Scenario {
 
     /// Reads and checks a scenario file.
     pub fn load(path: &Path, families: &[&'static dyn Family]) -> Result<Scenario, ScenarioError> {
-        let source = std::fs::read_to_string(path).map_err(|e| ScenarioError {
-            file: path.to_path_buf(),
-            line: 0,
-            column: 0,
-            field: None,
-            message: format!("cannot read: {e}"),
-        })?;
+        let source = read_source(path)?;
         Scenario::parse(path, &source, families)
     }
 
@@ -308,10 +302,23 @@ impl Scenario {
                 .map(|s| line_col(source, s.start))
                 .unwrap_or((0, 0));
             let message = e.message().trim().to_string();
-            let field = span
-                .as_ref()
-                .and_then(|s| key_at(source, s.start))
-                .or_else(|| message.split('`').nth(1).map(str::to_string));
+            // A missing field is reported at the table that lacks it: the field is the
+            // one named in the message, inside that table.
+            let missing = message
+                .strip_prefix("missing field `")
+                .and_then(|m| m.split('`').next());
+            let field = match missing {
+                Some(name) => Some(
+                    match span.as_ref().and_then(|s| table_at(source, s.start)) {
+                        Some(table) => format!("{table}.{name}"),
+                        None => name.to_string(),
+                    },
+                ),
+                None => span
+                    .as_ref()
+                    .and_then(|s| key_at(source, s.start))
+                    .or_else(|| message.split('`').nth(1).map(str::to_string)),
+            };
             ScenarioError {
                 file: path.to_path_buf(),
                 line,
@@ -494,6 +501,48 @@ impl Scenario {
             origin: Origin::File(Rc::new((source.to_string(), families.into()))),
         })
     }
+}
+
+/// The `[table]` whose header is on the line holding `offset`, if any.
+fn table_at(source: &str, offset: usize) -> Option<String> {
+    let offset = offset.min(source.len());
+    let line_start = source[..offset].rfind('\n').map_or(0, |i| i + 1);
+    let line = source[line_start..].lines().next()?.trim();
+    let name = line.strip_prefix('[')?.strip_suffix(']')?.trim();
+    Some(name.to_string())
+}
+
+/// The largest scenario file read (a scenario is a few hundred bytes).
+pub const MAX_FILE_BYTES: u64 = 1 << 20;
+
+/// A scenario file's text: only a regular file (a FIFO or a device would block or never
+/// end) of at most [`MAX_FILE_BYTES`].
+pub(crate) fn read_source(path: &Path) -> Result<String, ScenarioError> {
+    let fail = |message: String| ScenarioError {
+        file: path.to_path_buf(),
+        line: 0,
+        column: 0,
+        field: None,
+        message,
+    };
+    let meta = std::fs::metadata(path).map_err(|e| fail(format!("cannot read: {e}")))?;
+    if !meta.is_file() {
+        let what = if meta.is_dir() {
+            "a directory"
+        } else {
+            "not a regular file"
+        };
+        return Err(fail(format!(
+            "cannot read: {what} (a scenario is a TOML file)"
+        )));
+    }
+    if meta.len() > MAX_FILE_BYTES {
+        return Err(fail(format!(
+            "cannot read: {} bytes, over the {MAX_FILE_BYTES} a scenario file may have",
+            meta.len()
+        )));
+    }
+    std::fs::read_to_string(path).map_err(|e| fail(format!("cannot read: {e}")))
 }
 
 /// The `sometimes` conditions of a scenario: the ones it gives, checked; else, for a

@@ -110,13 +110,7 @@ pub fn load_points(
     path: &Path,
     catalog: &[&'static dyn Family],
 ) -> Result<Vec<Scenario>, ScenarioError> {
-    let source = std::fs::read_to_string(path).map_err(|e| ScenarioError {
-        file: path.to_path_buf(),
-        line: 0,
-        column: 0,
-        field: None,
-        message: format!("cannot read: {e}"),
-    })?;
+    let source = super::read_source(path)?;
     let base = Scenario::parse(path, &source, catalog)?;
     let mut doc: toml::Table = toml::from_str(&source).map_err(|e| ScenarioError {
         file: path.to_path_buf(),
