@@ -306,3 +306,32 @@ fn a_malformed_file_makes_check_exit_2_and_names_the_missing_field() {
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// A sweep's counterexample in check's reports is shrunk as run's are.
+#[test]
+fn a_sweeps_counterexample_in_the_gate_is_shrunk() {
+    let dir = std::env::temp_dir().join(format!("mcsim-sweep-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let json = dir.join("out.json");
+    let out = mcsim()
+        .args(["check", "--json"])
+        .arg(&json)
+        .arg("scenarios/visitor-as-written-sweep.toml")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let rows: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let detail = rows[0]["detail"].as_str().unwrap_or_default();
+    assert!(detail.contains("shrunk to"), "{detail}");
+    let replays = rows[0]["replays"].as_array().unwrap();
+    assert!(
+        replays.iter().any(|r| r.to_string().contains("--schedule")),
+        "{replays:?}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -119,7 +119,8 @@ fn run_one(path: &Path, families: &[&'static dyn Family], judging: Judging) -> R
         options.executions = ((s.executions as f64) * budget).ceil().max(1.0) as u64;
         options.seed = seed.unwrap_or(s.seed);
         options.keep_going = sweep;
-        // A sweep is read for its numbers; only its first failure is shown, unshrunk.
+        // A sweep is read for its numbers; only its first failure is shown, shrunk when
+        // it is recorded (`record`), not every point's.
         options.shrink = !sweep;
         let report = run::run(s, &options);
         let got = record(&mut row, s, s.strategy, &report, sweep);
@@ -185,7 +186,8 @@ pub(crate) fn record(
     if let Some(f) = &report.first_failure
         && row.detail.is_none()
     {
-        row.record_failure(s, strategy, f);
+        let shrunk = run::shrink_finding(s, strategy, f, report.steps);
+        row.record_failure(s, strategy, &shrunk);
     }
     got
 }

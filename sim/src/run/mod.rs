@@ -291,6 +291,25 @@ pub fn failing_labels(e: &Execution) -> Vec<String> {
     }
 }
 
+/// A failure found without shrinking, shrunk now as [`run`] shrinks its own (the step
+/// budget tied to `cost`, the steps its run spent): for the one failure a sweep shows. An
+/// already shrunk one, or a divergence, is returned as it is.
+pub fn shrink_finding(
+    scenario: &Scenario,
+    strategy: StrategyKind,
+    finding: &Finding,
+    cost: u64,
+) -> Finding {
+    if finding.original.is_some() {
+        return finding.clone();
+    }
+    let found = Found {
+        seed: finding.seed.map(|seed| (strategy, seed)),
+        cost,
+    };
+    failure(scenario, found, &finding.execution, true)
+}
+
 /// Where a failure came from: its seed (for random strategies) and the steps spent
 /// finding it.
 struct Found {
