@@ -578,4 +578,10 @@ impl Items {
     pub fn malloced(&self) -> u64 {
         self.slabs.malloced()
     }
+
+    /// Per slab class in use: its chunk size, pages and chunks in use (what `stats
+    /// slabs` reports as `chunk_size`, `total_pages` and `used_chunks`).
+    pub fn slab_usage(&self) -> Vec<(u64, u64, u64)> {
+        self.slabs.usage()
+    }
 }
