@@ -106,6 +106,23 @@ fn dfs_proves_a_small_fixed_case_and_finds_the_broken_one() {
         .dfs(Some(2));
     assert!(proved.exhaustive);
     assert!(proved.executions > 1);
+    // The proof says what it covered, the tick phases included.
+    let proof = proved.proof.as_deref().unwrap_or_default();
+    assert!(proof.starts_with("every schedule, 2 clients"), "{proof}");
+    assert!(proof.contains("tick-phase class"), "{proof}");
+    // Sampling counts each invariant's evaluations.
+    let sampled = check(LockVariant::Add)
+        .clients(2)
+        .with(|p| p.rounds = Count(1))
+        .random(20);
+    assert!(
+        sampled
+            .checks
+            .get("lock.exclusion")
+            .is_some_and(|&n| n >= 20),
+        "{:?}",
+        sampled.checks
+    );
     let found = check(LockVariant::GetSet)
         .clients(2)
         .with(|p| p.rounds = Count(1))

@@ -175,7 +175,14 @@ impl<M: Model> Check<M> {
         let label = r.failure.as_ref().map(|f| f.execution.verdict.label());
         let found = label.iter().map(|l| (l.clone(), 1)).collect();
         verdicts.insert(label.unwrap_or_else(|| "pass".into()), 1);
-        self.judge(
+        let proof = (!r.interrupted && r.failure.is_none()).then(|| {
+            format!(
+                "{}; fixed: {}",
+                r.covered(&s),
+                run::ExploreReport::fixed(&options)
+            )
+        });
+        let mut figures = self.judge(
             &s,
             StrategyKind::Random,
             RunReport {
@@ -189,7 +196,9 @@ impl<M: Model> Check<M> {
                 ..RunReport::default()
             },
             !r.interrupted,
-        )
+        );
+        figures.proof = proof;
+        figures
     }
 
     /// Every schedule, explored by loom instead of mcsim's own explorer
@@ -410,6 +419,10 @@ impl<M: Model> Check<M> {
             failure: report.first_failure,
             calls: report.calls,
             exhaustive,
+            found: report.found,
+            faults: report.faults,
+            checks: report.checks,
+            proof: None,
         }
     }
 }
@@ -457,6 +470,17 @@ pub struct Figures {
     pub calls: u64,
     /// For [`Check::dfs`]: every schedule within the bounds was covered.
     pub exhaustive: bool,
+    /// Every failing verdict found, each invariant an execution violated counted.
+    pub found: BTreeMap<String, u64>,
+    /// Per fault kind: injections, and how many bit (changed what a later call saw). A
+    /// pass whose faults never bit could not have failed on them.
+    pub faults: BTreeMap<String, crate::run::FaultFigures>,
+    /// Per invariant: the times it was evaluated.
+    pub checks: BTreeMap<String, u64>,
+    /// For [`Check::dfs`] without a counterexample: what the search covered, as one
+    /// sentence (clients, preemptions, faults and their kinds, draws, tick-phase classes,
+    /// and what stayed fixed), as `mcsim explore` prints it.
+    pub proof: Option<String>,
 }
 
 impl Figures {
