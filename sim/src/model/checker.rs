@@ -259,6 +259,7 @@ impl<M: Model> Check<M> {
                 metrics: BTreeMap::new(),
                 calls: 0,
                 steps: 0,
+                ..RunReport::default()
             },
         };
         // Loom returns without a failure only once it covered every schedule.
