@@ -418,6 +418,7 @@ pub fn matches_expectation(expect: &str, verdict: &Verdict) -> bool {
 }
 
 mod explore;
+mod phases;
 pub use explore::{
     DEFAULT_MAX_PHASES, ExploreOptions, ExploreReport, PhaseCoverage, explore, explore_seeking,
 };

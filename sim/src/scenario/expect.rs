@@ -122,6 +122,57 @@ impl Expectation {
     }
 }
 
+/// The `sometimes` conditions of a scenario: the ones it gives, checked; else, for a
+/// `pass` with faults in its plan, that each kind of fault in it bit at least once.
+pub(super) fn sometimes(
+    e: &super::file::ExpectFile,
+    plan: &crate::fault::FaultPlan,
+    expect: &str,
+) -> Result<Vec<String>, super::FieldError> {
+    let kinds = || crate::fault::FaultKind::ALL.iter().map(|k| k.name());
+    let Some(list) = &e.sometimes else {
+        if expect != "pass" {
+            return Ok(Vec::new());
+        }
+        return Ok(plan
+            .rules
+            .iter()
+            .filter(|(_, r)| r.max > 0 && r.probability > 0.0)
+            .map(|(k, _)| format!("faults.{}.bit", k.name()))
+            .collect());
+    };
+    if expect != "pass" {
+        return Err(super::FieldError::new(
+            "expect.sometimes",
+            Some(list.span()),
+            "only a pass needs a danger that happened: a violation found shows one".to_string(),
+        ));
+    }
+    for c in list.get_ref() {
+        let bad = match c.strip_prefix("faults.") {
+            Some(rest) => match rest.rsplit_once('.') {
+                Some((kind, "bit" | "injected")) if kinds().any(|k| k == kind) => None,
+                _ => Some(format!(
+                    "{c:?}: a fault condition is faults.KIND.bit or faults.KIND.injected, KIND one of {}",
+                    kinds().collect::<Vec<_>>().join(", ")
+                )),
+            },
+            None if c.is_empty() || c.contains(char::is_whitespace) => Some(format!(
+                "{c:?}: name a metric the model records, or faults.KIND.bit"
+            )),
+            None => None,
+        };
+        if let Some(message) = bad {
+            return Err(super::FieldError::new(
+                "expect.sometimes",
+                Some(list.span()),
+                message,
+            ));
+        }
+    }
+    Ok(list.get_ref().clone())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

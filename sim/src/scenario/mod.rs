@@ -8,6 +8,7 @@ mod error;
 mod expect;
 mod file;
 mod limits;
+mod source;
 mod sweep;
 
 use std::path::{Path, PathBuf};
@@ -17,6 +18,8 @@ use std::time::Duration;
 pub use error::{FieldError, ScenarioError, did_you_mean, key_at, line_col};
 pub use expect::{Expectation, Judgement};
 pub use limits::{MAX_CLIENTS, MAX_SERVERS};
+pub use source::MAX_FILE_BYTES;
+use source::{read_source, table_at};
 pub(crate) use sweep::Setting;
 pub use sweep::load_points;
 
@@ -475,7 +478,8 @@ impl Scenario {
                 }
             }
         }
-        expectation.sometimes = sometimes(&f.expect, &config.faults, &expect).map_err(at)?;
+        expectation.sometimes =
+            expect::sometimes(&f.expect, &config.faults, &expect).map_err(at)?;
         let name = f.name.unwrap_or_else(|| {
             path.file_stem()
                 .map(|s| s.to_string_lossy().into_owned())
@@ -501,99 +505,6 @@ impl Scenario {
             origin: Origin::File(Rc::new((source.to_string(), families.into()))),
         })
     }
-}
-
-/// The `[table]` whose header is on the line holding `offset`, if any.
-fn table_at(source: &str, offset: usize) -> Option<String> {
-    let offset = offset.min(source.len());
-    let line_start = source[..offset].rfind('\n').map_or(0, |i| i + 1);
-    let line = source[line_start..].lines().next()?.trim();
-    let name = line.strip_prefix('[')?.strip_suffix(']')?.trim();
-    Some(name.to_string())
-}
-
-/// The largest scenario file read (a scenario is a few hundred bytes).
-pub const MAX_FILE_BYTES: u64 = 1 << 20;
-
-/// A scenario file's text: only a regular file (a FIFO or a device would block or never
-/// end) of at most [`MAX_FILE_BYTES`].
-pub(crate) fn read_source(path: &Path) -> Result<String, ScenarioError> {
-    let fail = |message: String| ScenarioError {
-        file: path.to_path_buf(),
-        line: 0,
-        column: 0,
-        field: None,
-        message,
-    };
-    let meta = std::fs::metadata(path).map_err(|e| fail(format!("cannot read: {e}")))?;
-    if !meta.is_file() {
-        let what = if meta.is_dir() {
-            "a directory"
-        } else {
-            "not a regular file"
-        };
-        return Err(fail(format!(
-            "cannot read: {what} (a scenario is a TOML file)"
-        )));
-    }
-    if meta.len() > MAX_FILE_BYTES {
-        return Err(fail(format!(
-            "cannot read: {} bytes, over the {MAX_FILE_BYTES} a scenario file may have",
-            meta.len()
-        )));
-    }
-    std::fs::read_to_string(path).map_err(|e| fail(format!("cannot read: {e}")))
-}
-
-/// The `sometimes` conditions of a scenario: the ones it gives, checked; else, for a
-/// `pass` with faults in its plan, that each kind of fault in it bit at least once.
-fn sometimes(
-    e: &file::ExpectFile,
-    plan: &crate::fault::FaultPlan,
-    expect: &str,
-) -> Result<Vec<String>, FieldError> {
-    let kinds = || crate::fault::FaultKind::ALL.iter().map(|k| k.name());
-    let Some(list) = &e.sometimes else {
-        if expect != "pass" {
-            return Ok(Vec::new());
-        }
-        return Ok(plan
-            .rules
-            .iter()
-            .filter(|(_, r)| r.max > 0 && r.probability > 0.0)
-            .map(|(k, _)| format!("faults.{}.bit", k.name()))
-            .collect());
-    };
-    if expect != "pass" {
-        return Err(FieldError::new(
-            "expect.sometimes",
-            Some(list.span()),
-            "only a pass needs a danger that happened: a violation found shows one".to_string(),
-        ));
-    }
-    for c in list.get_ref() {
-        let bad = match c.strip_prefix("faults.") {
-            Some(rest) => match rest.rsplit_once('.') {
-                Some((kind, "bit" | "injected")) if kinds().any(|k| k == kind) => None,
-                _ => Some(format!(
-                    "{c:?}: a fault condition is faults.KIND.bit or faults.KIND.injected, KIND one of {}",
-                    kinds().collect::<Vec<_>>().join(", ")
-                )),
-            },
-            None if c.is_empty() || c.contains(char::is_whitespace) => Some(format!(
-                "{c:?}: name a metric the model records, or faults.KIND.bit"
-            )),
-            None => None,
-        };
-        if let Some(message) = bad {
-            return Err(FieldError::new(
-                "expect.sometimes",
-                Some(list.span()),
-                message,
-            ));
-        }
-    }
-    Ok(list.get_ref().clone())
 }
 
 fn skews(t: &file::TimingFile, clients: usize) -> Result<Vec<Skew>, FieldError> {

@@ -1,0 +1,118 @@
+//! The tick-phase dimension of an exhaustive search: the classes of phases that give the
+//! same executions, and two searches at different phases read as one.
+
+use super::ExploreReport;
+
+/// Phase classes searched by default when a scenario leaves the tick phase free.
+pub const DEFAULT_MAX_PHASES: usize = 8;
+
+/// The tick phases an exhaustive search covered.
+///
+/// Moving every tick edge changes an execution only where an edge crosses an instant at
+/// which a call's result reads the server's clock (the engine records them:
+/// [`Execution::phase_points`](crate::exec::Execution::phase_points)). Those instants cut
+/// the second into classes of phases that give the same executions. The search starts at
+/// phase 0, adds the instants each search met, and goes on at one phase of every class no
+/// search has covered, until every class known has been searched (new classes can appear
+/// only from executions some search ran, so none is left) or the cap is reached.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct PhaseCoverage {
+    /// The scenario pins the phase (µs): only it was searched.
+    pub pinned: Option<u32>,
+    /// The phases searched (µs), one per class, in the order searched.
+    pub searched: Vec<u32>,
+    /// The classes the recorded instants make.
+    pub classes: usize,
+    /// True if every class was searched.
+    pub all: bool,
+    /// True if the cap on classes stopped the search (rather than a counterexample).
+    pub capped: bool,
+}
+
+impl PhaseCoverage {
+    /// How the statement of a search names its phases: "tick phase pinned at 250 ms",
+    /// "all 4 tick-phase classes (phases 0, 0.000401, 0.500101, 0.500501 s)", or
+    /// "12 of 40 tick-phase classes (the cap)".
+    pub fn describe(&self) -> String {
+        if let Some(p) = self.pinned {
+            return format!("tick phase pinned at {}", seconds(p));
+        }
+        let shown: Vec<String> = self.searched.iter().take(6).map(|&p| seconds(p)).collect();
+        let more = if self.searched.len() > 6 { ", …" } else { "" };
+        let list = format!("phases {}{more} s", shown.join(", "));
+        let (k, n) = (self.searched.len(), self.classes);
+        if self.all {
+            let classes = if n == 1 {
+                "the one tick-phase class".to_string()
+            } else {
+                format!("all {n} tick-phase classes")
+            };
+            format!("{classes} ({list})")
+        } else if self.capped {
+            format!("{k} of {n} tick-phase classes ({list}; the cap)")
+        } else {
+            format!("{k} of {n} tick-phase classes known so far ({list}), searched in turn")
+        }
+    }
+}
+
+fn seconds(micros: u32) -> String {
+    if micros == 0 {
+        "0".into()
+    } else {
+        format!("0.{micros:06}")
+    }
+}
+
+/// The class of phase `phase` µs among the `points`: with edges `phase + k s`, an instant
+/// `f` µs into a second sees the tick advanced iff `f >= phase` (phase 0: edges at the
+/// whole seconds, as phase 1 s). So phases with as many points below them are alike.
+pub(super) fn class_of(points: &std::collections::BTreeSet<u32>, phase: u32) -> usize {
+    let q = if phase == 0 { 1_000_000 } else { phase };
+    points.range(..q).count()
+}
+
+/// One phase of every class, the lowest of each (phase 0 stands for the last class).
+pub(super) fn representatives(points: &std::collections::BTreeSet<u32>) -> Vec<u32> {
+    let mut out = vec![0];
+    if points.first().is_none_or(|&f| f >= 1) {
+        out.push(1);
+    }
+    out.extend(points.iter().map(|f| f + 1).filter(|&q| q < 1_000_000));
+    out
+}
+
+/// Two searches of the same scenario at different phases, as one: counts add up, the
+/// weaker bounds hold, the first counterexample (the sought one first) is kept.
+pub(super) fn merge(a: ExploreReport, b: ExploreReport) -> ExploreReport {
+    let weaker = |x: Option<u32>, y: Option<u32>| match (x, y) {
+        (Some(x), Some(y)) => Some(x.min(y)),
+        (x, y) => x.or(y),
+    };
+    let mut stats = b.stats;
+    stats.executions += a.stats.executions;
+    stats.pruned += a.stats.pruned;
+    stats.revisits += a.stats.revisits;
+    stats.states += a.stats.states;
+    stats.max_depth = stats.max_depth.max(a.stats.max_depth);
+    stats.complete = a.stats.complete && b.stats.complete;
+    stats.cut_by_bound += a.stats.cut_by_bound;
+    let mut verdicts = a.verdicts;
+    verdicts.extend(b.verdicts);
+    let mut phase_points = a.phase_points;
+    phase_points.extend(b.phase_points);
+    ExploreReport {
+        stats,
+        distinct_states: a.distinct_states + b.distinct_states,
+        verdicts,
+        preemptions_searched: weaker(a.preemptions_searched, b.preemptions_searched),
+        faults_searched: weaker(a.faults_searched, b.faults_searched),
+        draws_searched: a.draws_searched.min(b.draws_searched),
+        failure: a.failure.or(b.failure),
+        failures: a.failures + b.failures,
+        calls: a.calls + b.calls,
+        interrupted: a.interrupted || b.interrupted,
+        phases: PhaseCoverage::default(),
+        phase_points,
+    }
+}
