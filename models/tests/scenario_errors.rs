@@ -346,3 +346,11 @@ fn every_shipped_pass_with_faults_declares_its_danger() {
     }
     assert!(checked >= 5, "{checked}");
 }
+
+#[test]
+fn an_unknown_set_workload_is_named() {
+    let text = "recipe = \"set\"\nvariant = \"retry\"\nclients = 2\n[params]\nmembers = \"hostile\"\n[expect]\nverdict = \"pass\"\n";
+    let e = Scenario::parse(Path::new("scenarios/set.toml"), text, RECIPES).unwrap_err();
+    assert_eq!(e.field.as_deref(), Some("params.members"), "{e}");
+    assert!(e.message.contains("known: plain, encoding"), "{e}");
+}
