@@ -10,6 +10,50 @@ fn mcsim() -> Command {
     c
 }
 
+/// A directory of its own under the system's temporary one, removed when dropped.
+struct Scratch(std::path::PathBuf);
+
+impl Scratch {
+    fn new(name: &str) -> Scratch {
+        let dir = std::env::temp_dir().join(format!("mcsim-{name}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        Scratch(dir)
+    }
+
+    fn file(&self, name: &str) -> std::path::PathBuf {
+        self.0.join(name)
+    }
+
+    /// `mcsim check --json <here>/out.json ARGS…`: its exit code, its standard output and
+    /// the JSON rows it wrote (`Null` when it wrote none).
+    fn check<I: AsRef<std::ffi::OsStr>>(
+        &self,
+        args: impl IntoIterator<Item = I>,
+    ) -> (Option<i32>, String, serde_json::Value) {
+        let json = self.file("out.json");
+        std::fs::remove_file(&json).ok();
+        let out = mcsim()
+            .args(["check", "--json"])
+            .arg(&json)
+            .args(args)
+            .output()
+            .unwrap();
+        let rows = std::fs::read_to_string(&json)
+            .ok()
+            .map_or(serde_json::Value::Null, |t| {
+                serde_json::from_str(&t).unwrap()
+            });
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        (out.status.code(), text, rows)
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        std::fs::remove_dir_all(&self.0).ok();
+    }
+}
+
 #[test]
 fn a_reader_that_goes_away_ends_the_output_quietly() {
     let mut child = mcsim()
@@ -124,8 +168,7 @@ fn a_replay_that_gives_another_trace_than_expected_fails_and_says_so() {
 /// invariants at once, from three starting seeds.
 #[test]
 fn the_gate_gives_the_same_verdicts_from_any_starting_seed() {
-    let dir = std::env::temp_dir().join(format!("mcsim-seeds-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let scratch = Scratch::new("seeds");
     let scenarios = [
         "scenarios/eventlog-as-written-large.toml",
         "scenarios/cluster-rehash.toml",
@@ -135,17 +178,8 @@ fn the_gate_gives_the_same_verdicts_from_any_starting_seed() {
     ];
     let mut verdicts = Vec::new();
     for seed in ["0", "1000", "987654321"] {
-        let json = dir.join(format!("seed-{seed}.json"));
-        let out = mcsim()
-            .args(["check", "--seed", seed, "--json"])
-            .arg(&json)
-            .args(scenarios)
-            .output()
-            .unwrap();
-        let text = String::from_utf8_lossy(&out.stdout);
-        assert!(out.status.success(), "seed {seed}:\n{text}");
-        let rows: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        let (code, text, rows) = scratch.check(["--seed", seed].iter().chain(&scenarios));
+        assert_eq!(code, Some(0), "seed {seed}:\n{text}");
         let got: Vec<(String, String)> = rows
             .as_array()
             .unwrap()
@@ -156,7 +190,6 @@ fn the_gate_gives_the_same_verdicts_from_any_starting_seed() {
     }
     assert_eq!(verdicts[0], verdicts[1]);
     assert_eq!(verdicts[0], verdicts[2]);
-    std::fs::remove_dir_all(&dir).ok();
 }
 
 /// A fault plan aimed at a key the recipe never uses cannot bite: the pass it gives is
@@ -164,23 +197,16 @@ fn the_gate_gives_the_same_verdicts_from_any_starting_seed() {
 /// recipe did use.
 #[test]
 fn a_fault_that_never_bites_makes_the_gate_fail_vacuous() {
-    let dir = std::env::temp_dir().join(format!("mcsim-vacuous-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let scratch = Scratch::new("vacuous");
     let text = std::fs::read_to_string(
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/tags-time-evict.toml"),
     )
     .unwrap()
     .replace(r#"keys = ["tag_0", "tag_1"]"#, r#"keys = ["no_such_key"]"#);
-    let path = dir.join("aimed-elsewhere.toml");
+    let path = scratch.file("aimed-elsewhere.toml");
     std::fs::write(&path, text).unwrap();
-    let out = mcsim()
-        .args(["check", "--json"])
-        .arg(dir.join("out.json"))
-        .arg(&path)
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(1), "{text}");
+    let (code, text, _) = scratch.check([&path]);
+    assert_eq!(code, Some(1), "{text}");
     assert!(text.contains("vacuous ≠ pass"), "{text}");
     assert!(text.contains("none met faults.evict.bit"), "{text}");
     assert!(
@@ -189,7 +215,6 @@ fn a_fault_that_never_bites_makes_the_gate_fail_vacuous() {
         ),
         "{text}"
     );
-    std::fs::remove_dir_all(&dir).ok();
 }
 
 /// Hostile values for every numeric or structured flag of every command: each call ends
@@ -284,48 +309,27 @@ fn a_fifo_a_directory_or_a_device_is_refused_at_once() {
 
 #[test]
 fn a_malformed_file_makes_check_exit_2_and_names_the_missing_field() {
-    let dir = std::env::temp_dir().join(format!("mcsim-malformed-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("no-variant.toml");
+    let scratch = Scratch::new("malformed");
+    let path = scratch.file("no-variant.toml");
     std::fs::write(
         &path,
         "recipe = \"lock\"\nclients = 2\n[expect]\nverdict = \"pass\"\n",
     )
     .unwrap();
-    let out = mcsim()
-        .args(["check", "--json"])
-        .arg(dir.join("out.json"))
-        .arg(&path)
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(2), "{text}");
+    let (code, text, _) = scratch.check([&path]);
+    assert_eq!(code, Some(2), "{text}");
     assert!(
         text.contains("field `variant`: missing field `variant`"),
         "{text}"
     );
-    std::fs::remove_dir_all(&dir).ok();
 }
 
 /// A sweep's counterexample in check's reports is shrunk as run's are.
 #[test]
 fn a_sweeps_counterexample_in_the_gate_is_shrunk() {
-    let dir = std::env::temp_dir().join(format!("mcsim-sweep-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let json = dir.join("out.json");
-    let out = mcsim()
-        .args(["check", "--json"])
-        .arg(&json)
-        .arg("scenarios/visitor-as-written-sweep.toml")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stdout)
-    );
-    let rows: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let scratch = Scratch::new("sweep");
+    let (code, text, rows) = scratch.check(["scenarios/visitor-as-written-sweep.toml"]);
+    assert_eq!(code, Some(0), "{text}");
     let detail = rows[0]["detail"].as_str().unwrap_or_default();
     assert!(detail.contains("shrunk to"), "{detail}");
     let replays = rows[0]["replays"].as_array().unwrap();
@@ -333,5 +337,4 @@ fn a_sweeps_counterexample_in_the_gate_is_shrunk() {
         replays.iter().any(|r| r.to_string().contains("--schedule")),
         "{replays:?}"
     );
-    std::fs::remove_dir_all(&dir).ok();
 }
