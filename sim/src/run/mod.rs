@@ -219,6 +219,16 @@ pub fn run_observed(
     // The first failure showing nothing the run looks for, kept in case nothing better
     // comes.
     let mut fallback: Option<(u64, Execution)> = None;
+    // True while the failure shown breaks something not allowed.
+    let mut shown_unexpected = false;
+    // Execution `i` as a finding, shrunk when asked; `cost`: the steps spent finding it.
+    let package = |i: u64, e: &Execution, cost: u64| {
+        let found = Found {
+            seed: Some((options.strategy, options.seed.wrapping_add(i))),
+            cost,
+        };
+        failure(scenario, found, e, options.shrink)
+    };
     let mut strategy = options.strategy.make(options.seed);
     let setup = scenario.setup.clone();
     for i in 0..options.executions {
@@ -243,21 +253,11 @@ pub fn run_observed(
         }
         let unexpected = labels.iter().any(|l| !allowed(l));
         let sought = labels.iter().any(|l| expect.must.contains(l));
-        let package = |e: &Execution, steps: u64| {
-            let found = Found {
-                seed: Some((options.strategy, options.seed.wrapping_add(i))),
-                cost: steps,
-            };
-            failure(scenario, found, e, options.shrink)
-        };
         // The failure shown: the first that is not allowed, else the first that was
         // sought, else the first of any.
-        let shown_unexpected = report
-            .first_failure
-            .as_ref()
-            .is_some_and(|f| failing_labels(&f.execution).iter().any(|l| !allowed(l)));
         if (unexpected && !shown_unexpected) || (sought && report.first_failure.is_none()) {
-            report.first_failure = Some(package(&e, report.steps));
+            report.first_failure = Some(package(i, &e, report.steps));
+            shown_unexpected = unexpected;
         } else if report.first_failure.is_none() && fallback.is_none() {
             fallback = Some((i, e));
         }
@@ -268,11 +268,7 @@ pub fn run_observed(
     if report.first_failure.is_none()
         && let Some((i, e)) = fallback
     {
-        let found = Found {
-            seed: Some((options.strategy, options.seed.wrapping_add(i))),
-            cost: report.steps,
-        };
-        report.first_failure = Some(failure(scenario, found, &e, options.shrink));
+        report.first_failure = Some(package(i, &e, report.steps));
     }
     progress(report.executions);
     report
