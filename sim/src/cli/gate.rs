@@ -204,12 +204,8 @@ pub(crate) fn conclude_points(row: &mut Row, labels: &[String]) {
     if labels.len() > 1 && row.got == "pass" && !unmet.is_empty() {
         row.got = "vacuous".into();
         let unmet: Vec<&str> = unmet.iter().map(|c| c.as_str()).collect();
-        row.detail = Some(format!(
-            "vacuous: in {} executions over {} points none met {} (each must happen at least once for a pass to mean something)",
-            row.executions,
-            labels.len(),
-            unmet.join(", ")
-        ));
+        let over = format!("{} executions over {} points", row.executions, labels.len());
+        row.detail = Some(crate::cli::vacuous::headline(&over, &unmet));
     }
     if labels.len() > 1 {
         let found = labels.iter().filter(|l| **l == row.expected).count();

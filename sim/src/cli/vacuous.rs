@@ -11,11 +11,7 @@ use crate::scenario::{Scenario, StrategyKind};
 /// aims evictions at keys the recipe never used, those keys and the ones it did use.
 pub(crate) fn explain(s: &Scenario, strategy: StrategyKind, report: &RunReport) -> String {
     let unmet = s.expectation.unmet(&report.met);
-    let mut out = format!(
-        "vacuous: in {} executions none met {} (each must happen at least once for a pass to mean something)",
-        report.executions,
-        unmet.join(", ")
-    );
+    let mut out = headline(&format!("{} executions", report.executions), &unmet);
     for (kind, f) in &report.faults {
         out.push_str(&format!(
             "\n  {kind}: {} injected, {} bit",
@@ -39,6 +35,15 @@ pub(crate) fn explain(s: &Scenario, strategy: StrategyKind, report: &RunReport) 
         }
     }
     out
+}
+
+/// The first line of a `vacuous` report: over what (`100 executions`, or a sweep's
+/// executions and points), the conditions none met.
+pub(crate) fn headline(over: &str, unmet: &[&str]) -> String {
+    format!(
+        "vacuous: in {over} none met {} (each must happen at least once for a pass to mean something)",
+        unmet.join(", ")
+    )
 }
 
 /// Every key the calls of the scenario's first execution named.
