@@ -211,7 +211,7 @@ fn a_fault_that_never_bites_makes_the_gate_fail_vacuous() {
     assert!(text.contains("none met faults.evict.bit"), "{text}");
     assert!(
         text.contains(
-            "aims evictions at no_such_key, which no call used; the keys used: posts, tag_0, tag_1"
+            "aims faults at no_such_key, which no call used; the keys used: posts, tag_0, tag_1"
         ),
         "{text}"
     );

@@ -107,9 +107,13 @@ fn dfs_proves_a_small_fixed_case_and_finds_the_broken_one() {
     assert!(proved.exhaustive);
     assert!(proved.executions > 1);
     // The proof says what it covered, the tick phases included.
-    let proof = proved.proof.as_deref().unwrap_or_default();
+    let proof = proved.proof.clone().expect("a proof").to_string();
     assert!(proof.starts_with("every schedule, 2 clients"), "{proof}");
     assert!(proof.contains("tick-phase class"), "{proof}");
+    assert!(
+        proof.contains(&format!("visited {} executions", proved.executions)),
+        "{proof}"
+    );
     // Sampling counts each invariant's evaluations.
     let sampled = check(LockVariant::Add)
         .clients(2)
@@ -140,4 +144,102 @@ fn bad_parameters_name_the_field() {
             .random(1);
     });
     assert!(text.contains("params.leave_server"), "{text}");
+}
+
+#[test]
+fn every_violated_invariant_is_reported_and_a_check_can_select_some() {
+    let all = check(CounterVariant::GetSet)
+        .clients(2)
+        .with(|p| p.reads = Count(2))
+        .expect("counter.no_lost_increments")
+        .random(500);
+    let failure = all.failure.expect("a lost increment");
+    // A lost increment is also a history no sequential counter gives.
+    assert_eq!(
+        failure.execution.violated,
+        vec!["counter.no_lost_increments", "counter.linearizable"]
+    );
+    assert!(
+        all.found.contains_key("counter.linearizable"),
+        "{:?}",
+        all.found
+    );
+    let text = panic_text(|| {
+        check(CounterVariant::GetSet)
+            .clients(2)
+            .with(|p| p.reads = Count(2))
+            .random(500);
+    });
+    assert!(text.contains("also         counter.linearizable"), "{text}");
+
+    let one = check(CounterVariant::GetSet)
+        .clients(2)
+        .with(|p| p.reads = Count(2))
+        .only(&["counter.linearizable"])
+        .expect("counter.linearizable")
+        .random(500);
+    assert_eq!(
+        one.checks.keys().collect::<Vec<_>>(),
+        vec!["counter.linearizable"]
+    );
+    assert_eq!(
+        one.found.keys().collect::<Vec<_>>(),
+        vec!["counter.linearizable"]
+    );
+
+    let text = panic_text(|| {
+        check(CounterVariant::GetSet).only(&["counter.lost"]);
+    });
+    assert!(
+        text.contains("declared: counter.no_lost_increments, counter.no_extra_increments, counter.linearizable"),
+        "{text}"
+    );
+    let text = panic_text(|| {
+        check(CounterVariant::GetSet)
+            .only(&["counter.linearizable"])
+            .expect("counter.no_lost_increments")
+            .random(1);
+    });
+    assert!(text.contains("checks only counter.linearizable"), "{text}");
+}
+
+#[test]
+fn parameters_built_in_code_are_range_checked_as_in_a_file() {
+    let text = panic_text(|| {
+        check(LockVariant::Add)
+            .with(|p| p.rounds = Count(200_000))
+            .random(1);
+    });
+    assert!(text.contains("field `params.rounds`"), "{text}");
+    assert!(text.contains("out of range"), "{text}");
+}
+
+#[test]
+fn a_proof_under_faults_names_its_fault_bound_kinds_and_phases() {
+    let proved = check(LockVariant::Add)
+        .clients(2)
+        .with(|p| p.rounds = Count(1))
+        .faults(
+            FaultPlan::lost_replies()
+                .and(FaultPlan::lost_requests())
+                .max(1),
+        )
+        .max_faults(1)
+        .max_phases(2)
+        .dfs(Some(1));
+    let proof = proved.proof.expect("the add lock holds under one fault");
+    assert_eq!(proof.clients, 2);
+    assert_eq!(proof.faults, Some(1));
+    assert_eq!(
+        proof.fault_kinds,
+        vec![FaultKind::ReplyLost, FaultKind::RequestLost]
+    );
+    assert!(proof.phases.searched.len() <= 2, "{proof}");
+    assert!(proof.states > 0 && proof.executions > 1, "{proof:?}");
+    let sentence = proof.to_string();
+    assert!(
+        sentence.contains("at most 1 preemption and at most 1 fault (reply_lost, request_lost)"),
+        "{sentence}"
+    );
+    assert!(!sentence.contains('\n'), "one sentence: {sentence}");
 }

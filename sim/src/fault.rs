@@ -171,25 +171,46 @@ pub struct FaultRule {
     pub max: u32,
     /// Chance, at each step where it is possible, that the random strategies fire it.
     pub probability: f64,
+    /// Only where these keys are involved (`None`: anywhere). An eviction hits only these
+    /// keys; a lost request or reply and a value over the limit hit only calls naming
+    /// one; a pause or a death hits a client only while its pending call names one, or
+    /// while it sleeps after a call that did (holding the lock it just took, say); a
+    /// crash, a skipped second or a server leaving hits only servers one of them maps to.
+    pub keys: Option<Vec<String>>,
 }
 
-/// Which keys an eviction may hit.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub enum EvictTarget {
-    /// Only these keys (when present).
-    Keys(Vec<String>),
-    /// Any key present on the server (LRU pressure on an unknown key).
-    #[default]
-    Any,
+impl FaultRule {
+    /// True when the rule allows a fault where these keys are involved.
+    pub fn aims_at<'k>(&self, mut keys: impl Iterator<Item = &'k [u8]>) -> bool {
+        match &self.keys {
+            None => true,
+            Some(aimed) => keys.any(|k| aimed.iter().any(|a| a.as_bytes() == k)),
+        }
+    }
 }
 
-/// The faults a run may suffer.
-#[derive(Debug, Clone, PartialEq, Default)]
+/// The faults a run may suffer: a rule per kind allowed, and the delays faults take.
+///
+/// Start from a constructor per kind ([`FaultPlan::evictions`], [`FaultPlan::pauses`],
+/// …), aim it at keys with [`FaultPlan::on_keys`], and combine plans with
+/// [`FaultPlan::and`]:
+///
+/// ```
+/// use std::time::Duration;
+/// use mcsim::{FaultKind, FaultPlan};
+///
+/// let plan = FaultPlan::evictions()
+///     .on_keys(&["lock"])
+///     .and(FaultPlan::pauses(Duration::from_secs(3)))
+///     .and(FaultPlan::deaths().max(1));
+/// assert_eq!(plan.rule(FaultKind::Evict).unwrap().keys, Some(vec!["lock".to_string()]));
+/// assert_eq!(plan.pause_for, Duration::from_secs(3));
+/// assert_eq!(plan.rule(FaultKind::Die).unwrap().max, 1);
+/// ```
+#[derive(Debug, Clone, PartialEq)]
 pub struct FaultPlan {
-    /// Rules by kind; a kind without a rule never fires.
+    /// Rules by kind, in [`FaultKind`] order; a kind without a rule never fires.
     pub rules: Vec<(FaultKind, FaultRule)>,
-    /// Which keys evictions may hit.
-    pub evict: EvictTarget,
     /// How long a client waits before a lost request or reply becomes a timeout.
     pub timeout: Duration,
     /// How long a crashed server stays down.
@@ -202,22 +223,46 @@ pub struct FaultPlan {
     pub pause_for: Duration,
 }
 
+impl Default for FaultPlan {
+    fn default() -> FaultPlan {
+        FaultPlan::none()
+    }
+}
+
 impl FaultPlan {
-    /// No faults at all.
+    /// How long a client waits for a lost request or reply, unless a plan says otherwise.
+    pub const TIMEOUT: Duration = Duration::from_millis(100);
+    /// How long a crashed server stays down, unless a plan says otherwise.
+    pub const RESTART_AFTER: Duration = Duration::from_secs(1);
+    /// How long a server stays out of the list, unless a plan says otherwise.
+    pub const REJOIN_AFTER: Duration = Duration::from_secs(1);
+    /// How long a paused client stops, unless a plan says otherwise.
+    pub const PAUSE_FOR: Duration = Duration::from_secs(5);
+
+    /// No faults at all, with the default delays.
     pub fn none() -> FaultPlan {
         FaultPlan {
-            timeout: Duration::from_millis(100),
-            restart_after: Duration::from_secs(1),
-            rejoin_after: Duration::from_secs(1),
-            pause_for: Duration::from_secs(5),
-            ..FaultPlan::default()
+            rules: Vec::new(),
+            timeout: FaultPlan::TIMEOUT,
+            restart_after: FaultPlan::RESTART_AFTER,
+            warm_restart: false,
+            rejoin_after: FaultPlan::REJOIN_AFTER,
+            pause_for: FaultPlan::PAUSE_FOR,
         }
     }
 
-    /// The same plan allowing one more kind.
+    /// The same plan allowing one more kind, anywhere (a rule the plan had for it is
+    /// replaced).
     pub fn allow(mut self, kind: FaultKind, max: u32, probability: f64) -> FaultPlan {
         self.rules.retain(|(k, _)| *k != kind);
-        self.rules.push((kind, FaultRule { max, probability }));
+        self.rules.push((
+            kind,
+            FaultRule {
+                max,
+                probability,
+                keys: None,
+            },
+        ));
         self.rules.sort_by_key(|(k, _)| *k);
         self
     }
@@ -228,7 +273,8 @@ impl FaultPlan {
         FaultPlan::none().allow(FaultKind::Evict, 3, 0.05)
     }
 
-    /// Up to 3 replies lost after the server applied the call (the client times out).
+    /// Up to 3 replies lost after the server applied the call (the client times out
+    /// after [`FaultPlan::timeout`], not knowing whether the call took effect).
     pub fn lost_replies() -> FaultPlan {
         FaultPlan::none().allow(FaultKind::ReplyLost, 3, 0.05)
     }
@@ -238,26 +284,126 @@ impl FaultPlan {
         FaultPlan::none().allow(FaultKind::RequestLost, 3, 0.05)
     }
 
-    /// One crash of a server, which comes back empty after `restart_after`.
+    /// One crash of a server, which comes back empty after
+    /// [`FaultPlan::restart_after`] (1 s; [`FaultPlan::restarting_after`] changes it).
     pub fn crashes() -> FaultPlan {
         FaultPlan::none().allow(FaultKind::Crash, 1, 0.01)
     }
 
-    /// This plan with every rule of `other` too (`other`'s rule wins for a kind both
-    /// have; `other`'s eviction keys when it names some).
+    /// Up to 2 seconds a server's clock skips (memcached's timer firing late, then
+    /// catching up): items expire a second early.
+    pub fn skipped_seconds() -> FaultPlan {
+        FaultPlan::none().allow(FaultKind::SkipSecond, 2, 0.01)
+    }
+
+    /// One server leaving the clients' list for [`FaultPlan::rejoin_after`] (needs two
+    /// servers or more): its keys map elsewhere meanwhile.
+    pub fn leaves() -> FaultPlan {
+        FaultPlan::none().allow(FaultKind::Leave, 1, 0.01)
+    }
+
+    /// Up to 2 pauses of a client for `pause_for` each (a GC pause, a stopped VM),
+    /// wherever it is: in a sleep (holding a lock) or before its call reaches the server.
+    pub fn pauses(pause_for: Duration) -> FaultPlan {
+        FaultPlan {
+            pause_for,
+            ..FaultPlan::none().allow(FaultKind::Pause, 2, 0.02)
+        }
+    }
+
+    /// One client's process dying where it is: its pending call is never sent and it
+    /// never runs again ([`crate::Sim::on_death`] tells the model).
+    pub fn deaths() -> FaultPlan {
+        FaultPlan::none().allow(FaultKind::Die, 1, 0.02)
+    }
+
+    /// Up to 2 storage calls carrying a value over the item size limit (memcached
+    /// refuses it, and a `set` loses the key's old value).
+    pub fn too_large_values() -> FaultPlan {
+        FaultPlan::none().allow(FaultKind::TooLarge, 2, 0.02)
+    }
+
+    /// This plan with every rule of `other` too, and every delay `other` changed from
+    /// the defaults: for a kind both allow, `other`'s rule wins; for a delay both
+    /// changed, `other`'s. `a.and(b).and(c) == a.and(b.and(c))`.
     pub fn and(mut self, other: FaultPlan) -> FaultPlan {
         for (kind, rule) in other.rules {
-            self = self.allow(kind, rule.max, rule.probability);
+            self.rules.retain(|(k, _)| *k != kind);
+            self.rules.push((kind, rule));
         }
-        if other.evict != EvictTarget::Any {
-            self.evict = other.evict;
+        self.rules.sort_by_key(|(k, _)| *k);
+        let none = FaultPlan::none();
+        if other.timeout != none.timeout {
+            self.timeout = other.timeout;
+        }
+        if other.restart_after != none.restart_after {
+            self.restart_after = other.restart_after;
+        }
+        if other.rejoin_after != none.rejoin_after {
+            self.rejoin_after = other.rejoin_after;
+        }
+        if other.pause_for != none.pause_for {
+            self.pause_for = other.pause_for;
+        }
+        self.warm_restart |= other.warm_restart;
+        self
+    }
+
+    /// Every rule of the plan aimed at these keys only (see [`FaultRule::keys`]).
+    pub fn on_keys(mut self, keys: &[&str]) -> FaultPlan {
+        let keys: Vec<String> = keys.iter().map(|k| k.to_string()).collect();
+        for (_, rule) in &mut self.rules {
+            rule.keys = Some(keys.clone());
         }
         self
     }
 
-    /// Evictions hit only these keys.
+    /// Evictions hit only these keys (the other rules stay as they are).
     pub fn evict_keys(mut self, keys: &[&str]) -> FaultPlan {
-        self.evict = EvictTarget::Keys(keys.iter().map(|k| k.to_string()).collect());
+        if let Some((_, rule)) = self.rules.iter_mut().find(|(k, _)| *k == FaultKind::Evict) {
+            rule.keys = Some(keys.iter().map(|k| k.to_string()).collect());
+        }
+        self
+    }
+
+    /// Every rule of the plan allows at most `max` faults per execution.
+    pub fn max(mut self, max: u32) -> FaultPlan {
+        for (_, rule) in &mut self.rules {
+            rule.max = max;
+        }
+        self
+    }
+
+    /// Every rule of the plan fires with this chance at each step where it can (for the
+    /// random strategies; exhaustive searches try every placement).
+    pub fn probability(mut self, probability: f64) -> FaultPlan {
+        for (_, rule) in &mut self.rules {
+            rule.probability = probability;
+        }
+        self
+    }
+
+    /// Lost requests and replies time out after `timeout`.
+    pub fn timing_out_after(mut self, timeout: Duration) -> FaultPlan {
+        self.timeout = timeout;
+        self
+    }
+
+    /// A crashed server stays down this long.
+    pub fn restarting_after(mut self, delay: Duration) -> FaultPlan {
+        self.restart_after = delay;
+        self
+    }
+
+    /// A crashed server comes back with its items (memcached's `-e` warm restart).
+    pub fn warm(mut self) -> FaultPlan {
+        self.warm_restart = true;
+        self
+    }
+
+    /// A server that left the list rejoins after this long.
+    pub fn rejoining_after(mut self, delay: Duration) -> FaultPlan {
+        self.rejoin_after = delay;
         self
     }
 

@@ -90,15 +90,17 @@ pub mod serve;
 
 pub mod server;
 pub mod shrink;
+pub mod testing;
 pub mod trace;
 
 pub use clock::{ServerClock, Skew, VirtualTime};
-pub use exec::{Client, ExecConfig, Execution, Sim, execute};
+pub use exec::{Client, ExecConfig, Execution, Holders, Sim, execute};
 pub use explore::{Choice, Pct, Random, Replay, Schedule, Strategy};
 pub use fault::{Fault, FaultKind, FaultPlan};
 pub use invariant::{EndView, Failure, Verdict, Violation};
 pub use memcache::{Cas, Exptime, Key, KeyError, McError, Memcache, Transport, Value};
-pub use model::{Model, check};
+pub use model::Model;
 pub use protocol::{MetaFlag, MetaReply, Reply, Request};
 pub use real::TcpClient;
 pub use server::{Server, ServerConfig};
+pub use testing::check;

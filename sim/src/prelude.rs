@@ -8,12 +8,10 @@
 pub use serde::{Deserialize, Serialize};
 
 pub use crate::clock::{Skew, VirtualTime};
-pub use crate::exec::{Client, Sim};
+pub use crate::exec::{Client, Holders, Sim};
 pub use crate::fault::{FaultKind, FaultPlan};
 pub use crate::history::History;
 pub use crate::invariant::{EndView, Failure};
 pub use crate::memcache::{Cas, Exptime, Key, McError, Memcache, Value};
-pub use crate::model::{
-    Check, Context, Count, Family, Figures, Millis, Model, Seconds, check, family,
-};
-pub use crate::scenario::FieldError;
+pub use crate::model::{Context, Count, Family, FieldError, Millis, Model, Seconds, family};
+pub use crate::testing::{Check, Figures, check};

@@ -23,7 +23,7 @@ use std::time::Duration;
 
 use mcsim::{EndView, Failure, Sim};
 
-use crate::eventlog::harness::{Ghost, Outcome, puts_by_id};
+use crate::eventlog::record::{Ghost, Outcome, puts_by_id};
 
 #[derive(Debug, Default)]
 struct Analysis {

@@ -9,7 +9,6 @@
 //! every fetch with what it returned; [`super::check`] judges them.
 
 use std::cell::RefCell;
-use std::collections::BTreeMap;
 use std::rc::Rc;
 use std::time::Duration;
 
@@ -20,6 +19,7 @@ use crate::arrivals::{Traffic, hash3, unit};
 use crate::eventlog::check;
 use crate::eventlog::codec::Event;
 use crate::eventlog::recipe::{EventLog, EventLogVariant, PutError};
+use crate::eventlog::record::{Fetch, Ghost, Outcome, Put};
 
 /// Parameters of the event-log workload.
 #[derive(Debug, Clone, PartialEq)]
@@ -54,60 +54,6 @@ pub struct EventLogParams {
     pub put_deadline: Duration,
     /// Clock skew per writer.
     pub skews: Vec<Skew>,
-}
-
-/// How a put ended.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub enum Outcome {
-    /// Still running.
-    Running,
-    /// The recipe says it is stored.
-    Stored,
-    /// The recipe reported an error to its caller.
-    Refused(String),
-    /// A transport fault: the writer cannot tell.
-    Unknown,
-}
-
-/// One put.
-#[derive(Debug, Clone, Hash)]
-pub struct Put {
-    /// Writer and sequence number.
-    pub id: (u32, u32),
-    /// The event's time (writer's clock, ms).
-    pub when_ms: u64,
-    /// Serialized size.
-    pub bytes: usize,
-    /// True time the put started.
-    pub started: VirtualTime,
-    /// True time it returned.
-    pub ended: Option<VirtualTime>,
-    /// How it ended.
-    pub outcome: Outcome,
-}
-
-/// One fetch.
-#[derive(Debug, Clone, Hash)]
-pub struct Fetch {
-    /// True time it was invoked.
-    pub at: VirtualTime,
-    /// The reader's clamped window, ms of its clock.
-    pub first: u64,
-    /// Its end.
-    pub last: u64,
-    /// The events returned: id and time.
-    pub events: Vec<((u32, u32), u64)>,
-    /// A tail reader's fetch (`first = lastSeen`), not a full one.
-    pub tail: bool,
-}
-
-/// Everything the harness saw.
-#[derive(Debug, Default, Hash)]
-pub struct Ghost {
-    /// Every put, in the order they started.
-    pub puts: Vec<Put>,
-    /// Every fetch.
-    pub fetches: Vec<Fetch>,
 }
 
 /// Registers the event-log workload.
@@ -266,9 +212,4 @@ fn record(at: VirtualTime, f: crate::eventlog::recipe::Fetched, tail: bool) -> F
         events: f.events.iter().map(|e| (e.id(), e.when_ms)).collect(),
         tail,
     }
-}
-
-/// Puts by id, for the checks.
-pub fn puts_by_id(g: &Ghost) -> BTreeMap<(u32, u32), &Put> {
-    g.puts.iter().map(|p| (p.id, p)).collect()
 }

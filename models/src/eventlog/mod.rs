@@ -26,6 +26,7 @@ mod check;
 mod codec;
 mod harness;
 mod recipe;
+mod record;
 
 pub use codec::{DecodeError, Event, deserialize};
 pub use harness::{EventLogParams, setup};

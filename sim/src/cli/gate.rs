@@ -6,7 +6,6 @@ use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use crate::cli::commands::load_points;
 use crate::cli::progress;
 use crate::model::Family;
 use crate::report::{self, PointRow, Row, html};
@@ -97,7 +96,7 @@ fn run_one(path: &Path, families: &[&'static dyn Family], judging: Judging) -> R
     } = judging;
     let started = Instant::now();
     let mut row = Row::new(path);
-    let points = match load_points(path, families) {
+    let points = match crate::scenario::load_points(path, families) {
         Ok(p) => p,
         Err(e) => {
             row.error = Some(format!("{e:#}"));

@@ -36,19 +36,12 @@ mod vacuous;
 use std::ffi::OsString;
 use std::path::Path;
 use std::process::ExitCode;
-use std::sync::OnceLock;
 
 use clap::Parser;
 
 use crate::model::Family;
 
-static PROGRAM: OnceLock<String> = OnceLock::new();
-
-/// The name replay lines give the command line: the running program's (`mcsim`, or a
-/// downstream crate's own binary).
-pub fn program() -> &'static str {
-    PROGRAM.get().map(String::as_str).unwrap_or("mcsim")
-}
+pub use crate::report::program;
 
 /// Parses the process's arguments and runs the command against `families`.
 pub fn main(families: &[&'static dyn Family]) -> ExitCode {
@@ -66,7 +59,7 @@ pub fn main_with(
         .and_then(|a| Path::new(a).file_stem())
         .and_then(|s| s.to_str())
     {
-        let _ = PROGRAM.set(name.to_string());
+        crate::report::name_program(name);
     }
     let cli = match args::Cli::try_parse_from(args) {
         Ok(cli) => cli,

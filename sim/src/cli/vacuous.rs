@@ -3,12 +3,11 @@
 use std::collections::BTreeSet;
 
 use crate::exec::Event;
-use crate::fault::EvictTarget;
 use crate::run::{self, RunReport};
 use crate::scenario::{Scenario, StrategyKind};
 
 /// The conditions no execution met, with the fault figures behind them; when the plan
-/// aims evictions at keys the recipe never used, those keys and the ones it did use.
+/// aims faults at keys the recipe never used, those keys and the ones it did use.
 pub(crate) fn explain(s: &Scenario, strategy: StrategyKind, report: &RunReport) -> String {
     let unmet = s.expectation.unmet(&report.met);
     let mut out = headline(&format!("{} executions", report.executions), &unmet);
@@ -21,14 +20,25 @@ pub(crate) fn explain(s: &Scenario, strategy: StrategyKind, report: &RunReport) 
     if report.faults.is_empty() {
         out.push_str("\n  no fault fired in any execution");
     }
-    if let EvictTarget::Keys(aimed) = &s.config.faults.evict {
+    let aimed: BTreeSet<&String> = s
+        .config
+        .faults
+        .rules
+        .iter()
+        .filter_map(|(_, r)| r.keys.as_ref())
+        .flatten()
+        .collect();
+    if !aimed.is_empty() {
         let used = keys_used(s, strategy);
-        let never: Vec<&String> = aimed.iter().filter(|k| !used.contains(*k)).collect();
+        let never: Vec<&str> = aimed
+            .iter()
+            .filter(|k| !used.contains(**k))
+            .map(|k| k.as_str())
+            .collect();
         if !never.is_empty() {
-            let never: Vec<&str> = never.iter().map(|k| k.as_str()).collect();
             let used: Vec<&str> = used.iter().map(String::as_str).collect();
             out.push_str(&format!(
-                "\n  the plan aims evictions at {}, which no call used; the keys used: {}",
+                "\n  the plan aims faults at {}, which no call used; the keys used: {}",
                 never.join(", "),
                 used.join(", ")
             ));

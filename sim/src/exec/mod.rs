@@ -20,6 +20,7 @@ mod engine;
 mod ghost;
 mod spare;
 mod spin;
+mod timer;
 
 use std::borrow::Cow;
 use std::cell::RefCell;
@@ -93,7 +94,11 @@ pub struct Sim {
     at_end: Vec<(Cow<'static, str>, EndCheck)>,
     scripted: Vec<(Duration, Fault)>,
     ghosts: Vec<ghost::GhostHash>,
+    deaths: Vec<DeathHook>,
 }
+
+/// What a model runs when a client's process dies ([`Sim::on_death`]).
+pub(crate) type DeathHook = Box<dyn Fn(usize)>;
 
 impl Sim {
     /// An empty registration built from the spare parts of an earlier execution.
@@ -105,6 +110,7 @@ impl Sim {
             at_end: std::mem::take(&mut spare.at_end),
             scripted: std::mem::take(&mut spare.scripted),
             ghosts: Vec::new(),
+            deaths: Vec::new(),
         }
     }
 
@@ -149,6 +155,36 @@ impl Sim {
         self.ghosts.push(Box::new(hash));
     }
 
+    /// Runs `hook` with a client's index when its process dies ([`FaultPlan::deaths`]).
+    ///
+    /// A dying client's future is dropped where it stands: code after its pending
+    /// `.await` never runs, so ghost state it was about to undo stays as it was (a
+    /// "holder" that never leaves, a permit never given back) and an invariant over it
+    /// would blame the recipe for what only the harness's bookkeeping did. Undo that
+    /// state here. The hook runs after the future is dropped (its `Drop` guards have
+    /// run) and before the next invariant check. [`Holders`] does this for the common
+    /// case of who is inside a critical section.
+    pub fn on_death(&mut self, hook: impl Fn(usize) + 'static) {
+        self.deaths.push(Box::new(hook));
+    }
+
+    /// Who holds a lock or a permit: a ghost set of clients that forgets a client when
+    /// it dies and is part of the explorer's state ([`Sim::ghost`]). Clients
+    /// [`Holders::enter`] and [`Holders::leave`]; invariants read [`Holders::count`].
+    pub fn holders(&mut self) -> Holders {
+        let holders = Holders::default();
+        let (dying, hashed) = (holders.clone(), holders.clone());
+        self.on_death(move |c| dying.leave(c));
+        self.ghost(move |h| std::hash::Hash::hash(&*hashed.inside.borrow(), h));
+        holders
+    }
+
+    /// Keeps only the invariants whose name `keep` accepts (a check's `only`).
+    pub(crate) fn retain_invariants(&mut self, keep: impl Fn(&str) -> bool) {
+        self.always.retain(|(name, _)| keep(name));
+        self.at_end.retain(|(name, _)| keep(name));
+    }
+
     /// An invariant checked at quiescence.
     pub fn at_end(
         &mut self,
@@ -156,6 +192,35 @@ impl Sim {
         check: impl Fn(&EndView<'_>) -> Result<(), Failure> + 'static,
     ) {
         self.at_end.push((name.into(), Box::new(check)));
+    }
+}
+
+/// The clients inside a critical section (or holding a permit), as the harness sees
+/// them: made by [`Sim::holders`], which empties a client's place when it dies.
+#[derive(Debug, Clone, Default)]
+pub struct Holders {
+    inside: Rc<RefCell<std::collections::BTreeSet<usize>>>,
+}
+
+impl Holders {
+    /// `client` is inside.
+    pub fn enter(&self, client: usize) {
+        self.inside.borrow_mut().insert(client);
+    }
+
+    /// `client` left (or never was inside).
+    pub fn leave(&self, client: usize) {
+        self.inside.borrow_mut().remove(&client);
+    }
+
+    /// How many clients are inside.
+    pub fn count(&self) -> usize {
+        self.inside.borrow().len()
+    }
+
+    /// The clients inside, in order.
+    pub fn clients(&self) -> Vec<usize> {
+        self.inside.borrow().iter().copied().collect()
     }
 }
 

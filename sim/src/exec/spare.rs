@@ -17,6 +17,7 @@ use crate::clock::VirtualTime;
 use crate::cluster::Cluster;
 use crate::exec::Task;
 use crate::exec::core::Core;
+use crate::exec::timer::Timer;
 use crate::explore::CallOption;
 use crate::fault::Fault;
 use crate::invariant::{EndCheck, StepCheck};
@@ -34,7 +35,7 @@ pub(crate) struct Spare {
     pub scripted: Vec<(Duration, Fault)>,
     pub deferred: Vec<Option<Transport>>,
     pub calls: Vec<CallOption>,
-    pub timers: Vec<(VirtualTime, u64, super::engine::Timer)>,
+    pub timers: Vec<(VirtualTime, u64, Timer)>,
     pub spin: super::spin::SpinWatch,
 }
 

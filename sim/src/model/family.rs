@@ -4,8 +4,12 @@
 use std::marker::PhantomData;
 use std::rc::Rc;
 
+use crate::exec::Sim;
+use crate::model::field::{FieldError, did_you_mean};
 use crate::model::{Context, Model, ParamSource};
-use crate::scenario::{FieldError, Setup, did_you_mean};
+
+/// What a family builds for a scenario: registers one execution's clients and invariants.
+pub type Setup = Rc<dyn Fn(&mut Sim)>;
 
 /// One recipe family, as scenario files name it. Made from a [`Model`] by [`family`].
 pub trait Family: Sync {

@@ -10,7 +10,7 @@
 //!
 //! Nothing else is registered by hand. [`family`] turns a model into the [`Family`] entry
 //! that scenario files, the command line ([`crate::cli::main`]) and the gate look up by
-//! name; [`check`](crate::check()) runs a model from a plain `#[test]`.
+//! name; [`check`](crate::check()) ([`crate::testing`]) runs a model from a plain `#[test]`.
 //!
 //! Ghost state the explorer must tell apart (who holds the lock, how many increments
 //! completed) is fingerprinted with [`Sim::ghost`]: two states with the same servers,
@@ -19,8 +19,8 @@
 //! A model never reads the wall clock, never uses a thread RNG and never iterates a std
 //! `HashMap`: its executions must replay from their schedule.
 
-mod checker;
 mod family;
+pub(crate) mod field;
 mod knobs;
 mod params;
 
@@ -29,14 +29,14 @@ use std::fmt::Debug;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-pub use checker::{Check, Figures, REPLAY_VAR, check};
-pub use family::{Family, family};
+pub use family::{Family, Setup, family};
 pub use knobs::{Count, MAX_COUNT, Millis, Seconds, YEAR_S};
 pub use params::ParamSource;
+pub(crate) use params::recheck_params;
 
 use crate::clock::Skew;
 use crate::exec::Sim;
-use crate::scenario::FieldError;
+pub use field::FieldError;
 
 /// A recipe family: its variants, parameters, workload and invariants.
 ///
@@ -69,6 +69,13 @@ pub trait Model: Copy + PartialEq + Debug + 'static {
     /// Registers one execution: each client's workload ([`Sim::client`]), the ghost state
     /// and its fingerprint ([`Sim::ghost`]), and the invariants ([`Sim::always`] after
     /// every step, [`Sim::at_end`] at quiescence, over the state and the history).
+    ///
+    /// **Deaths.** Under [`FaultPlan::deaths`](crate::FaultPlan::deaths) a client's
+    /// future is dropped where it stands, so ghost state it would have undone after its
+    /// pending `.await` stays as it was. Keep who holds a lock or a permit in
+    /// [`Sim::holders`] (a dead client leaves it), or undo your own ghost state in
+    /// [`Sim::on_death`]; otherwise a dead holder counts as inside forever and an
+    /// invariant blames the recipe for it.
     fn setup(&self, params: &Self::Params, cx: &Context, sim: &mut Sim);
 
     /// This variant's name.

@@ -7,7 +7,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use toml::Spanned;
 
-use crate::scenario::{FieldError, did_you_mean, key_at};
+use crate::model::field::{FieldError, did_you_mean, key_at};
 
 /// A scenario's `[params]` table being read: the file's text and the position of every
 /// value.
@@ -111,4 +111,29 @@ fn field_names<P: Serialize>(params: &P) -> Vec<String> {
         Ok(toml::Value::Table(t)) => t.keys().cloned().collect(),
         _ => Vec::new(),
     }
+}
+
+/// Checks parameters built in code as a scenario file's would be: each field written out
+/// and read back alone, so a [`Count`](crate::model::Count) or a duration out of range is
+/// the same error, naming its field, as in a file.
+pub(crate) fn recheck_params<P>(params: &P) -> Result<(), FieldError>
+where
+    P: Serialize + DeserializeOwned,
+{
+    // Parameters that are no table (`()`) have no field a file could set.
+    let Ok(toml::Value::Table(table)) = toml::Value::try_from(params) else {
+        return Ok(());
+    };
+    for (name, value) in table {
+        let mut alone = toml::Table::new();
+        alone.insert(name.clone(), value);
+        if let Err(e) = P::deserialize(toml::Value::Table(alone)) {
+            return Err(FieldError::new(
+                format!("params.{name}"),
+                None,
+                e.message().trim(),
+            ));
+        }
+    }
+    Ok(())
 }

@@ -13,12 +13,26 @@ pub use suite::{
 };
 
 use std::fmt::Write as _;
+use std::sync::OnceLock;
 
 use serde::{Deserialize, Serialize};
 
 use crate::invariant::Verdict;
 use crate::run::{Finding, RunReport};
 use crate::scenario::{Origin, Scenario, StrategyKind};
+
+static PROGRAM: OnceLock<String> = OnceLock::new();
+
+/// The name replay lines give the command line: the running program's (`mcsim`, or a
+/// downstream crate's own binary, as [`crate::cli::main`] found it).
+pub fn program() -> &'static str {
+    PROGRAM.get().map(String::as_str).unwrap_or("mcsim")
+}
+
+/// Names the program replay lines give (the first time only: one process, one name).
+pub(crate) fn name_program(name: &str) {
+    let _ = PROGRAM.set(name.to_string());
+}
 
 /// A word for a shell: quoted when it holds anything but plain characters.
 fn shell_word(word: &str) -> String {
@@ -38,7 +52,7 @@ fn shell_word(word: &str) -> String {
 fn replay_prefix(scenario: &Scenario) -> String {
     let mut out = format!(
         "{} replay {}",
-        crate::cli::program(),
+        program(),
         shell_word(&scenario.path.display().to_string())
     );
     for setting in scenario.settings() {
@@ -156,6 +170,9 @@ pub fn render_failure(scenario: &Scenario, strategy: StrategyKind, failure: &Fin
             let _ = writeln!(out, "  {k:<12} {n}");
         }
         let _ = writeln!(out, "  cause        {}", v.cause());
+    }
+    if e.violated.len() > 1 {
+        let _ = writeln!(out, "  also         {}", e.violated[1..].join(", "));
     }
     match &failure.original {
         Some(before) => {

@@ -4,7 +4,7 @@
 use super::ExploreReport;
 
 /// Phase classes searched by default when a scenario leaves the tick phase free.
-pub const DEFAULT_MAX_PHASES: usize = 8;
+pub const DEFAULT_MAX_PHASES: usize = crate::scenario::ExhaustiveBounds::DEFAULT_PHASES;
 
 /// The tick phases an exhaustive search covered.
 ///

@@ -164,7 +164,7 @@ impl Default for ExploreFile {
                 toml::Value::Integer(i64::from(super::ExhaustiveBounds::DEFAULT_FAULTS)),
             ),
             draws: 1,
-            phases: crate::run::DEFAULT_MAX_PHASES as u64,
+            phases: super::ExhaustiveBounds::DEFAULT_PHASES as u64,
         }
     }
 }

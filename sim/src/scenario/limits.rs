@@ -4,8 +4,8 @@
 
 use std::ops::{Range, RangeInclusive};
 
+use crate::model::FieldError;
 use crate::model::YEAR_S;
-use crate::scenario::error::FieldError;
 use crate::scenario::file::ScenarioFile;
 
 /// The most virtual clients a scenario may run.

@@ -15,7 +15,8 @@ use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::time::Duration;
 
-pub use error::{FieldError, ScenarioError, did_you_mean, key_at, line_col};
+pub use crate::model::field::{FieldError, did_you_mean, key_at, line_col};
+pub use error::ScenarioError;
 pub use expect::{Expectation, Judgement};
 pub use limits::{MAX_CLIENTS, MAX_SERVERS};
 pub use source::MAX_FILE_BYTES;
@@ -25,13 +26,12 @@ pub use sweep::load_points;
 
 use crate::clock::Skew;
 use crate::cluster::Distribution;
-use crate::exec::{ExecConfig, Sim};
-use crate::fault::{EvictTarget, FaultKind, FaultPlan};
+use crate::exec::ExecConfig;
+use crate::fault::{FaultKind, FaultPlan};
 use crate::model::{Context, Family, ParamSource};
 use crate::server::ServerConfig;
 
-/// What a family builds for a scenario: registers one execution's clients and invariants.
-pub type Setup = Rc<dyn Fn(&mut Sim)>;
+pub use crate::model::Setup;
 
 /// The families a scenario may name, as [`crate::model::family`] makes them.
 pub type Families = Rc<[&'static dyn Family]>;
@@ -160,6 +160,9 @@ impl ExhaustiveBounds {
     pub const DEFAULT_PREEMPTIONS: u32 = 2;
     /// Faults when the file gives none.
     pub const DEFAULT_FAULTS: u32 = 1;
+    /// Tick-phase classes searched at most when the file gives none and leaves the phase
+    /// free.
+    pub const DEFAULT_PHASES: usize = 8;
 }
 
 /// Reads a bound: a number, or `"all"` for none.
@@ -569,20 +572,12 @@ fn fault_plan(f: &file::FaultsFile) -> Result<FaultPlan, FieldError> {
                 format!("{p} is not a probability (0 to 1)"),
             ));
         }
-        if rule.keys.is_some() && kind != FaultKind::Evict {
-            return Err(FieldError::new(
-                format!("faults.{}.keys", kind.name()),
-                Some(rule.probability.span()),
-                "only evict takes keys",
-            ));
+        let mut allowed = FaultPlan::none().allow(kind, rule.max, p);
+        if let Some(keys) = &rule.keys {
+            let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
+            allowed = allowed.on_keys(&keys);
         }
-        if kind == FaultKind::Evict {
-            plan.evict = match &rule.keys {
-                Some(keys) => EvictTarget::Keys(keys.clone()),
-                None => EvictTarget::Any,
-            };
-        }
-        plan = plan.allow(kind, rule.max, p);
+        plan = plan.and(allowed);
     }
     Ok(plan)
 }

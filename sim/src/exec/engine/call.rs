@@ -37,6 +37,7 @@ impl Engine<'_> {
         };
         let issued = *issued;
         let phase_point = self.phase_point_before(client, request, issued, at);
+        self.remember_keys(client, request);
         if !matches!(fault, Some(Fault::RequestLost { .. })) {
             let server = self.cluster.route(request);
             self.note_bites(server, request);

@@ -2,7 +2,7 @@
 
 use crate::exec::core::Wait;
 use crate::explore::{CallOption, FaultOption};
-use crate::fault::{EvictTarget, Fault, FaultKind};
+use crate::fault::{Fault, FaultKind, FaultRule};
 use crate::memcache::Key;
 use crate::protocol::Request;
 
@@ -12,10 +12,53 @@ use super::Engine;
 type MakeFault = fn(usize) -> Fault;
 
 impl Engine<'_> {
-    fn budget_left(&self, kind: FaultKind) -> Option<f64> {
+    fn budget_left(&self, kind: FaultKind) -> Option<(f64, &FaultRule)> {
         let rule = self.config.faults.rule(kind)?;
         let used = self.fault_counts.get(&kind).copied().unwrap_or(0);
-        (used < rule.max).then_some(rule.probability)
+        (used < rule.max).then_some((rule.probability, rule))
+    }
+
+    /// True when a server-wide fault of `rule` may hit server `s`: the rule names no
+    /// keys, or one of them maps to `s`.
+    fn server_aimed(&self, rule: &FaultRule, s: usize) -> bool {
+        match &rule.keys {
+            None => true,
+            Some(keys) => keys.iter().any(|k| {
+                Key::new(k.as_bytes()).is_ok_and(|key| self.cluster.server_for(&key) == s)
+            }),
+        }
+    }
+
+    /// The keys of `client`'s last call (kept only when a pause or death is aimed).
+    fn last_keys(&self, client: usize) -> impl Iterator<Item = &Key> {
+        self.last_keys
+            .as_ref()
+            .and_then(|all| all.get(client))
+            .into_iter()
+            .flatten()
+    }
+
+    /// Remembers the keys of `client`'s call, when a pause or death is aimed at keys.
+    pub(super) fn remember_keys(&mut self, client: usize, request: &Request) {
+        if let Some(all) = &mut self.last_keys
+            && let Some(slot) = all.get_mut(client)
+        {
+            slot.clear();
+            slot.extend(request.keys().iter().cloned());
+        }
+    }
+
+    /// True when a fault of `rule` may hit `client`'s pending call.
+    fn call_aimed(&self, rule: &FaultRule, client: usize) -> bool {
+        rule.keys.is_none() || {
+            let core = self.core.borrow();
+            match &core.mailboxes[client].wait {
+                Wait::Call { request, .. } => {
+                    rule.aims_at(request.keys().iter().map(|k| k.as_bytes()))
+                }
+                _ => false,
+            }
+        }
     }
 
     /// The faults that may fire at this step. Only asked when the plan has some: the
@@ -23,13 +66,13 @@ impl Engine<'_> {
     pub(super) fn fault_options(&self, calls: &[CallOption]) -> Vec<FaultOption> {
         let mut out = Vec::new();
         let now = self.now();
-        if let Some(p) = self.budget_left(FaultKind::Evict) {
+        if let Some((p, rule)) = self.budget_left(FaultKind::Evict) {
             for (s, server) in self.cluster.servers.iter().enumerate() {
                 if !server.is_up() {
                     continue;
                 }
-                match &self.config.faults.evict {
-                    EvictTarget::Keys(keys) => {
+                match &rule.keys {
+                    Some(keys) => {
                         for k in keys {
                             if let Ok(key) = Key::new(k.as_bytes())
                                 && server.peek(&key, now).is_some()
@@ -44,7 +87,7 @@ impl Engine<'_> {
                             }
                         }
                     }
-                    EvictTarget::Any => {
+                    None => {
                         for (key, _) in server.live_items(now) {
                             out.push(FaultOption {
                                 fault: Fault::Evict {
@@ -67,8 +110,8 @@ impl Engine<'_> {
                 client,
             }),
         ] {
-            if let Some(p) = self.budget_left(kind) {
-                for c in calls {
+            if let Some((p, rule)) = self.budget_left(kind) {
+                for c in calls.iter().filter(|c| self.call_aimed(rule, c.client)) {
                     out.push(FaultOption {
                         fault: make(c.client),
                         probability: p,
@@ -76,9 +119,9 @@ impl Engine<'_> {
                 }
             }
         }
-        if let Some(p) = self.budget_left(FaultKind::Crash) {
+        if let Some((p, rule)) = self.budget_left(FaultKind::Crash) {
             for (s, server) in self.cluster.servers.iter().enumerate() {
-                if server.is_up() {
+                if server.is_up() && self.server_aimed(rule, s) {
                     out.push(FaultOption {
                         fault: Fault::Crash { server: s },
                         probability: p,
@@ -86,11 +129,11 @@ impl Engine<'_> {
                 }
             }
         }
-        if let Some(p) = self.budget_left(FaultKind::Leave)
+        if let Some((p, rule)) = self.budget_left(FaultKind::Leave)
             && self.cluster.listed_count() >= 2
         {
             for s in 0..self.cluster.servers.len() {
-                if self.cluster.is_listed(s) {
+                if self.cluster.is_listed(s) && self.server_aimed(rule, s) {
                     out.push(FaultOption {
                         fault: Fault::Leave { server: s },
                         probability: p,
@@ -98,8 +141,8 @@ impl Engine<'_> {
                 }
             }
         }
-        if let Some(p) = self.budget_left(FaultKind::SkipSecond) {
-            for s in 0..self.cluster.servers.len() {
+        if let Some((p, rule)) = self.budget_left(FaultKind::SkipSecond) {
+            for s in (0..self.cluster.servers.len()).filter(|&s| self.server_aimed(rule, s)) {
                 out.push(FaultOption {
                     fault: Fault::SkipSecond { server: s },
                     probability: p,
@@ -119,11 +162,21 @@ impl Engine<'_> {
             (FaultKind::Die, |client| Fault::Die { client }),
         ];
         for (kind, make) in client_faults {
-            let Some(p) = self.budget_left(kind) else {
+            let Some((p, rule)) = self.budget_left(kind) else {
                 continue;
             };
             for (client, m) in core.mailboxes.iter().enumerate() {
-                if matches!(m.wait, Wait::Sleep { .. } | Wait::Call { .. }) {
+                let aimed = match &m.wait {
+                    Wait::Call { request, .. } => {
+                        rule.aims_at(request.keys().iter().map(|k| k.as_bytes()))
+                    }
+                    Wait::Sleep { .. } => {
+                        rule.keys.is_none()
+                            || rule.aims_at(self.last_keys(client).map(|k| k.as_bytes()))
+                    }
+                    _ => false,
+                };
+                if aimed {
                     out.push(FaultOption {
                         fault: make(client),
                         probability: p,
@@ -131,12 +184,13 @@ impl Engine<'_> {
                 }
             }
         }
-        if let Some(p) = self.budget_left(FaultKind::TooLarge) {
+        if let Some((p, rule)) = self.budget_left(FaultKind::TooLarge) {
             for c in calls {
                 if let Wait::Call {
-                    request: Request::Store { .. },
+                    request: request @ Request::Store { .. },
                     ..
                 } = &core.mailboxes[c.client].wait
+                    && rule.aims_at(request.keys().iter().map(|k| k.as_bytes()))
                 {
                     out.push(FaultOption {
                         fault: Fault::TooLarge { client: c.client },

@@ -12,6 +12,7 @@ use crate::cluster::Cluster;
 use crate::exec::core::{Core, Wait};
 use crate::exec::spare::{Spare, emptied};
 use crate::exec::spin::SpinWatch;
+use crate::exec::timer::Timer;
 use crate::exec::{ExecConfig, Execution, Sim, Task};
 use crate::explore::{CallOption, Choice, FaultOption, Footprint, Options, Schedule, Strategy};
 use crate::fault::{Fault, FaultKind};
@@ -107,6 +108,8 @@ struct Engine<'c> {
     tasks: Vec<Option<Task>>,
     always: Vec<(Cow<'static, str>, crate::invariant::StepCheck)>,
     ghosts: Vec<crate::exec::ghost::GhostHash>,
+    /// What the model runs when a client dies ([`Sim::on_death`]).
+    deaths: Vec<crate::exec::DeathHook>,
     at_end: Vec<(Cow<'static, str>, crate::invariant::EndCheck)>,
     cluster: Cluster,
     /// A timeout to hand a client when its sleep ends (lost request or reply).
@@ -115,6 +118,9 @@ struct Engine<'c> {
     timers: Vec<(VirtualTime, u64, Timer)>,
     timer_seq: u64,
     fault_counts: BTreeMap<FaultKind, u32>,
+    /// The keys of each client's last call, kept only when a pause or death is aimed at
+    /// keys (a client sleeping after a call on them may be hit).
+    last_keys: Option<Vec<Vec<Key>>>,
     /// Of those, how many bit ([`bites`]).
     fault_bites: BTreeMap<FaultKind, u32>,
     /// Faults that have not bitten yet.
@@ -150,14 +156,6 @@ struct Engine<'c> {
     ended: bool,
 }
 
-/// A timed event of the world.
-#[derive(Debug, Clone, Hash)]
-pub(crate) enum Timer {
-    Restart(usize),
-    Rejoin(usize),
-    Scripted(Fault),
-}
-
 /// Why the loop stopped early.
 type Stop = Verdict;
 
@@ -184,6 +182,7 @@ impl<'c> Engine<'c> {
             tasks: sim.tasks,
             always: sim.always,
             ghosts: sim.ghosts,
+            deaths: sim.deaths,
             at_end: sim.at_end,
             cluster: {
                 let mut cluster = boot_cluster(config, spare.cluster.take());
@@ -196,6 +195,10 @@ impl<'c> Engine<'c> {
             timers,
             timer_seq,
             fault_counts: BTreeMap::new(),
+            last_keys: [FaultKind::Pause, FaultKind::Die]
+                .iter()
+                .any(|k| config.faults.rule(*k).is_some_and(|r| r.keys.is_some()))
+                .then(|| vec![Vec::new(); n]),
             fault_bites: BTreeMap::new(),
             bites_pending: Vec::new(),
             step_checks: 0,
@@ -503,6 +506,9 @@ impl<'c> Engine<'c> {
             }
             Fault::Die { client } => {
                 self.tasks[*client] = None;
+                for hook in &self.deaths {
+                    hook(*client);
+                }
                 self.deferred[*client] = None;
                 self.core.borrow_mut().mailboxes[*client].wait = Wait::Done;
                 self.spin.faulted(*client);

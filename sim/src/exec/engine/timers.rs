@@ -5,7 +5,8 @@ use crate::exec::core::Wait;
 use crate::fault::Fault;
 use crate::trace::Actor;
 
-use super::{Engine, Stop, Timer};
+use super::{Engine, Stop};
+use crate::exec::timer::Timer;
 
 impl Engine<'_> {
     /// Wakes sleepers and restarts servers whose deadline has come, earliest first.

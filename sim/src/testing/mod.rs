@@ -1,4 +1,5 @@
-//! Checking a model from a plain `#[test]`, in one expression:
+//! Checking a model from a plain `#[test]`, in one expression (the layer above the model
+//! API, scenarios and runs: a check builds a scenario from code and runs it):
 //!
 //! ```text
 //! let figures = mcsim::check(Limiter::Fixed).clients(3).faults(FaultPlan::evictions()).random(2_000);
@@ -10,20 +11,25 @@
 //! With that variable set, the check of that model replays the schedule instead of
 //! exploring; [`Check::replay`] does the same from code.
 
+mod figures;
+
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::rc::Rc;
 use std::time::Duration;
 
 use crate::clock::Skew;
-use crate::exec::{ExecConfig, Execution};
+use crate::exec::ExecConfig;
 use crate::explore::Schedule;
 use crate::fault::FaultPlan;
 use crate::model::{Context, Model};
 use crate::report;
-use crate::run::{self, ExploreOptions, Finding, RunOptions, RunReport, Summary};
+use crate::run::{self, ExploreOptions, RunOptions, RunReport};
 use crate::scenario::{Origin, Scenario, Setup, StrategyKind, did_you_mean};
 use crate::server::ServerConfig;
+
+pub use figures::{Figures, Proof};
+use figures::{one_execution, replayed};
 
 /// The environment variable that replays a failure a check printed.
 pub const REPLAY_VAR: &str = "MCSIM_REPLAY";
@@ -43,6 +49,8 @@ pub fn check<M: Model>(model: M) -> Check<M> {
         },
         seed: 0,
         expect: "pass".into(),
+        only: None,
+        search: ExploreOptions::default(),
     }
 }
 
@@ -56,6 +64,10 @@ pub struct Check<M: Model> {
     config: ExecConfig,
     seed: u64,
     expect: String,
+    /// The invariants checked, when not all the model registers.
+    only: Option<Vec<String>>,
+    /// The bounds of [`Check::dfs`].
+    search: ExploreOptions,
 }
 
 impl<M: Model> Check<M> {
@@ -146,6 +158,23 @@ impl<M: Model> Check<M> {
         self
     }
 
+    /// Checks only these invariants of the model (the others are not evaluated): to
+    /// look at one property while another is known to break. Panics, listing the
+    /// declared ones, on a name the model does not declare.
+    pub fn only(mut self, invariants: &[&str]) -> Self {
+        for name in invariants {
+            assert!(
+                M::INVARIANTS.contains(name),
+                "mcsim: {name:?} is not an invariant of {}{}; declared: {}",
+                M::NAME,
+                did_you_mean(name, M::INVARIANTS.iter().copied()),
+                M::INVARIANTS.join(", ")
+            );
+        }
+        self.only = Some(invariants.iter().map(|n| n.to_string()).collect());
+        self
+    }
+
     /// `executions` seeded random executions.
     #[track_caller]
     pub fn random(self, executions: u64) -> Figures {
@@ -158,8 +187,31 @@ impl<M: Model> Check<M> {
         self.sample(StrategyKind::Pct { depth, steps: 200 }, executions)
     }
 
-    /// Every schedule within `max_preemptions` (`None`: unbounded) and the fault plan's
-    /// budgets, with partial-order reduction.
+    /// [`Check::dfs`] with at most `faults` faults per execution (of the kinds the plan
+    /// allows, each within its own budget); without it, the plan's budgets alone.
+    pub fn max_faults(mut self, faults: u32) -> Self {
+        self.search.max_faults = Some(faults);
+        self
+    }
+
+    /// [`Check::dfs`] searches at most this many tick-phase classes (default
+    /// [`crate::run::DEFAULT_MAX_PHASES`]); the proof says how many there were.
+    pub fn max_phases(mut self, phases: usize) -> Self {
+        self.search.max_phases = phases.max(1);
+        self
+    }
+
+    /// [`Check::dfs`] searches this many draws of the workload's own timing (each
+    /// client's first call at k/n of its window), one after the other.
+    pub fn draws(mut self, draws: u32) -> Self {
+        self.search.draws = draws.max(1);
+        self
+    }
+
+    /// Every schedule within `max_preemptions` (`None`: unbounded), the fault bound
+    /// ([`Check::max_faults`]) and the plan's budgets, at every tick-phase class up to
+    /// [`Check::max_phases`], with partial-order reduction. Without a counterexample the
+    /// figures carry the [`Proof`]: what was covered, as one sentence, also printed.
     #[track_caller]
     pub fn dfs(self, max_preemptions: Option<u32>) -> Figures {
         if let Some(figures) = self.replay_from_env() {
@@ -168,19 +220,36 @@ impl<M: Model> Check<M> {
         let s = self.scenario(u64::MAX);
         let options = ExploreOptions {
             max_preemptions,
-            ..ExploreOptions::default()
+            ..self.search
         };
         let r = run::explore(&s, &options, &mut |_| true);
         let mut verdicts = BTreeMap::new();
         let label = r.failure.as_ref().map(|f| f.execution.verdict.label());
         let found = label.iter().map(|l| (l.clone(), 1)).collect();
         verdicts.insert(label.unwrap_or_else(|| "pass".into()), 1);
-        let proof = (!r.interrupted && r.failure.is_none()).then(|| {
-            format!(
-                "{}; fixed: {}",
+        let proof = (!r.interrupted && r.failure.is_none()).then(|| Proof {
+            clients: s.clients,
+            preemptions: r.preemptions_searched,
+            faults: r.faults_searched,
+            fault_kinds: s
+                .config
+                .faults
+                .rules
+                .iter()
+                .filter(|(_, rule)| rule.max > 0)
+                .map(|(k, _)| *k)
+                .collect(),
+            phases: r.phases.clone(),
+            draws: r.draws_searched,
+            executions: r.stats.executions,
+            states: r.stats.states,
+            statement: format!(
+                "{}; fixed: {}; visited {} executions and {} states",
                 r.covered(&s),
-                run::ExploreReport::fixed(&options)
-            )
+                run::ExploreReport::fixed(&options),
+                r.stats.executions,
+                r.stats.states
+            ),
         });
         let mut figures = self.judge(
             &s,
@@ -197,6 +266,9 @@ impl<M: Model> Check<M> {
             },
             !r.interrupted,
         );
+        if let Some(proof) = &proof {
+            eprintln!("mcsim: {}: no violation in {proof}", s.name);
+        }
         figures.proof = proof;
         figures
     }
@@ -243,14 +315,7 @@ impl<M: Model> Check<M> {
                     executions,
                     ..one_execution(&e)
                 }
-                .with_failure(Finding {
-                    seed: None,
-                    original: None,
-                    clients: s.clients,
-                    execution: e,
-                    found_hash: None,
-                    cut_short: false,
-                })
+                .with_failure(replayed(s.clients, e))
             }
             None => RunReport {
                 executions,
@@ -289,14 +354,7 @@ impl<M: Model> Check<M> {
         eprintln!("{}", e.trace.render());
         eprintln!("verdict: {}\n  {}", e.verdict.label(), e.verdict);
         let report = one_execution(&e);
-        let failure = (!e.verdict.is_pass()).then_some(Finding {
-            seed: None,
-            original: None,
-            clients: s.clients,
-            execution: e,
-            found_hash: None,
-            cut_short: false,
-        });
+        let failure = (!e.verdict.is_pass()).then(|| replayed(s.clients, e));
         self.judge(
             &s,
             StrategyKind::Random,
@@ -357,7 +415,27 @@ impl<M: Model> Check<M> {
             panic!("mcsim: {}: field `{}`: {}", self.tag(), e.field, e.message);
         }
         let (model, params) = (self.model, self.params.clone());
-        let setup: Setup = Rc::new(move |sim| model.setup(&params, &cx, sim));
+        if let Err(e) = crate::model::recheck_params(&self.params) {
+            panic!("mcsim: {}: field `{}`: {}", self.tag(), e.field, e.message);
+        }
+        if let Some(only) = &self.only
+            && M::INVARIANTS.contains(&self.expect.as_str())
+            && !only.contains(&self.expect)
+        {
+            panic!(
+                "mcsim: {} expects {} but checks only {}",
+                self.tag(),
+                self.expect,
+                only.join(", ")
+            );
+        }
+        let only = self.only.clone();
+        let setup: Setup = Rc::new(move |sim| {
+            model.setup(&params, &cx, sim);
+            if let Some(only) = &only {
+                sim.retain_invariants(|name| only.iter().any(|o| o == name));
+            }
+        });
         let this = self.clone();
         Scenario {
             name: self.tag(),
@@ -408,6 +486,14 @@ impl<M: Model> Check<M> {
                 "mcsim: {} expected {}, got {label} ({} executions)\n",
                 s.name, self.expect, report.executions
             );
+            if report.found.len() > 1 {
+                let found: Vec<String> = report
+                    .found
+                    .iter()
+                    .map(|(label, n)| format!("{label} in {n}"))
+                    .collect();
+                message.push_str(&format!("violated: {}\n", found.join(", ")));
+            }
             if let Some(f) = &report.first_failure {
                 message.push_str(&report::render_failure(s, strategy, f));
             }
@@ -424,77 +510,6 @@ impl<M: Model> Check<M> {
             faults: report.faults,
             checks: report.checks,
             proof: None,
-        }
-    }
-}
-
-fn one_execution(e: &Execution) -> RunReport {
-    let mut verdicts = BTreeMap::new();
-    verdicts.insert(e.verdict.label(), 1);
-    let mut report = RunReport {
-        executions: 1,
-        verdicts,
-        first_failure: None,
-        metrics: e
-            .metrics
-            .iter()
-            .map(|(k, v)| {
-                let mut s = Summary::default();
-                s.add(*v);
-                (k.clone(), s)
-            })
-            .collect(),
-        calls: e.calls,
-        steps: e.steps,
-        found: crate::run::failing_labels(e)
-            .into_iter()
-            .map(|l| (l, 1))
-            .collect(),
-        ..RunReport::default()
-    };
-    report.count(e);
-    report
-}
-
-/// What a check measured, for a test to assert on.
-#[derive(Debug, Clone)]
-pub struct Figures {
-    /// Executions run.
-    pub executions: u64,
-    /// Executions per verdict label.
-    pub verdicts: BTreeMap<String, u64>,
-    /// Every metric the model recorded, over the executions.
-    pub metrics: BTreeMap<String, Summary>,
-    /// The failure found, when one was expected ([`Check::expect`]).
-    pub failure: Option<Finding>,
-    /// Calls the servers executed.
-    pub calls: u64,
-    /// For [`Check::dfs`]: every schedule within the bounds was covered.
-    pub exhaustive: bool,
-    /// Every failing verdict found, each invariant an execution violated counted.
-    pub found: BTreeMap<String, u64>,
-    /// Per fault kind: injections, and how many bit (changed what a later call saw). A
-    /// pass whose faults never bit could not have failed on them.
-    pub faults: BTreeMap<String, crate::run::FaultFigures>,
-    /// Per invariant: the times it was evaluated.
-    pub checks: BTreeMap<String, u64>,
-    /// For [`Check::dfs`] without a counterexample: what the search covered, as one
-    /// sentence (clients, preemptions, faults and their kinds, draws, tick-phase classes,
-    /// and what stayed fixed), as `mcsim explore` prints it.
-    pub proof: Option<String>,
-}
-
-impl Figures {
-    /// A metric over the executions; panics, naming the known ones, if the model never
-    /// recorded it.
-    pub fn metric(&self, name: &str) -> Summary {
-        match self.metrics.get(name) {
-            Some(s) => s.clone(),
-            None => panic!(
-                "mcsim: no metric {name:?}{}; recorded: {}",
-                did_you_mean(name, self.metrics.keys().map(String::as_str)),
-                self.metrics.keys().cloned().collect::<Vec<_>>().join(", ")
-            ),
         }
     }
 }
