@@ -56,11 +56,11 @@ pub struct Figures {
     pub verdicts: BTreeMap<String, u64>,
     /// Every metric the model recorded, over the executions.
     pub metrics: BTreeMap<String, Summary>,
-    /// The failure found, when one was expected ([`Check::expect`]).
+    /// The failure found, when one was expected ([`Check::expect`](super::Check::expect)).
     pub failure: Option<Finding>,
     /// Calls the servers executed.
     pub calls: u64,
-    /// For [`Check::dfs`]: every schedule within the bounds was covered.
+    /// For [`Check::dfs`](super::Check::dfs): every schedule within the bounds was covered.
     pub exhaustive: bool,
     /// Every failing verdict found, each invariant an execution violated counted.
     pub found: BTreeMap<String, u64>,
