@@ -338,3 +338,61 @@ fn a_sweeps_counterexample_in_the_gate_is_shrunk() {
         "{replays:?}"
     );
 }
+
+/// The whole suite off a terminal: each scenario named once (the table, not also a
+/// progress line), the JSON report under 1 MB with every figure whole, each
+/// counterexample a screenful there and whole in the file it names.
+#[test]
+fn the_gate_off_a_terminal_names_each_scenario_once_and_keeps_its_json_small() {
+    let scratch = Scratch::new("whole-gate");
+    let json = scratch.file("check.json");
+    let html = scratch.file("check.html");
+    let out = mcsim()
+        .args(["check", "--json"])
+        .arg(&json)
+        .arg("--html")
+        .arg(&html)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    let size = std::fs::metadata(&json).unwrap().len();
+    assert!(size <= 1_000_000, "check.json is {size} bytes");
+    let rows: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let rows = rows.as_array().unwrap();
+    assert!(rows.len() > 80);
+    for r in rows {
+        let name = r["scenario"].as_str().unwrap();
+        assert!(
+            !stderr
+                .lines()
+                .any(|l| l.split_whitespace().any(|w| w == name)),
+            "{name} on stderr too:\n{stderr}"
+        );
+    }
+    let table_rows = stdout.lines().filter(|l| l.starts_with("ok  ")).count();
+    assert_eq!(table_rows, rows.len(), "{stdout}");
+    let page = std::fs::read_to_string(&html).unwrap();
+    for r in rows {
+        let numbers = r["numbers"].as_str().unwrap();
+        assert!(!numbers.contains('…'), "cut in the JSON: {numbers}");
+        let escaped = numbers
+            .replace('&', "&amp;")
+            .replace('<', "&lt;")
+            .replace('>', "&gt;");
+        assert!(page.contains(&escaped), "not whole in the HTML: {numbers}");
+        if let Some(detail) = r["detail"].as_str() {
+            assert!(detail.lines().count() <= 70, "{detail}");
+            if let Some((_, file)) = detail.split_once("the whole report: ") {
+                let file = file.lines().next().unwrap().trim();
+                let whole = std::fs::read_to_string(file).unwrap();
+                assert!(whole.lines().count() > detail.lines().count());
+            }
+        }
+        if let Some(file) = r["counterexample"].as_str() {
+            assert!(std::path::Path::new(file).exists(), "{file}");
+        }
+    }
+}

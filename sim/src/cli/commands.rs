@@ -86,7 +86,14 @@ pub(crate) fn dispatch(command: Command, families: &[&'static dyn Family]) -> Re
                     outln!("  wall time {:.2?}", started.elapsed());
                     if let Some(f) = &report.first_failure {
                         outln!();
-                        out!("{}", report::render_failure(s, kind, f));
+                        out!(
+                            "{}",
+                            report::kept::keep(
+                                std::path::Path::new(report::kept::RUN_DIR),
+                                &s.name,
+                                &report::render_failure(s, kind, f)
+                            )
+                        );
                     }
                 });
                 if points.len() == 1 {

@@ -101,7 +101,14 @@ pub(crate) fn explore(s: &Scenario, options: &ExploreOptions) -> Result<ExitCode
                 );
             }
             outln!();
-            out!("{}", report::render_failure(s, s.strategy, f));
+            out!(
+                "{}",
+                report::kept::keep(
+                    std::path::Path::new(report::kept::RUN_DIR),
+                    &s.name,
+                    &report::render_failure(s, s.strategy, f)
+                )
+            );
             let ok = f.execution.verdict.label() == s.expect;
             outln!(
                 "\nexpected {}, got {}: {}",
@@ -157,7 +164,14 @@ fn no_violation(s: &Scenario) -> Result<ExitCode> {
             outln!(
                 "\nbut random executions, free to run calls at other instants of their windows, found one outside those bounds:"
             );
-            out!("{}", report::render_failure(s, StrategyKind::Random, f));
+            out!(
+                "{}",
+                report::kept::keep(
+                    std::path::Path::new(report::kept::RUN_DIR),
+                    &s.name,
+                    &report::render_failure(s, StrategyKind::Random, f)
+                )
+            );
             f.execution.verdict.label()
         }
         None => {

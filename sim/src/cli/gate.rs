@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crate::cli::progress;
 use crate::model::Family;
@@ -263,7 +263,8 @@ pub(crate) fn conclude(
     closing: &str,
 ) -> Result<ExitCode> {
     outln!("{}", report::render_table(rows));
-    let failed: Vec<&Row> = rows.iter().filter(|r| !r.ok()).collect();
+    let kept = report::kept::rows_for_json(rows, &report::kept::beside(&outputs.json));
+    let failed: Vec<&Row> = kept.iter().filter(|r| !r.ok()).collect();
     for r in &failed {
         outln!(
             "MISMATCH {}: expected {}, got {}",
@@ -278,7 +279,7 @@ pub(crate) fn conclude(
             outln!("{d}");
         }
     }
-    write_report(&outputs.json, &serde_json::to_string_pretty(rows)?)?;
+    write_report(&outputs.json, &serde_json::to_string(&kept)?)?;
     let mut written = vec![format!("JSON {}", outputs.json.display())];
     if let Some(junit) = &outputs.junit {
         write_report(junit, &report::render_junit(rows))?;
@@ -361,17 +362,34 @@ pub(crate) fn check(
     let rows = Arc::new(Mutex::new(Vec::new()));
     let bar = progress::bar(paths.len() as u64, "scenarios");
     let executions = std::sync::atomic::AtomicU64::new(0);
+    let heartbeat = Mutex::new(started);
     std::thread::scope(|scope| {
         for _ in 0..jobs.min(paths.len()) {
             let (queue, rows, bar, executions) = (queue.clone(), rows.clone(), &bar, &executions);
+            let (heartbeat, paths) = (&heartbeat, &paths);
             scope.spawn(move || {
                 loop {
                     let next = queue.lock().map(|mut q| q.pop()).unwrap_or(None);
                     let Some(path) = next else { break };
                     let mut row = run_one(&path, families, judging);
                     row.shard = shard;
-                    let mark = if row.ok() { "ok  " } else { "FAIL" };
-                    progress::line(bar, &format!("{mark} {} ({} ms)", row.scenario, row.millis));
+                    // On a terminal each scenario shows above the bar as it ends; off one,
+                    // the table names every scenario once, and a long suite says only
+                    // how far it got, every 10 s.
+                    if !bar.is_hidden() {
+                        let mark = if row.ok() { "ok  " } else { "FAIL" };
+                        bar.println(format!("{mark} {} ({} ms)", row.scenario, row.millis));
+                    } else if let Ok(mut last) = heartbeat.lock()
+                        && last.elapsed() >= Duration::from_secs(10)
+                    {
+                        *last = Instant::now();
+                        let done = rows.lock().map(|r| r.len() + 1).unwrap_or(0);
+                        eprintln!(
+                            "… {done} of {} scenarios run ({})",
+                            paths.len(),
+                            fmt_secs(started.elapsed().as_secs_f64())
+                        );
+                    }
                     let done = executions
                         .fetch_add(row.executions, std::sync::atomic::Ordering::Relaxed)
                         + row.executions;

@@ -46,15 +46,6 @@ pub(crate) fn spinner(unit: &str) -> ProgressBar {
     bar
 }
 
-/// Prints a line above the bar (or plainly, when there is no bar).
-pub(crate) fn line(bar: &ProgressBar, text: &str) {
-    if bar.is_hidden() {
-        eprintln!("{text}");
-    } else {
-        bar.println(text);
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -154,7 +154,7 @@ impl SpinWatch {
             false
         } else {
             self.repeats += 1;
-            self.repeats % REPEATS_FOR_SPIN == 0
+            self.repeats.is_multiple_of(REPEATS_FOR_SPIN)
         }
     }
 

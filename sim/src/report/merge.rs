@@ -51,10 +51,14 @@ pub fn read_rows(path: &Path) -> Result<Vec<Row>, MergeError> {
         path: path.to_path_buf(),
         source,
     })?;
-    serde_json::from_str(&text).map_err(|e| MergeError::Format {
+    let rows: Vec<Row> = serde_json::from_str(&text).map_err(|e| MergeError::Format {
         path: path.to_path_buf(),
         detail: e.to_string(),
-    })
+    })?;
+    Ok(rows
+        .into_iter()
+        .map(crate::report::kept::with_timeline)
+        .collect())
 }
 
 /// The rows of every input in one list, sorted by file, after checking that the inputs

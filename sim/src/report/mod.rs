@@ -3,6 +3,7 @@
 //! counterexample as a timeline ([`timeline`]) and all of it as one HTML page ([`html`]).
 
 pub mod html;
+pub mod kept;
 pub mod merge;
 mod suite;
 pub mod timeline;
@@ -35,7 +36,7 @@ pub(crate) fn name_program(name: &str) {
 }
 
 /// A word for a shell: quoted when it holds anything but plain characters.
-fn shell_word(word: &str) -> String {
+pub(crate) fn shell_word(word: &str) -> String {
     let plain = !word.is_empty()
         && word
             .chars()
@@ -113,14 +114,10 @@ pub fn replay_lines(
     failure: &Finding,
 ) -> Vec<ReplayLine> {
     let mut out = Vec::new();
-    if let Origin::Code { tag, test, .. } = &scenario.origin {
+    if let Origin::Code { tag, rerun, .. } = &scenario.origin {
         let token = format!("{tag}:{}:{}", failure.clients, failure.execution.schedule);
-        let test = test
-            .as_deref()
-            .map(|t| format!(" -- --exact {}", shell_word(t)))
-            .unwrap_or_default();
         out.push(ReplayLine {
-            command: format!("MCSIM_REPLAY={} cargo test{test}", shell_word(&token)),
+            command: format!("MCSIM_REPLAY={} {rerun}", shell_word(&token)),
             trace_hash: format!("{:016x}", failure.execution.trace.hash()),
             what: if failure.original.is_some() {
                 "shrunk".into()

@@ -44,9 +44,14 @@ pub struct Row {
     /// With `check --exhaustive`: what the search covered ("every schedule with at most
     /// 2 preemptions and at most 1 fault, 3 clients"); `None` for a sampled verdict.
     pub exhaustive: Option<String>,
-    /// The counterexample of the failure found, as the HTML timeline draws it.
+    /// The counterexample of the failure found, as the HTML timeline draws it (in the
+    /// JSON report, in its own file: `counterexample`).
     #[serde(default)]
     pub timeline: Option<Timeline>,
+    /// The file holding the counterexample's timeline, beside the JSON report (whose
+    /// `detail` is then a screenful naming the whole report's file).
+    #[serde(default)]
+    pub counterexample: Option<String>,
     /// Every metric over the executions, with its histogram (for a sweep: over all
     /// points).
     #[serde(default)]
@@ -137,6 +142,7 @@ impl Row {
             checks: BTreeMap::new(),
             dangers: BTreeMap::new(),
             coverage: String::new(),
+            counterexample: None,
         }
     }
 

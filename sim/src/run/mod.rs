@@ -234,7 +234,7 @@ pub fn run_observed(
     for i in 0..options.executions {
         let e = execute(&scenario.config, &*setup, strategy.as_mut(), i);
         report.executions += 1;
-        if report.executions % PROGRESS_EVERY == 0 {
+        if report.executions.is_multiple_of(PROGRESS_EVERY) {
             progress(report.executions);
         }
         report.calls += e.calls;

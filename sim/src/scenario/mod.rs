@@ -47,8 +47,9 @@ pub(crate) enum Origin {
         rebuild: Rc<dyn Fn(usize) -> Scenario>,
         /// The `MCSIM_REPLAY` tag naming the model (`lock/add`).
         tag: String,
-        /// The test that ran it, to name in the replay line.
-        test: Option<String>,
+        /// The `cargo test` command that reruns the test that ran it (with
+        /// `MCSIM_REPLAY` set, that execution only).
+        rerun: String,
     },
 }
 

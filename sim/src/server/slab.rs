@@ -95,7 +95,7 @@ fn build_classes(growth_factor: f64) -> Vec<ClassSize> {
     // memcached keeps the running size in an unsigned int: every step truncates.
     let mut size: u64 = 96;
     while (size as f64) < chunk_max as f64 / growth_factor {
-        if size % 8 != 0 {
+        if !size.is_multiple_of(8) {
             size += 8 - size % 8;
         }
         classes.push(ClassSize {

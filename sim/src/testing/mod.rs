@@ -12,6 +12,7 @@
 //! exploring; [`Check::replay`] does the same from code.
 
 mod figures;
+mod rerun;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -463,10 +464,7 @@ impl<M: Model> Check<M> {
             origin: Origin::Code {
                 rebuild: Rc::new(move |n| this.build(n, executions)),
                 tag: self.tag(),
-                test: std::thread::current()
-                    .name()
-                    .filter(|n| *n != "main")
-                    .map(str::to_string),
+                rerun: rerun::rerun_command(std::thread::current().name().filter(|n| *n != "main")),
             },
         }
     }
@@ -495,9 +493,19 @@ impl<M: Model> Check<M> {
                 message.push_str(&format!("violated: {}\n", found.join(", ")));
             }
             if let Some(f) = &report.first_failure {
-                message.push_str(&report::render_failure(s, strategy, f));
+                message.push_str(&report::kept::keep(
+                    &report::kept::test_dir(),
+                    &s.name,
+                    &report::render_failure(s, strategy, f),
+                ));
             }
             panic!("{message}");
+        }
+        if let Origin::Code { rerun, .. } = &s.origin {
+            eprintln!(
+                "mcsim: {}: {label} as expected, {} executions; rerun: {rerun}",
+                s.name, report.executions
+            );
         }
         Figures {
             executions: report.executions,
