@@ -57,7 +57,8 @@
 //! in one expression and panics with the shrunk timeline and an `MCSIM_REPLAY` line on a
 //! failure; [`cli::main`] gives a crate with its own families the whole command line
 //! (`run`, `replay`, `explore`, the `check` gate). One `use mcsim::prelude::*;` brings
-//! what a model needs. The README's "Testing your own recipe" walks through one.
+//! what a model needs. [`guide`] writes one from the start: the dependency lines, the
+//! model, deaths, faults, proofs and replaying a failure.
 //!
 //! **Reports.** [`report`] turns runs into what people read: the failure report with its
 //! replay lines, the suite table (at most 100 columns), JSON and JUnit, shard results
@@ -72,6 +73,7 @@ pub mod codec;
 pub mod exec;
 pub mod explore;
 pub mod fault;
+pub mod guide;
 pub mod histogram;
 pub mod history;
 pub mod invariant;

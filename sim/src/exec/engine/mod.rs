@@ -24,6 +24,7 @@ mod bites;
 mod call;
 mod edges;
 mod ending;
+mod inject;
 pub use edges::MAX_EDGES;
 mod faults;
 mod fingerprint;
@@ -455,67 +456,6 @@ impl<'c> Engine<'c> {
             }
         }
         self.check_always()
-    }
-
-    fn inject(&mut self, fault: &Fault, calls: &[CallOption]) -> Result<(), Stop> {
-        match fault {
-            Fault::ReplyLost { client }
-            | Fault::RequestLost { client }
-            | Fault::TooLarge { client } => {
-                let at = calls
-                    .iter()
-                    .find(|c| c.client == *client)
-                    .map(|c| c.earliest);
-                let at = at.unwrap_or_else(|| self.now());
-                self.execute_call(*client, at, Some(fault))?;
-            }
-            Fault::Evict { server, key } => {
-                if let Ok(k) = Key::new(key.as_bytes()) {
-                    self.watch_key(*server, &k);
-                    self.cluster.servers[*server].evict(&k);
-                }
-                self.log(Actor::World, || format!("FAULT {fault}"));
-            }
-            Fault::Crash { server } => {
-                self.cluster.servers[*server].crash();
-                let at = self.now() + self.config.faults.restart_after;
-                self.add_timer(at, Timer::Restart(*server));
-                self.log(Actor::World, || format!("FAULT {fault}; restarts at {at}"));
-            }
-            Fault::Leave { server } => {
-                self.cluster.set_listed(*server, false);
-                let at = self.now() + self.config.faults.rejoin_after;
-                self.add_timer(at, Timer::Rejoin(*server));
-                self.log(Actor::World, || format!("FAULT {fault}; rejoins at {at}"));
-            }
-            Fault::SkipSecond { server } => {
-                self.cluster.servers[*server].skip_second();
-                self.log(Actor::World, || format!("FAULT {fault}"));
-            }
-            Fault::Pause { client } => {
-                let pause = self.config.faults.pause_for;
-                let mut core = self.core.borrow_mut();
-                match &mut core.mailboxes[*client].wait {
-                    Wait::Sleep { until } => *until += pause,
-                    Wait::Call { issued, .. } => *issued += pause,
-                    _ => {}
-                }
-                drop(core);
-                self.spin.faulted(*client);
-                self.log(Actor::World, || format!("FAULT {fault} for {pause:?}"));
-            }
-            Fault::Die { client } => {
-                self.tasks[*client] = None;
-                for hook in &self.deaths {
-                    hook(*client);
-                }
-                self.deferred[*client] = None;
-                self.core.borrow_mut().mailboxes[*client].wait = Wait::Done;
-                self.spin.faulted(*client);
-                self.log(Actor::World, || format!("FAULT {fault}"));
-            }
-        }
-        Ok(())
     }
 
     fn poll(&mut self, client: usize) -> Result<(), Stop> {
