@@ -145,7 +145,7 @@ impl Shrinker<'_> {
     fn drop_faults(&mut self) -> bool {
         let mut progress = false;
         let mut i = 0;
-        while i < self.best.schedule.choices.len() {
+        while i < self.best.schedule.choices.len() && !self.exhausted() {
             if matches!(self.best.schedule.choices[i], Choice::Fault(_)) {
                 let mut c = self.choices();
                 c.remove(i);
@@ -164,7 +164,10 @@ impl Shrinker<'_> {
         let mut chunk = (self.best.schedule.len() / 2).max(1);
         loop {
             let mut start = 0;
-            while start < self.best.schedule.len() {
+            // Checked before each candidate is built: a candidate copies the schedule,
+            // and a long one (a livelock's) copied at every position for nothing once
+            // the budget is spent costs minutes.
+            while start < self.best.schedule.len() && !self.exhausted() {
                 let mut c = self.choices();
                 let end = (start + chunk).min(c.len());
                 c.drain(start..end);
@@ -174,7 +177,7 @@ impl Shrinker<'_> {
                     start += chunk;
                 }
             }
-            if chunk == 1 {
+            if chunk == 1 || self.exhausted() {
                 return progress;
             }
             chunk /= 2;
@@ -199,8 +202,8 @@ impl Shrinker<'_> {
     fn fewer_preemptions(&mut self) -> bool {
         let mut progress = false;
         let mut i = 1;
-        while i < self.best.schedule.choices.len() {
-            let c = self.choices();
+        while i < self.best.schedule.choices.len() && !self.exhausted() {
+            let c = &self.best.schedule.choices;
             let prev = c[..i].iter().rev().find_map(|x| match x {
                 Choice::Run { client, .. } => Some(*client),
                 _ => None,
@@ -208,6 +211,7 @@ impl Shrinker<'_> {
             if let (Some(p), Choice::Run { client, delay }) = (prev, &c[i])
                 && p != *client
             {
+                // Copied only for a real candidate (a long schedule has few switches).
                 let mut candidate = c.clone();
                 candidate[i] = Choice::Run {
                     client: p,

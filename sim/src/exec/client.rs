@@ -49,6 +49,19 @@ impl Client {
     }
 }
 
+impl Client {
+    /// Marks progress the recipe's user would see: a lock taken, an operation completed.
+    ///
+    /// Without marks, a client progresses whenever it changes server state or finishes,
+    /// so a retry loop that keeps writing (a heartbeat, a `set` before a `cas` that
+    /// fails) counts as moving. Once a model marks progress in an execution, the
+    /// liveness figures (`liveness.longest_wait_s`) and a `stuck` verdict's longest wait
+    /// count only its marks and clients finishing.
+    pub fn progress(&self) {
+        self.core.borrow_mut().marks.push(self.id);
+    }
+}
+
 impl std::fmt::Debug for Client {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "c{}", self.id)

@@ -51,6 +51,9 @@ pub(crate) struct Core {
     pub now: VirtualTime,
     pub mailboxes: Vec<Mailbox>,
     pub notes: Vec<Note>,
+    /// Clients that marked progress of their own ([`crate::Client::progress`]) since the
+    /// engine last looked.
+    pub marks: Vec<usize>,
     pub step: u64,
     /// How often clients read their clocks (a spin is only proven while none does).
     pub clock_reads: u64,
@@ -65,6 +68,7 @@ impl Core {
             now: VirtualTime::ZERO,
             mailboxes: Vec::new(),
             notes: Vec::new(),
+            marks: Vec::new(),
             step: 0,
             clock_reads: 0,
             observing: false,
@@ -76,6 +80,7 @@ impl Core {
         self.now = VirtualTime::ZERO;
         self.mailboxes.clear();
         self.notes.clear();
+        self.marks.clear();
         self.step = 0;
         self.clock_reads = 0;
         self.observing = false;

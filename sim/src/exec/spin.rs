@@ -46,6 +46,12 @@ pub(crate) struct SpinWatch {
     longest_gap: Vec<std::time::Duration>,
     /// Clients a pause or death fault hit: their own waits are not the others' waits.
     faulted: Vec<bool>,
+    /// True once the model marked progress of its own ([`crate::Client::progress`]):
+    /// the liveness figures then count its marks, not server writes.
+    marking: bool,
+    /// Per client, its last mark (or start, or finish), and the longest between marks.
+    last_mark: Vec<VirtualTime>,
+    longest_mark_gap: Vec<std::time::Duration>,
 }
 
 impl SpinWatch {
@@ -64,6 +70,31 @@ impl SpinWatch {
         self.longest_gap.resize(clients, std::time::Duration::ZERO);
         self.faulted.clear();
         self.faulted.resize(clients, false);
+        self.marking = false;
+        self.last_mark.clear();
+        self.last_mark.resize(clients, VirtualTime::ZERO);
+        self.longest_mark_gap.clear();
+        self.longest_mark_gap
+            .resize(clients, std::time::Duration::ZERO);
+    }
+
+    /// `client` finished at `now`: progress by either count.
+    pub fn finished(&mut self, client: usize, now: VirtualTime) {
+        self.progress(client, now);
+        self.advanced(client, now);
+        let gap = now.since(self.last_mark[client]);
+        self.longest_mark_gap[client] = self.longest_mark_gap[client].max(gap);
+        self.last_mark[client] = now;
+    }
+
+    /// The model marked progress of `client` at `now`.
+    pub fn marked(&mut self, client: usize, now: VirtualTime) {
+        self.marking = true;
+        let gap = now.since(self.last_mark[client]);
+        self.longest_mark_gap[client] = self.longest_mark_gap[client].max(gap);
+        self.last_mark[client] = now;
+        self.changed();
+        self.last_progress[client] = now;
     }
 
     /// The client changed server state, or finished, at `now`.
@@ -79,19 +110,25 @@ impl SpinWatch {
     }
 
     /// The liveness figures at `now`: the longest any client the faults did not hit went
-    /// without changing server state or finishing (counting the wait still open for the
-    /// unfinished), and how many such clients are unfinished.
+    /// without progress (its marks, when the model marks any; else changing server state)
+    /// or finishing, counting the wait still open for the unfinished, and how many such
+    /// clients are unfinished.
     pub fn liveness(&self, unfinished: &[bool], now: VirtualTime) -> (std::time::Duration, usize) {
         let mut longest = std::time::Duration::ZERO;
         let mut stuck = 0;
+        let (gaps, last) = if self.marking {
+            (&self.longest_mark_gap, &self.last_mark)
+        } else {
+            (&self.longest_gap, &self.last_change)
+        };
         for (c, &open) in unfinished.iter().enumerate() {
             if self.faulted[c] {
                 continue;
             }
-            longest = longest.max(self.longest_gap[c]);
+            longest = longest.max(gaps[c]);
             if open {
                 stuck += 1;
-                longest = longest.max(now.since(self.last_change[c]));
+                longest = longest.max(now.since(last[c]));
             }
         }
         (longest, stuck)
@@ -181,7 +218,12 @@ impl SpinWatch {
         busy: impl Iterator<Item = usize>,
         now: VirtualTime,
     ) -> Option<(usize, std::time::Duration)> {
-        busy.map(|c| (c, now.since(self.last_progress[c])))
+        let last = if self.marking {
+            &self.last_mark
+        } else {
+            &self.last_progress
+        };
+        busy.map(|c| (c, now.since(last[c])))
             .max_by_key(|(c, d)| (*d, std::cmp::Reverse(*c)))
     }
 }

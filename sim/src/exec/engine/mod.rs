@@ -484,8 +484,7 @@ impl<'c> Engine<'c> {
                 self.tasks[client] = None;
                 self.spin.changed();
                 let now = self.now();
-                self.spin.progress(client, now);
-                self.spin.advanced(client, now);
+                self.spin.finished(client, now);
                 self.core.borrow_mut().mailboxes[client].wait = Wait::Done;
                 if let Err(e) = result {
                     self.log(Actor::Client(client), || format!("gives up: {e}"));
@@ -514,6 +513,14 @@ impl<'c> Engine<'c> {
     }
 
     fn drain_notes(&mut self) {
+        if !self.core.borrow().marks.is_empty() {
+            let now = self.now();
+            let marks = std::mem::take(&mut self.core.borrow_mut().marks);
+            for &client in &marks {
+                self.spin.marked(client, now);
+            }
+            self.core.borrow_mut().marks = emptied(marks);
+        }
         if self.core.borrow().notes.is_empty() {
             return;
         }

@@ -1,0 +1,117 @@
+//! A recipe that never gets anywhere is reported fast, with a screenful, and its wait is
+//! measured by the recipe's own progress, not by the writes of its retry loop.
+
+use std::time::{Duration, Instant};
+
+use mcsim::Verdict;
+use mcsim::prelude::*;
+
+/// A lock whose first holder leaves without releasing it (no TTL): every other client
+/// retries for ever, writing a heartbeat before each attempt.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Forgotten {
+    /// The model marks a client's progress when it takes the lock.
+    Marked,
+    /// The same without marks: the heartbeat writes count as progress.
+    Unmarked,
+    /// Marked, retrying at once instead of sleeping: the step budget ends it.
+    Busy,
+}
+
+impl Model for Forgotten {
+    const NAME: &'static str = "forgotten";
+    const VARIANTS: &'static [(&'static str, Forgotten)] = &[
+        ("marked", Forgotten::Marked),
+        ("unmarked", Forgotten::Unmarked),
+        ("busy", Forgotten::Busy),
+    ];
+    const INVARIANTS: &'static [&'static str] = &[];
+    type Params = ();
+
+    fn setup(&self, _: &(), cx: &Context, sim: &mut Sim) {
+        for c in 0..cx.clients {
+            let marked = *self != Forgotten::Unmarked;
+            let pause = if *self == Forgotten::Busy {
+                Duration::ZERO
+            } else {
+                Duration::from_secs(1)
+            };
+            sim.client(cx.skew(c), move |mc| async move {
+                let lock = Key::new("lock").unwrap();
+                let beat = Key::new(format!("heartbeat_{c}")).unwrap();
+                let mut n = 0u64;
+                loop {
+                    n += 1;
+                    mc.set(&beat, n.into(), Exptime::secs(0)).await?;
+                    if mc.add(&lock, "1".into(), Exptime::secs(0)).await.is_ok() {
+                        if marked {
+                            mc.progress();
+                        }
+                        // Leaves without releasing the lock.
+                        return Ok(());
+                    }
+                    mc.sleep(pause).await;
+                }
+            });
+        }
+    }
+}
+
+fn longest_wait(figures: &Figures) -> Duration {
+    match &figures.failure.as_ref().expect("stuck").execution.verdict {
+        Verdict::Stuck { longest_wait, .. } => longest_wait.1,
+        other => panic!("not stuck: {other}"),
+    }
+}
+
+#[test]
+fn a_stuck_retry_loop_is_reported_in_seconds_and_waits_by_the_recipes_progress() {
+    let started = Instant::now();
+    let marked = check(Forgotten::Marked)
+        .clients(2)
+        .expect("stuck")
+        .random(20);
+    let unmarked = check(Forgotten::Unmarked)
+        .clients(2)
+        .expect("stuck")
+        .random(20);
+    let busy = check(Forgotten::Busy).clients(2).expect("stuck").random(20);
+    assert!(busy.failure.is_some());
+    // The default budget of a check ends such a run quickly (not a timed assertion of
+    // speed: a bound that only a runaway budget breaks).
+    assert!(
+        started.elapsed() < Duration::from_secs(60),
+        "{:?}",
+        started.elapsed()
+    );
+    // Marked: the waiting client never took the lock, whatever it wrote meanwhile.
+    assert!(
+        longest_wait(&marked) > Duration::from_secs(60),
+        "{:?}",
+        longest_wait(&marked)
+    );
+    // Unmarked: its heartbeat, written every second, counts as progress.
+    assert!(
+        longest_wait(&unmarked) <= Duration::from_secs(1),
+        "{:?}",
+        longest_wait(&unmarked)
+    );
+}
+
+#[test]
+fn a_stuck_report_is_a_screenful_with_the_whole_in_a_file() {
+    let text = std::panic::catch_unwind(|| {
+        check(Forgotten::Marked).clients(2).random(20);
+    })
+    .expect_err("stuck is not pass");
+    let text = text.downcast_ref::<String>().cloned().unwrap_or_default();
+    assert!(text.contains("got stuck"), "{text}");
+    assert!(text.lines().count() < 80, "{} lines", text.lines().count());
+    let file = text
+        .split("the whole report: ")
+        .nth(1)
+        .and_then(|rest| rest.lines().next())
+        .expect("the whole report's file");
+    let whole = std::fs::read_to_string(file.trim()).unwrap();
+    assert!(whole.lines().count() > text.lines().count());
+}
