@@ -395,4 +395,62 @@ fn the_gate_off_a_terminal_names_each_scenario_once_and_keeps_its_json_small() {
             assert!(std::path::Path::new(file).exists(), "{file}");
         }
     }
+
+    // Four shards in four processes, merged: the same verdicts, and a page that draws
+    // every counterexample again from the files their JSON rows name.
+    let shards: Vec<(std::path::PathBuf, std::process::Child)> = (1..=4)
+        .map(|i| {
+            let json = scratch.file(&format!("shard-{i}.json"));
+            let child = mcsim()
+                .args(["check", "--shard", &format!("{i}/4"), "--json"])
+                .arg(&json)
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .spawn()
+                .unwrap();
+            (json, child)
+        })
+        .collect();
+    let mut jsons = Vec::new();
+    for (json, mut child) in shards {
+        assert!(child.wait().unwrap().success(), "shard {}", json.display());
+        jsons.push(json);
+    }
+    let merged = scratch.file("merged.json");
+    let merged_html = scratch.file("merged.html");
+    let out = mcsim()
+        .arg("merge")
+        .args(&jsons)
+        .arg("--json")
+        .arg(&merged)
+        .arg("--html")
+        .arg(&merged_html)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let verdicts = |rows: &serde_json::Value| -> Vec<(String, String)> {
+        rows.as_array()
+            .unwrap()
+            .iter()
+            .map(|r| (r["scenario"].to_string(), r["got"].to_string()))
+            .collect()
+    };
+    let merged_rows: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&merged).unwrap()).unwrap();
+    let mut one = verdicts(&serde_json::Value::Array(rows.clone()));
+    let mut four = verdicts(&merged_rows);
+    one.sort();
+    four.sort();
+    assert_eq!(one, four);
+    let merged_page = std::fs::read_to_string(&merged_html).unwrap();
+    assert_eq!(
+        merged_page.matches("<svg").count(),
+        page.matches("<svg").count(),
+        "the merged page draws every timeline and plot the single run's does"
+    );
 }

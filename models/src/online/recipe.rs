@@ -67,14 +67,17 @@ impl OnlineCounter {
         now / self.minute
     }
 
-    /// The TTL of the key created at second `now`.
-    fn ttl(&self, now: u64) -> u32 {
+    /// The TTL of the key of minute `minute`, created at second `now`.
+    fn ttl(&self, minute: u64, now: u64) -> u32 {
         let secs = match self.variant {
             // HL: "six minutes".
             OnlineVariant::Set | OnlineVariant::Add => self.keys * self.minute,
-            // Dies half a minute into the spare minute.
+            // Dies half a minute into the spare minute of the key's own minute, however
+            // late the `add` comes: a TTL counted from a later reading of the clock (the
+            // `incr` that missed ended in the next minute) outlives the key's next use.
             OnlineVariant::SpareKey => {
-                self.keys * self.minute + self.minute / 2 - now % self.minute
+                let death = (minute + self.keys) * self.minute + self.minute / 2;
+                death.saturating_sub(now).max(1)
             }
         };
         secs as u32
@@ -83,14 +86,15 @@ impl OnlineCounter {
     /// Counts one hit of a session not counted in the last `keys - 1` minutes.
     pub async fn hit(&self, mc: &impl Memcache) -> Result<(), McError> {
         let now = mc.now().secs();
-        let key = self.key(self.minute_of(now) % self.ring());
+        let minute = self.minute_of(now);
+        let key = self.key(minute % self.ring());
         loop {
             match mc.incr(&key, 1).await {
                 Ok(_) => return Ok(()),
                 Err(McError::NotFound) => {}
                 Err(e) => return Err(e),
             }
-            let ttl = Exptime::secs(self.ttl(mc.now().secs()));
+            let ttl = Exptime::secs(self.ttl(minute, mc.now().secs()));
             match self.variant {
                 OnlineVariant::Set => return mc.set(&key, Value::from("1"), ttl).await,
                 OnlineVariant::Add | OnlineVariant::SpareKey => {
@@ -163,6 +167,13 @@ mod tests {
                 "online_c_5"
             ]
         );
-        assert_eq!(c.ttl(10 * 60 + 20), 6 * 60 + 30 - 20);
+        assert_eq!(c.ttl(10, 10 * 60 + 20), 6 * 60 + 30 - 20);
+        // The key of minute 10 added one second into minute 11 (its `incr` missed at the
+        // end of minute 10) still dies in minute 16, the spare, not in 17, where its slot
+        // is used again.
+        assert_eq!(
+            11 * 60 + 1 + u64::from(c.ttl(10, 11 * 60 + 1)),
+            16 * 60 + 30
+        );
     }
 }
