@@ -8,6 +8,8 @@
 use std::fmt;
 use std::time::Duration;
 
+use crate::memcache::Key;
+
 /// One fault the strategy picked.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Fault {
@@ -180,11 +182,14 @@ pub struct FaultRule {
 }
 
 impl FaultRule {
-    /// True when the rule allows a fault where these keys are involved.
-    pub fn aims_at<'k>(&self, mut keys: impl Iterator<Item = &'k [u8]>) -> bool {
+    /// True when the rule allows a fault where these keys are involved (a call's, or a
+    /// client's last call's).
+    pub fn aims_at(&self, keys: &[Key]) -> bool {
         match &self.keys {
             None => true,
-            Some(aimed) => keys.any(|k| aimed.iter().any(|a| a.as_bytes() == k)),
+            Some(aimed) => keys
+                .iter()
+                .any(|k| aimed.iter().any(|a| a.as_bytes() == k.as_bytes())),
         }
     }
 }

@@ -88,10 +88,11 @@ pub(crate) fn dispatch(command: Command, families: &[&'static dyn Family]) -> Re
                         outln!();
                         out!(
                             "{}",
-                            report::kept::keep(
+                            report::kept::failure(
                                 std::path::Path::new(report::kept::RUN_DIR),
-                                &s.name,
-                                &report::render_failure(s, kind, f)
+                                s,
+                                kind,
+                                f
                             )
                         );
                     }

@@ -103,10 +103,11 @@ pub(crate) fn explore(s: &Scenario, options: &ExploreOptions) -> Result<ExitCode
             outln!();
             out!(
                 "{}",
-                report::kept::keep(
+                report::kept::failure(
                     std::path::Path::new(report::kept::RUN_DIR),
-                    &s.name,
-                    &report::render_failure(s, s.strategy, f)
+                    s,
+                    s.strategy,
+                    f
                 )
             );
             let ok = f.execution.verdict.label() == s.expect;
@@ -166,10 +167,11 @@ fn no_violation(s: &Scenario) -> Result<ExitCode> {
             );
             out!(
                 "{}",
-                report::kept::keep(
+                report::kept::failure(
                     std::path::Path::new(report::kept::RUN_DIR),
-                    &s.name,
-                    &report::render_failure(s, StrategyKind::Random, f)
+                    s,
+                    StrategyKind::Random,
+                    f
                 )
             );
             f.execution.verdict.label()

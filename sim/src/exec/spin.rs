@@ -40,18 +40,39 @@ pub(crate) struct SpinWatch {
     clock_reads_then: u64,
     /// Per client, the virtual time of its last progress.
     last_progress: Vec<VirtualTime>,
-    /// Per client, when it last changed server state (or started), and the longest it
-    /// went without doing so: the liveness figures.
-    last_change: Vec<VirtualTime>,
-    longest_gap: Vec<std::time::Duration>,
+    /// Per client, the gaps between changes of server state (or start, or finish): the
+    /// liveness figures.
+    changes: Gaps,
     /// Clients a pause or death fault hit: their own waits are not the others' waits.
     faulted: Vec<bool>,
     /// True once the model marked progress of its own ([`crate::Client::progress`]):
     /// the liveness figures then count its marks, not server writes.
     marking: bool,
-    /// Per client, its last mark (or start, or finish), and the longest between marks.
-    last_mark: Vec<VirtualTime>,
-    longest_mark_gap: Vec<std::time::Duration>,
+    /// Per client, the gaps between its marks (or start, or finish).
+    marks: Gaps,
+}
+
+/// Per client, when it last moved (or started), and the longest it went without moving.
+#[derive(Debug, Default)]
+struct Gaps {
+    last: Vec<VirtualTime>,
+    longest: Vec<std::time::Duration>,
+}
+
+impl Gaps {
+    fn reset(&mut self, clients: usize) {
+        self.last.clear();
+        self.last.resize(clients, VirtualTime::ZERO);
+        self.longest.clear();
+        self.longest.resize(clients, std::time::Duration::ZERO);
+    }
+
+    /// `client` moved at `now`.
+    fn moved(&mut self, client: usize, now: VirtualTime) {
+        let gap = now.since(self.last[client]);
+        self.longest[client] = self.longest[client].max(gap);
+        self.last[client] = now;
+    }
 }
 
 impl SpinWatch {
@@ -64,44 +85,31 @@ impl SpinWatch {
         self.seen.resize_with(clients, BTreeSet::new);
         self.last_progress.clear();
         self.last_progress.resize(clients, VirtualTime::ZERO);
-        self.last_change.clear();
-        self.last_change.resize(clients, VirtualTime::ZERO);
-        self.longest_gap.clear();
-        self.longest_gap.resize(clients, std::time::Duration::ZERO);
+        self.changes.reset(clients);
         self.faulted.clear();
         self.faulted.resize(clients, false);
         self.marking = false;
-        self.last_mark.clear();
-        self.last_mark.resize(clients, VirtualTime::ZERO);
-        self.longest_mark_gap.clear();
-        self.longest_mark_gap
-            .resize(clients, std::time::Duration::ZERO);
+        self.marks.reset(clients);
     }
 
     /// `client` finished at `now`: progress by either count.
     pub fn finished(&mut self, client: usize, now: VirtualTime) {
         self.progress(client, now);
         self.advanced(client, now);
-        let gap = now.since(self.last_mark[client]);
-        self.longest_mark_gap[client] = self.longest_mark_gap[client].max(gap);
-        self.last_mark[client] = now;
+        self.marks.moved(client, now);
     }
 
     /// The model marked progress of `client` at `now`.
     pub fn marked(&mut self, client: usize, now: VirtualTime) {
         self.marking = true;
-        let gap = now.since(self.last_mark[client]);
-        self.longest_mark_gap[client] = self.longest_mark_gap[client].max(gap);
-        self.last_mark[client] = now;
+        self.marks.moved(client, now);
         self.changed();
         self.last_progress[client] = now;
     }
 
     /// The client changed server state, or finished, at `now`.
     pub fn advanced(&mut self, client: usize, now: VirtualTime) {
-        let gap = now.since(self.last_change[client]);
-        self.longest_gap[client] = self.longest_gap[client].max(gap);
-        self.last_change[client] = now;
+        self.changes.moved(client, now);
     }
 
     /// A pause or death fault hit the client.
@@ -116,19 +124,19 @@ impl SpinWatch {
     pub fn liveness(&self, unfinished: &[bool], now: VirtualTime) -> (std::time::Duration, usize) {
         let mut longest = std::time::Duration::ZERO;
         let mut stuck = 0;
-        let (gaps, last) = if self.marking {
-            (&self.longest_mark_gap, &self.last_mark)
+        let gaps = if self.marking {
+            &self.marks
         } else {
-            (&self.longest_gap, &self.last_change)
+            &self.changes
         };
         for (c, &open) in unfinished.iter().enumerate() {
             if self.faulted[c] {
                 continue;
             }
-            longest = longest.max(gaps[c]);
+            longest = longest.max(gaps.longest[c]);
             if open {
                 stuck += 1;
-                longest = longest.max(now.since(last[c]));
+                longest = longest.max(now.since(gaps.last[c]));
             }
         }
         (longest, stuck)
@@ -219,7 +227,7 @@ impl SpinWatch {
         now: VirtualTime,
     ) -> Option<(usize, std::time::Duration)> {
         let last = if self.marking {
-            &self.last_mark
+            &self.marks.last
         } else {
             &self.last_progress
         };

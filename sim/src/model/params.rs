@@ -50,18 +50,12 @@ impl ParamSource<'_> {
         if let Some(key) = key.filter(|k| k.starts_with("params.")) {
             return FieldError::new(key, e.span(), e.message().trim());
         }
-        for (name, value) in self.values {
-            let mut alone = toml::Table::new();
-            alone.insert(name.clone(), value.get_ref().clone());
-            if let Err(one) = P::deserialize(toml::Value::Table(alone)) {
-                return FieldError::new(
-                    format!("params.{name}"),
-                    Some(value.span()),
-                    one.message().trim(),
-                );
-            }
-        }
-        FieldError::new("params", e.span(), e.message().trim())
+        let fields = self
+            .values
+            .iter()
+            .map(|(name, value)| (name.clone(), value.get_ref().clone(), Some(value.span())));
+        first_bad_field::<P>(fields)
+            .unwrap_or_else(|| FieldError::new("params", e.span(), e.message().trim()))
     }
 
     /// Fails on the first parameter `P` does not have: a typo, or a parameter of another
@@ -124,16 +118,22 @@ where
     let Ok(toml::Value::Table(table)) = toml::Value::try_from(params) else {
         return Ok(());
     };
-    for (name, value) in table {
+    match first_bad_field::<P>(table.into_iter().map(|(name, value)| (name, value, None))) {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
+
+/// The first field that `P` refuses when read alone (every other field defaulted), with
+/// its position when known: the culprit of a failed read, whatever serde's error names.
+fn first_bad_field<P: DeserializeOwned>(
+    fields: impl Iterator<Item = (String, toml::Value, Option<std::ops::Range<usize>>)>,
+) -> Option<FieldError> {
+    fields.into_iter().find_map(|(name, value, span)| {
         let mut alone = toml::Table::new();
         alone.insert(name.clone(), value);
-        if let Err(e) = P::deserialize(toml::Value::Table(alone)) {
-            return Err(FieldError::new(
-                format!("params.{name}"),
-                None,
-                e.message().trim(),
-            ));
-        }
-    }
-    Ok(())
+        P::deserialize(toml::Value::Table(alone))
+            .err()
+            .map(|e| FieldError::new(format!("params.{name}"), span, e.message().trim()))
+    })
 }

@@ -133,6 +133,20 @@ pub fn with_timeline(mut row: Row) -> Row {
     row
 }
 
+/// The failure report of `f` as a screenful, the whole of it kept in `dir`.
+pub fn failure(
+    dir: &Path,
+    scenario: &crate::scenario::Scenario,
+    strategy: crate::scenario::StrategyKind,
+    f: &crate::run::Finding,
+) -> String {
+    keep(
+        dir,
+        &scenario.name,
+        &crate::report::render_failure(scenario, strategy, f),
+    )
+}
+
 /// Where `mcsim run` and `mcsim explore` keep the whole reports their screenfuls name.
 pub const RUN_DIR: &str = "reports/counterexamples";
 

@@ -493,10 +493,11 @@ impl<M: Model> Check<M> {
                 message.push_str(&format!("violated: {}\n", found.join(", ")));
             }
             if let Some(f) = &report.first_failure {
-                message.push_str(&report::kept::keep(
+                message.push_str(&report::kept::failure(
                     &report::kept::test_dir(),
-                    &s.name,
-                    &report::render_failure(s, strategy, f),
+                    s,
+                    strategy,
+                    f,
                 ));
             }
             panic!("{message}");

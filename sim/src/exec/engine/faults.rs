@@ -30,12 +30,11 @@ impl Engine<'_> {
     }
 
     /// The keys of `client`'s last call (kept only when a pause or death is aimed).
-    fn last_keys(&self, client: usize) -> impl Iterator<Item = &Key> {
+    fn last_keys(&self, client: usize) -> &[Key] {
         self.last_keys
             .as_ref()
             .and_then(|all| all.get(client))
-            .into_iter()
-            .flatten()
+            .map_or(&[], Vec::as_slice)
     }
 
     /// Remembers the keys of `client`'s call, when a pause or death is aimed at keys.
@@ -53,9 +52,7 @@ impl Engine<'_> {
         rule.keys.is_none() || {
             let core = self.core.borrow();
             match &core.mailboxes[client].wait {
-                Wait::Call { request, .. } => {
-                    rule.aims_at(request.keys().iter().map(|k| k.as_bytes()))
-                }
+                Wait::Call { request, .. } => rule.aims_at(request.keys()),
                 _ => false,
             }
         }
@@ -167,13 +164,8 @@ impl Engine<'_> {
             };
             for (client, m) in core.mailboxes.iter().enumerate() {
                 let aimed = match &m.wait {
-                    Wait::Call { request, .. } => {
-                        rule.aims_at(request.keys().iter().map(|k| k.as_bytes()))
-                    }
-                    Wait::Sleep { .. } => {
-                        rule.keys.is_none()
-                            || rule.aims_at(self.last_keys(client).map(|k| k.as_bytes()))
-                    }
+                    Wait::Call { request, .. } => rule.aims_at(request.keys()),
+                    Wait::Sleep { .. } => rule.aims_at(self.last_keys(client)),
                     _ => false,
                 };
                 if aimed {
@@ -190,7 +182,7 @@ impl Engine<'_> {
                     request: request @ Request::Store { .. },
                     ..
                 } = &core.mailboxes[c.client].wait
-                    && rule.aims_at(request.keys().iter().map(|k| k.as_bytes()))
+                    && rule.aims_at(request.keys())
                 {
                     out.push(FaultOption {
                         fault: Fault::TooLarge { client: c.client },
