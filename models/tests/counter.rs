@@ -92,3 +92,26 @@ fn view_counter_fix_is_exact() {
         report.first_failure.map(|f| f.execution.verdict)
     );
 }
+
+#[test]
+fn an_increment_given_up_after_a_lost_reply_is_not_counted_as_extra() {
+    // Every reply lost and no retries: each increment the server applied is one the
+    // client gave up on, so the counter may hold more than the completed increments,
+    // but never more than those plus the given-up ones.
+    let s = support::load("counter-incr-add-reply-lost")
+        .with_set(&[
+            "params.retries=0".into(),
+            "faults.reply_lost={ max = 9, probability = 0.3 }".into(),
+        ])
+        .unwrap();
+    let report = support::quick(&s, 200, true);
+    assert!(report.first_failure.is_none(), "{:?}", report.verdicts);
+    assert!(support::metric(&report, "counter.extra").max >= 1.0);
+    // With retries the same lost replies are counted twice: still found.
+    let s = s.with_set(&["params.retries=1".into()]).unwrap();
+    let report = support::quick(&s, 200, true);
+    assert_eq!(
+        report.first_failure.map(|f| f.execution.verdict.label()),
+        Some("counter.no_extra_increments".to_string())
+    );
+}
