@@ -15,93 +15,17 @@ use std::cell::Cell;
 use std::rc::Rc;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Duration;
 
-use mcsim::memcache::{Memcache, Transport};
-use mcsim::protocol::{Reply, Request};
-use mcsim::{Server, ServerConfig, VirtualTime};
 use mcsim_models::counter::{Counter, CounterVariant};
 
 mod budget;
+pub mod corpus;
 mod floor;
+mod shuttle_server;
 
 pub use budget::Budget;
 pub use floor::{counter_direct, counter_minimal};
-
-/// Virtual time one call takes.
-pub const TICK: Duration = Duration::from_micros(100);
-
-/// The server and its logical clock, behind one lock.
-struct State {
-    server: Server,
-    now: VirtualTime,
-}
-
-/// One simulated memcached shared by the shuttle threads of a test. Create it inside the
-/// function shuttle runs; clones share the server.
-#[derive(Clone)]
-pub struct ShuttleServer {
-    state: Arc<shuttle::sync::Mutex<State>>,
-}
-
-impl ShuttleServer {
-    /// A server with default settings booted at time zero.
-    pub fn new() -> ShuttleServer {
-        let state = State {
-            server: Server::new(ServerConfig::default(), VirtualTime::ZERO),
-            now: VirtualTime::ZERO,
-        };
-        ShuttleServer {
-            state: Arc::new(shuttle::sync::Mutex::new(state)),
-        }
-    }
-
-    /// A client of this server (give each shuttle thread its own).
-    pub fn client(&self) -> ShuttleClient {
-        ShuttleClient {
-            shared: self.clone(),
-        }
-    }
-
-    fn with<R>(&self, f: impl FnOnce(&mut State) -> R) -> R {
-        let mut state = self
-            .state
-            .lock()
-            .expect("a client panicked holding the server");
-        f(&mut state)
-    }
-}
-
-impl Default for ShuttleServer {
-    fn default() -> ShuttleServer {
-        ShuttleServer::new()
-    }
-}
-
-/// A client connection to a [`ShuttleServer`]: one call at a time, each atomic at the
-/// server.
-#[derive(Clone)]
-pub struct ShuttleClient {
-    shared: ShuttleServer,
-}
-
-impl Memcache for ShuttleClient {
-    async fn call(&self, request: Request) -> Result<Reply, Transport> {
-        Ok(self.shared.with(|state| {
-            state.now += TICK;
-            state.server.apply_owned(request, state.now)
-        }))
-    }
-
-    fn now(&self) -> VirtualTime {
-        self.shared.with(|state| state.now)
-    }
-
-    async fn sleep(&self, duration: Duration) {
-        self.shared.with(|state| state.now += duration);
-        shuttle::thread::yield_now();
-    }
-}
+pub use shuttle_server::{MockFaults, ShuttleClient, ShuttleServer, TICK};
 
 /// The counter workload under shuttle: `clients` shuttle threads each increment once with
 /// the recipe `variant`; after joining them, a value below the number of increments is a

@@ -1,7 +1,7 @@
 //! `compare`: mcsim, loom and shuttle side by side on the same recipes, in one run.
 //!
 //! ```text
-//! cargo run --release -p mcsim-compare --bin compare [-- --no-loom] [--seeds N] [--out PATH]
+//! cargo run --release -p mcsim-compare --bin compare [-- --no-loom] [--seeds N] [--out PATH] [--verdicts-only]
 //! ```
 //!
 //! 1. Exhausting the 3-client get/set and incr/add counters: mcsim `dfs` with and without
@@ -52,11 +52,16 @@ pub(crate) const LOOM_COMMAND: &str = "RUSTFLAGS=\"--cfg loom\" CARGO_TARGET_DIR
 /// is stopped.
 pub(crate) const SHUTTLE_DFS_CAP: usize = 1_000_000;
 
+/// Seeds of each time-to-violation median.
+pub(crate) const VERDICT_SEEDS: u64 = 21;
+
 /// Wall time each throughput measurement aims for.
 pub(crate) const RATE_TARGET: Duration = Duration::from_secs(2);
 
 pub(crate) struct Args {
     pub(crate) loom: bool,
+    /// Only the time-to-violation section, printed, the report left as it is.
+    pub(crate) verdicts_only: bool,
     pub(crate) seeds: u64,
     pub(crate) out: PathBuf,
 }
@@ -68,6 +73,7 @@ pub(crate) fn root() -> PathBuf {
 pub(crate) fn parse_args() -> Result<Args, String> {
     let mut args = Args {
         loom: true,
+        verdicts_only: false,
         seeds: 100,
         out: root().join("reports/bench.md"),
     };
@@ -75,6 +81,7 @@ pub(crate) fn parse_args() -> Result<Args, String> {
     while let Some(a) = it.next() {
         match a.as_str() {
             "--no-loom" => args.loom = false,
+            "--verdicts-only" => args.verdicts_only = true,
             "--seeds" => {
                 args.seeds = it
                     .next()
@@ -131,6 +138,7 @@ mod exhaust;
 mod memory;
 mod rates;
 mod server;
+mod verdict;
 mod violations;
 mod xcheck;
 
@@ -142,6 +150,8 @@ use memory::*;
 use rates::*;
 #[allow(unused_imports)]
 use server::*;
+#[allow(unused_imports)]
+use verdict::*;
 #[allow(unused_imports)]
 use violations::*;
 #[allow(unused_imports)]
@@ -173,6 +183,12 @@ fn main() -> ExitCode {
         }
     };
     let started = Instant::now();
+    if args.verdicts_only {
+        let mut md = String::new();
+        section_time_to_violation(&mut md, VERDICT_SEEDS);
+        println!("{md}");
+        return ExitCode::SUCCESS;
+    }
     let loom = if args.loom {
         match run_loom() {
             Ok(lines) => Some(lines),

@@ -1,0 +1,284 @@
+//! Time to the first violation on the bug corpus ([`mcsim_compare::corpus`]): mcsim's
+//! strategies on the scenario files against shuttle's schedulers on the same bugs written
+//! as a shuttle user writes them.
+
+#[allow(unused_imports)]
+use super::*;
+
+use mcsim::run::explore_seeking;
+use mcsim::scenario::StrategyKind;
+use mcsim_compare::corpus::{BUGS, Bug, Found, ShuttleTest};
+use shuttle::scheduler::{Schedule, Scheduler, Task, TaskId};
+
+/// Executions after which a search counts as not finding the bug.
+const CAP: usize = 200_000;
+
+/// A shuttle scheduler that stops before the execution after the one that raised `found`.
+struct UntilFound<S> {
+    inner: S,
+    found: Found,
+}
+
+impl<S: Scheduler> Scheduler for UntilFound<S> {
+    fn new_execution(&mut self) -> Option<Schedule> {
+        if self.found.load(Ordering::Relaxed) {
+            return None;
+        }
+        self.inner.new_execution()
+    }
+
+    fn next_task(
+        &mut self,
+        runnable: &[&Task],
+        current: Option<TaskId>,
+        is_yielding: bool,
+    ) -> Option<TaskId> {
+        self.inner.next_task(runnable, current, is_yielding)
+    }
+
+    fn next_u64(&mut self) -> u64 {
+        self.inner.next_u64()
+    }
+}
+
+/// One search until the first violation: its executions (`None`: not within the cap) and
+/// wall time.
+#[derive(Clone, Copy)]
+struct Hunt {
+    executions: Option<u64>,
+    wall: Duration,
+}
+
+fn shuttle_hunt<S: Scheduler + 'static>(
+    test: fn(Found) -> ShuttleTest,
+    make: impl FnOnce() -> S,
+) -> Hunt {
+    let found = Found::default();
+    let t = Instant::now();
+    let scheduler = UntilFound {
+        inner: make(),
+        found: found.clone(),
+    };
+    let mut config = Config::default();
+    config.silence_warnings = true;
+    let n = Runner::new(scheduler, config).run(test(found.clone()));
+    let wall = t.elapsed();
+    Hunt {
+        executions: found.load(Ordering::Relaxed).then_some(n as u64),
+        wall,
+    }
+}
+
+fn mcsim_hunt(s: &Scenario, mut strategy: Box<dyn Strategy>) -> Hunt {
+    let t = Instant::now();
+    let hit = (0..CAP as u64).find(|&i| {
+        !execute(&s.config, &*s.setup, strategy.as_mut(), i)
+            .verdict
+            .is_pass()
+    });
+    Hunt {
+        executions: hit.map(|i| i + 1),
+        wall: t.elapsed(),
+    }
+}
+
+/// `mcsim explore` with the scenario's bounds, to its verdict (replay and shrinking of
+/// the counterexample included).
+fn explore_hunt(s: &Scenario) -> Hunt {
+    let options = ExploreOptions {
+        max_preemptions: s.bounds.preemptions,
+        max_faults: s.bounds.faults,
+        draws: s.bounds.draws,
+        max_phases: s.bounds.phases,
+        iterative: true,
+        ..ExploreOptions::default()
+    };
+    let t = Instant::now();
+    let r = explore_seeking(s, &options, Some(&s.expect), &mut |_| true);
+    Hunt {
+        executions: r
+            .failure
+            .is_some()
+            .then(|| r.stats.executions + r.stats.pruned),
+        wall: t.elapsed(),
+    }
+}
+
+/// The medians of a strategy's hunts over seeds.
+struct Medians {
+    found: usize,
+    seeds: usize,
+    executions: Option<u64>,
+    wall: Duration,
+}
+
+fn medians(hunts: &[Hunt]) -> Medians {
+    let mut execs: Vec<u64> = hunts
+        .iter()
+        .map(|h| h.executions.unwrap_or(u64::MAX))
+        .collect();
+    execs.sort();
+    // A hunt that found nothing counts as slower than every one that did.
+    let mut walls: Vec<Duration> = hunts
+        .iter()
+        .map(|h| h.executions.map_or(Duration::MAX, |_| h.wall))
+        .collect();
+    walls.sort();
+    let mid = hunts.len() / 2;
+    Medians {
+        found: hunts.iter().filter(|h| h.executions.is_some()).count(),
+        seeds: hunts.len(),
+        executions: (execs[mid] != u64::MAX).then_some(execs[mid]),
+        wall: walls[mid],
+    }
+}
+
+fn cell(m: &Medians) -> String {
+    if m.wall == Duration::MAX {
+        return format!("not found ({}/{})", m.found, m.seeds);
+    }
+    let found = if m.found < m.seeds {
+        format!(", {}/{} found", m.found, m.seeds)
+    } else {
+        String::new()
+    };
+    format!(
+        "{} ({} ex.{found})",
+        us(m.wall),
+        m.executions.map_or("–".into(), |e| e.to_string())
+    )
+}
+
+fn us(d: Duration) -> String {
+    let us = d.as_secs_f64() * 1e6;
+    if us < 1000.0 {
+        format!("{us:.0} µs")
+    } else {
+        ms(d)
+    }
+}
+
+/// One bug's row: the medians of every checker.
+struct Row {
+    default: Medians,
+    random: Medians,
+    pct: Medians,
+    explore: Medians,
+    shuttle_random: Medians,
+    shuttle_pct: Medians,
+}
+
+fn hunt_bug(bug: &Bug, s: &Scenario, seeds: u64) -> Row {
+    let pct = StrategyKind::Pct {
+        depth: 3,
+        steps: 100,
+    };
+    let over = |f: &dyn Fn(u64) -> Hunt| -> Vec<Hunt> { (0..seeds).map(|k| f(k)).collect() };
+    // Interleaved per seed, so a slow patch of the machine slows every checker alike.
+    let mut hunts: [Vec<Hunt>; 5] = Default::default();
+    for k in 0..seeds {
+        let seed = k << 32;
+        hunts[0].push(mcsim_hunt(s, s.strategy.make(seed)));
+        hunts[1].push(mcsim_hunt(s, StrategyKind::Random.make(seed)));
+        hunts[2].push(mcsim_hunt(s, pct.make(seed)));
+        hunts[3].push(shuttle_hunt(bug.shuttle, || {
+            RandomScheduler::new_from_seed(seed, CAP)
+        }));
+        hunts[4].push(shuttle_hunt(bug.shuttle, || {
+            PctScheduler::new_from_seed(seed, 3, CAP)
+        }));
+    }
+    // `explore` is deterministic: repeated for its time only.
+    let explore = over(&|_| explore_hunt(s));
+    Row {
+        default: medians(&hunts[0]),
+        random: medians(&hunts[1]),
+        pct: medians(&hunts[2]),
+        explore: medians(&explore),
+        shuttle_random: medians(&hunts[3]),
+        shuttle_pct: medians(&hunts[4]),
+    }
+}
+
+/// Writes the section; returns the geometric mean of shuttle's better time over mcsim's
+/// default strategy's, and the number of bugs it is over.
+pub(crate) fn section_time_to_violation(md: &mut String, seeds: u64) -> (f64, usize) {
+    writeln!(
+        md,
+        "\n## 7. Time to the first violation: the bug corpus against shuttle\n\n\
+         Each bug twice: as its mcsim scenario file (`scenarios/<name>.toml`) and as a \
+         shuttle user writes the same test (`benches/compare/src/corpus.rs`): threads, a \
+         memcached mock behind a `shuttle::sync::Mutex` with a logical clock that sleeps \
+         advance, faults drawn by shuttle random choices in the mock with the scenario's \
+         probabilities and budgets, and the invariant checked by the test. Each port also \
+         has a fixed twin that never fails (a test in that file), so a port finds the bug \
+         the scenario names, not an artefact. Wall time from the first execution to the \
+         end of the first violating one (scenario files already loaded; shuttle's `Runner` \
+         built inside the timing), median over {seeds} seeds (`k << 32`, the same for every \
+         checker, the checkers interleaved per seed), with the median executions; a \
+         search that finds nothing in {CAP} executions counts as slower than all. mcsim's \
+         default strategy is the scenario's own (`random` in every file here); `pct` at \
+         depth 3 with 100 steps estimated on both sides. `explore` is mcsim's exhaustive \
+         search with the scenario's bounds, iterative deepening, to its verdict including \
+         the replay and shrinking of the counterexample (deterministic: the median is over \
+         repeats). The ratio divides shuttle's better strategy for that bug by mcsim's \
+         default.\n\n\
+         | bug | needs | mcsim default | mcsim `random` | mcsim `pct` | mcsim `explore` | \
+         shuttle random | shuttle PCT | shuttle better / mcsim default |\n\
+         |---|---|---:|---:|---:|---:|---:|---:|---:|"
+    )
+    .unwrap();
+    let mut logs = Vec::new();
+    for bug in BUGS {
+        let path = root()
+            .join("scenarios")
+            .join(format!("{}.toml", bug.scenario));
+        let s = match Scenario::load(&path, RECIPES) {
+            Ok(s) => s,
+            Err(e) => {
+                writeln!(md, "| {} | (does not load: {e}) |||||||", bug.scenario).unwrap();
+                continue;
+            }
+        };
+        eprintln!("time to first violation: {}", bug.scenario);
+        let row = hunt_bug(bug, &s, seeds);
+        let shuttle = row.shuttle_random.wall.min(row.shuttle_pct.wall);
+        let ratio = if row.default.wall == Duration::MAX {
+            None
+        } else if shuttle == Duration::MAX {
+            Some(f64::INFINITY)
+        } else {
+            Some(shuttle.as_secs_f64() / row.default.wall.as_secs_f64())
+        };
+        let shown = match ratio {
+            Some(r) if r.is_finite() => {
+                logs.push(r.ln());
+                format!("{r:.1}×")
+            }
+            Some(_) => "shuttle found nothing".into(),
+            None => "mcsim found nothing".into(),
+        };
+        writeln!(
+            md,
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {shown} |",
+            bug.scenario,
+            bug.needs,
+            cell(&row.default),
+            cell(&row.random),
+            cell(&row.pct),
+            cell(&row.explore),
+            cell(&row.shuttle_random),
+            cell(&row.shuttle_pct),
+        )
+        .unwrap();
+    }
+    let n = logs.len();
+    let mean = (logs.iter().sum::<f64>() / n.max(1) as f64).exp();
+    writeln!(
+        md,
+        "\nTime to first violation: mcsim is {mean:.1}× faster than shuttle (geometric mean \
+         over {n} bugs)"
+    )
+    .unwrap();
+    (mean, n)
+}
