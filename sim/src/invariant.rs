@@ -276,6 +276,13 @@ impl EndView<'_> {
         self.now
     }
 
+    /// The whole-second clock of server `server` (see [`EndView::server_for`]): its tick
+    /// phase and skipped seconds, for a check that needs to know when an item really
+    /// died without having a client measure it.
+    pub fn clock(&self, server: usize) -> &crate::ServerClock {
+        self.cluster.servers[server].clock()
+    }
+
     /// Records a metric of this execution.
     pub fn metric(&self, name: &str, value: f64) {
         self.metrics.borrow_mut().insert(name.to_string(), value);

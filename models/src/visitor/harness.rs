@@ -1,21 +1,21 @@
 //! The visitor-counter workload and its invariant.
 //!
 //! Visitor clients (frontends, each with its own clock skew) count visits that arrive on a
-//! deterministic schedule for a few periods; one extra client with an exact clock measures
-//! the server's tick phase, then shows the counter several times per period. The harness
-//! keeps the ground truth: every visit with the true period it happened in and the period
-//! its frontend's clock put it in, every key creation with its time and TTL, every read.
+//! deterministic schedule for a few periods; one extra client with an exact clock shows the
+//! counter several times per period. The harness keeps the ground truth: every visit with
+//! the true period it happened in and the period its frontend's clock put it in, every key
+//! creation with its time and TTL, every read; when a key really died it reads from the
+//! server's own clock at the end.
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::rc::Rc;
 use std::time::Duration;
 
-use mcsim::memcache::{McError, Memcache};
+use mcsim::memcache::{Key, McError, Memcache};
 use mcsim::{EndView, Failure, ServerClock, Sim, Skew, VirtualTime};
 
 use crate::arrivals::Traffic;
-use crate::visitor::probe;
 use crate::visitor::recipe::{Counted, VisitorCounter, VisitorVariant};
 
 /// Parameters of the visitor workload.
@@ -45,8 +45,10 @@ struct Visit {
 }
 
 /// A shadow key an `add` created.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 struct Creation {
+    /// The key.
+    key: Key,
     /// The period it collects (by its creator's clock).
     window: u64,
     /// When the `add` executed (true time).
@@ -69,11 +71,10 @@ struct Ghost {
     reads: Vec<Read>,
     /// Visits whose outcome the frontend could not learn (transport faults).
     unknown: u64,
-    /// The measured tick phase of the server.
-    phase: Option<Duration>,
 }
 
-/// The first period with traffic: the tick probe needs about two seconds first.
+/// The first period with traffic: about three seconds in, so every run starts with the
+/// same quiet lead whatever the period.
 fn first_window(period_s: u32) -> u64 {
     3u64.div_ceil(u64::from(period_s.max(1)))
 }
@@ -112,6 +113,7 @@ pub fn setup(p: &VisitorParams, clients: usize, sim: &mut Sim) {
             for t in times {
                 mc.sleep(t.since(mc.global_now())).await;
                 let now = mc.global_now();
+                let key = counter.shadow_key(mc.now().secs());
                 let visit = Visit {
                     true_window: now.micros() / period.as_micros() as u64,
                     own_window: mc.now().micros() / period.as_micros() as u64,
@@ -122,6 +124,7 @@ pub fn setup(p: &VisitorParams, clients: usize, sim: &mut Sim) {
                         g.visits.push(visit);
                         if let Counted::Created { ttl } = counted {
                             g.creations.push(Creation {
+                                key,
                                 window: visit.own_window,
                                 at: mc.global_now(),
                                 ttl,
@@ -139,11 +142,6 @@ pub fn setup(p: &VisitorParams, clients: usize, sim: &mut Sim) {
     // The page that shows the counter, with an exact clock.
     let (g, p2) = (ghost.clone(), p.clone());
     sim.client(Skew::default(), move |mc| async move {
-        match probe::tick_phase(&mc).await {
-            Ok(phase) => g.borrow_mut().phase = Some(phase),
-            Err(McError::Transport(_)) => {}
-            Err(e) => return Err(e),
-        }
         let counter = VisitorCounter::new("visitors", p2.period_s, p2.variant);
         let n = p2.reads_per_window.max(1);
         for w in w0 + 1..=w_end {
@@ -166,11 +164,9 @@ pub fn setup(p: &VisitorParams, clients: usize, sim: &mut Sim) {
     });
 }
 
-/// When a key stored at `at` with `ttl` dies on a server whose ticks fall at `phase`.
-/// Each tick lasts a second, with its edges `phase` after each whole second: the key dies
-/// at the edge where the server's clock reaches its store tick plus `ttl`.
-fn death(at: VirtualTime, ttl: u32, phase: Duration) -> VirtualTime {
-    let clock = ServerClock::new(VirtualTime::ZERO, phase, 0);
+/// When a key stored at `at` with `ttl` dies on a server with `clock`: at the tick edge
+/// where the clock reaches the store tick plus `ttl`.
+fn death(clock: &ServerClock, at: VirtualTime, ttl: u32) -> VirtualTime {
     clock.time_of_tick(clock.tick(at) + ttl)
 }
 
@@ -198,16 +194,17 @@ fn check(
     );
     view.metric("visitor.misattributed", misattributed as f64);
     view.metric("visitor.unknown", g.unknown as f64);
-    if let Some(phase) = g.phase {
-        view.metric("visitor.phase_ms", phase.as_micros() as f64 / 1000.0);
-    }
+    let shown = VisitorCounter::new("visitors", 1, variant).key(0);
+    let phase = view.clock(view.server_for(&shown)).phase();
+    view.metric("visitor.phase_ms", phase.as_micros() as f64 / 1000.0);
 
     // Shift: when each shadow key really died, against the end of its read period.
-    if let (Some(phase), true) = (g.phase, variant != VisitorVariant::WindowKey) {
+    if variant != VisitorVariant::WindowKey {
         let mut shifts = Vec::new();
         for c in &g.creations {
             let intended = (c.window + 2) * t_us;
-            let died = death(c.at, c.ttl, phase).micros();
+            let clock = view.clock(view.server_for(&c.key));
+            let died = death(clock, c.at, c.ttl).micros();
             let shift = (died as f64 - intended as f64) / 1e6;
             view.metric(&format!("visitor.shift_w{}", c.window), shift);
             shifts.push(shift);

@@ -22,12 +22,11 @@
 //! previous period's visits by true time. Metrics (every execution): `visitor.lost` (mean
 //! visitors lost per period: the period's true count minus what its key showed first),
 //! `visitor.lost_w<k>` per period, `visitor.shift_seconds` (mean of when each shadow key
-//! really died minus the end of its read period, from the measured tick phase; per period
+//! really died minus the end of its read period, from the server's clock; per period
 //! `visitor.shift_w<k>`), `visitor.wrong_reads`, `visitor.misattributed` (visits a
 //! skewed frontend put in another period than the true one), `visitor.phase_ms`.
 
 mod harness;
-mod probe;
 mod recipe;
 
 pub use harness::{VisitorParams, setup};
