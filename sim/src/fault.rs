@@ -95,6 +95,45 @@ impl Fault {
     }
 }
 
+impl Fault {
+    /// The client this fault happens to, if it happens to one.
+    pub fn client(&self) -> Option<usize> {
+        match self {
+            Fault::ReplyLost { client }
+            | Fault::RequestLost { client }
+            | Fault::Pause { client }
+            | Fault::Die { client }
+            | Fault::TooLarge { client } => Some(*client),
+            Fault::Evict { .. }
+            | Fault::Crash { .. }
+            | Fault::SkipSecond { .. }
+            | Fault::Leave { .. } => None,
+        }
+    }
+
+    /// The same fault with its client renamed by `rename` (the others unchanged).
+    pub fn relabeled(&self, rename: impl Fn(usize) -> usize) -> Fault {
+        match *self {
+            Fault::ReplyLost { client } => Fault::ReplyLost {
+                client: rename(client),
+            },
+            Fault::RequestLost { client } => Fault::RequestLost {
+                client: rename(client),
+            },
+            Fault::Pause { client } => Fault::Pause {
+                client: rename(client),
+            },
+            Fault::Die { client } => Fault::Die {
+                client: rename(client),
+            },
+            Fault::TooLarge { client } => Fault::TooLarge {
+                client: rename(client),
+            },
+            _ => self.clone(),
+        }
+    }
+}
+
 impl fmt::Display for Fault {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

@@ -42,7 +42,8 @@ use shuttle::scheduler::{DfsScheduler, PctScheduler, RandomScheduler};
 use shuttle::{Config, Runner};
 
 /// The command that regenerates the report.
-pub(crate) const COMMAND: &str = "cargo run --release -p mcsim-compare --bin compare";
+pub(crate) const COMMAND: &str =
+    "cargo build --release && cargo run --release -p mcsim-compare --bin compare";
 
 /// The loom part, as the binary runs it.
 pub(crate) const LOOM_COMMAND: &str = "RUSTFLAGS=\"--cfg loom\" CARGO_TARGET_DIR=target/loom \
@@ -62,6 +63,15 @@ pub(crate) struct Args {
     pub(crate) loom: bool,
     /// Only the time-to-violation section, printed, the report left as it is.
     pub(crate) verdicts_only: bool,
+    /// Only the gate-at-scale section, printed, the report left as it is.
+    pub(crate) gate_only: bool,
+    /// Only the full-size proofs section, printed, the report left as it is.
+    pub(crate) full_size_only: bool,
+    /// The budget multiplier of the gate-at-scale section (0: skip it).
+    pub(crate) gate_budget: u32,
+    /// Hunt this corpus scenario with mcsim's default strategy for a few seconds, for a
+    /// profiler (`perf record`, callgrind), and print the executions per hunt.
+    pub(crate) profile_hunt: Option<String>,
     pub(crate) seeds: u64,
     pub(crate) out: PathBuf,
 }
@@ -74,6 +84,10 @@ pub(crate) fn parse_args() -> Result<Args, String> {
     let mut args = Args {
         loom: true,
         verdicts_only: false,
+        gate_only: false,
+        full_size_only: false,
+        gate_budget: 100,
+        profile_hunt: None,
         seeds: 100,
         out: root().join("reports/bench.md"),
     };
@@ -82,6 +96,17 @@ pub(crate) fn parse_args() -> Result<Args, String> {
         match a.as_str() {
             "--no-loom" => args.loom = false,
             "--verdicts-only" => args.verdicts_only = true,
+            "--gate-only" => args.gate_only = true,
+            "--full-size-only" => args.full_size_only = true,
+            "--gate-budget" => {
+                args.gate_budget = it
+                    .next()
+                    .and_then(|v| v.parse().ok())
+                    .ok_or("--gate-budget takes a number")?
+            }
+            "--profile-hunt" => {
+                args.profile_hunt = Some(it.next().ok_or("--profile-hunt takes a scenario name")?)
+            }
             "--seeds" => {
                 args.seeds = it
                     .next()
@@ -102,6 +127,20 @@ pub(crate) fn counter_scenario(variant: &str) -> Scenario {
          increments = 1\n[timing]\nlatency_us = [100, 100000]\n[expect]\nverdict = \"pass\"\n"
     );
     Scenario::parse(Path::new("compare.toml"), &text, RECIPES).expect("valid scenario")
+}
+
+/// Every scenario file in `scenarios/` that is not a sweep, sorted.
+pub(crate) fn single_scenarios() -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(root().join("scenarios"))
+        .map(|d| d.filter_map(|e| e.ok().map(|e| e.path())).collect())
+        .unwrap_or_default();
+    files.retain(|p| p.extension().is_some_and(|e| e == "toml"));
+    files.retain(|p| {
+        let text = std::fs::read_to_string(p).unwrap_or_default();
+        !text.lines().any(|l| l.trim() == "[sweep]")
+    });
+    files.sort();
+    files
 }
 
 pub(crate) fn median(mut v: Vec<Duration>) -> Duration {
@@ -135,6 +174,8 @@ pub(crate) fn timed<T>(mut f: impl FnMut() -> T) -> (T, Duration) {
 }
 
 mod exhaust;
+mod fullsize;
+mod gate;
 mod memory;
 mod rates;
 mod server;
@@ -144,6 +185,10 @@ mod xcheck;
 
 #[allow(unused_imports)]
 use exhaust::*;
+#[allow(unused_imports)]
+use fullsize::*;
+#[allow(unused_imports)]
+use gate::*;
 #[allow(unused_imports)]
 use memory::*;
 #[allow(unused_imports)]
@@ -183,6 +228,24 @@ fn main() -> ExitCode {
         }
     };
     let started = Instant::now();
+    if let Some(name) = &args.profile_hunt {
+        return profile_hunt(name);
+    }
+    if args.gate_only {
+        let mut md = String::new();
+        if let Err(e) = section_gate(&mut md, args.gate_budget.max(1)) {
+            eprintln!("compare: {e}");
+            return ExitCode::FAILURE;
+        }
+        println!("{md}");
+        return ExitCode::SUCCESS;
+    }
+    if args.full_size_only {
+        let mut md = String::new();
+        section_full_size(&mut md);
+        println!("{md}");
+        return ExitCode::SUCCESS;
+    }
     if args.verdicts_only {
         let mut md = String::new();
         section_time_to_violation(&mut md, VERDICT_SEEDS);

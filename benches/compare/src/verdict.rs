@@ -10,6 +10,9 @@ use mcsim::scenario::StrategyKind;
 use mcsim_compare::corpus::{BUGS, Bug, Found, ShuttleTest};
 use shuttle::scheduler::{Schedule, Scheduler, Task, TaskId};
 
+/// Times `explore` (deterministic) is repeated for its median time.
+const EXPLORE_REPEATS: usize = 5;
+
 /// Executions after which a search counts as not finding the bug.
 const CAP: usize = 200_000;
 
@@ -173,23 +176,26 @@ fn hunt_bug(bug: &Bug, s: &Scenario, seeds: u64) -> Row {
         depth: 3,
         steps: 100,
     };
-    let over = |f: &dyn Fn(u64) -> Hunt| -> Vec<Hunt> { (0..seeds).map(|k| f(k)).collect() };
     // Interleaved per seed, so a slow patch of the machine slows every checker alike.
     let mut hunts: [Vec<Hunt>; 5] = Default::default();
+    // The order rotates from seed to seed, so no checker always runs first (on caches
+    // the one before it left).
     for k in 0..seeds {
         let seed = k << 32;
-        hunts[0].push(mcsim_hunt(s, s.strategy.make(seed)));
-        hunts[1].push(mcsim_hunt(s, StrategyKind::Random.make(seed)));
-        hunts[2].push(mcsim_hunt(s, pct.make(seed)));
-        hunts[3].push(shuttle_hunt(bug.shuttle, || {
-            RandomScheduler::new_from_seed(seed, CAP)
-        }));
-        hunts[4].push(shuttle_hunt(bug.shuttle, || {
-            PctScheduler::new_from_seed(seed, 3, CAP)
-        }));
+        for j in 0..hunts.len() {
+            let i = (j + k as usize) % hunts.len();
+            let hunt = match i {
+                0 => mcsim_hunt(s, s.strategy.make(seed)),
+                1 => mcsim_hunt(s, StrategyKind::Random.make(seed)),
+                2 => mcsim_hunt(s, pct.make(seed)),
+                3 => shuttle_hunt(bug.shuttle, || RandomScheduler::new_from_seed(seed, CAP)),
+                _ => shuttle_hunt(bug.shuttle, || PctScheduler::new_from_seed(seed, 3, CAP)),
+            };
+            hunts[i].push(hunt);
+        }
     }
     // `explore` is deterministic: repeated for its time only.
-    let explore = over(&|_| explore_hunt(s));
+    let explore: Vec<Hunt> = (0..EXPLORE_REPEATS).map(|_| explore_hunt(s)).collect();
     Row {
         default: medians(&hunts[0]),
         random: medians(&hunts[1]),
@@ -215,13 +221,13 @@ pub(crate) fn section_time_to_violation(md: &mut String, seeds: u64) -> (f64, us
          the scenario names, not an artefact. Wall time from the first execution to the \
          end of the first violating one (scenario files already loaded; shuttle's `Runner` \
          built inside the timing), median over {seeds} seeds (`k << 32`, the same for every \
-         checker, the checkers interleaved per seed), with the median executions; a \
+         checker, the checkers interleaved per seed in an order that rotates), with the median executions; a \
          search that finds nothing in {CAP} executions counts as slower than all. mcsim's \
          default strategy is the scenario's own (`random` in every file here); `pct` at \
          depth 3 with 100 steps estimated on both sides. `explore` is mcsim's exhaustive \
          search with the scenario's bounds, iterative deepening, to its verdict including \
          the replay and shrinking of the counterexample (deterministic: the median is over \
-         repeats). The ratio divides shuttle's better strategy for that bug by mcsim's \
+         {EXPLORE_REPEATS} repeats). The ratio divides shuttle's better strategy for that bug by mcsim's \
          default.\n\n\
          | bug | needs | mcsim default | mcsim `random` | mcsim `pct` | mcsim `explore` | \
          shuttle random | shuttle PCT | shuttle better / mcsim default |\n\
@@ -281,4 +287,30 @@ pub(crate) fn section_time_to_violation(md: &mut String, seeds: u64) -> (f64, us
     )
     .unwrap();
     (mean, n)
+}
+
+/// Hunts the corpus scenario `name` with its default strategy on seed after seed for
+/// about 3 s, for a profiler.
+pub(crate) fn profile_hunt(name: &str) -> ExitCode {
+    let path = root().join("scenarios").join(format!("{name}.toml"));
+    let s = match Scenario::load(&path, RECIPES) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("compare: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let (start, mut hunts, mut executions) = (Instant::now(), 0u64, 0u64);
+    while start.elapsed() < Duration::from_secs(3) {
+        let h = mcsim_hunt(&s, s.strategy.make(hunts << 32));
+        executions += h.executions.unwrap_or(CAP as u64);
+        hunts += 1;
+    }
+    let per = start.elapsed() / hunts as u32;
+    println!(
+        "{name}: {hunts} hunts, {:.1} executions and {} each",
+        executions as f64 / hunts as f64,
+        us(per)
+    );
+    ExitCode::SUCCESS
 }

@@ -27,16 +27,7 @@ pub(crate) fn section_first_violation(md: &mut String, seeds: u64) {
          |---|---|---:|---:|---:|---:|---:|---:|---:|"
     )
     .unwrap();
-    let mut files: Vec<PathBuf> = std::fs::read_dir(root().join("scenarios"))
-        .map(|d| d.filter_map(|e| e.ok().map(|e| e.path())).collect())
-        .unwrap_or_default();
-    files.retain(|p| p.extension().is_some_and(|e| e == "toml"));
-    files.sort();
-    for path in files {
-        let text = std::fs::read_to_string(&path).unwrap_or_default();
-        if text.lines().any(|l| l.trim() == "[sweep]") {
-            continue;
-        }
+    for path in single_scenarios() {
         let s = match Scenario::load(&path, RECIPES) {
             Ok(s) => s,
             Err(e) => {

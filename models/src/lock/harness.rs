@@ -58,7 +58,18 @@ impl Drop for Inside {
 pub fn setup(p: &LockParams, clients: usize, sim: &mut Sim) {
     let inside: Rc<RefCell<BTreeSet<usize>>> = Rc::default();
     let ghost = inside.clone();
-    sim.ghost(move |h| ghost.borrow().hash(h));
+    if p.variant == LockVariant::Token {
+        // The token names its owner in the value it stores: which client is which
+        // matters.
+        sim.ghost(move |h| ghost.borrow().hash(h));
+    } else {
+        // Every client runs the same code and stores the same value: the clients are
+        // interchangeable (those of one clock skew), and what tells them apart is
+        // whether each is inside.
+        let count = inside.clone();
+        sim.ghost(move |h| count.borrow().len().hash(h));
+        sim.symmetric(move |c, h| ghost.borrow().contains(&c).hash(h));
+    }
     for c in 0..clients {
         let inside = inside.clone();
         let p = p.clone();

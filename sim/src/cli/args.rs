@@ -132,6 +132,10 @@ pub(crate) enum Command {
         /// Turn the visited-state cache off (expand a state every time it is reached).
         #[arg(long)]
         no_cache: bool,
+        /// Keep every state apart even where the model declares its clients
+        /// interchangeable (no symmetry reduction).
+        #[arg(long)]
+        no_symmetry: bool,
         /// Run each call only at the earliest instant of its latency window, not also
         /// where the window crosses a second on its server or its client's clock.
         #[arg(long)]

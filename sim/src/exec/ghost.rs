@@ -77,6 +77,9 @@ impl Hasher for Fingerprint {
 /// What a model registers: feeds its ghost state to the fingerprint.
 pub(crate) type GhostHash = Box<dyn Fn(&mut Fingerprint)>;
 
+/// One client's ghost state, fed to a fingerprint ([`crate::Sim::symmetric`]).
+pub(crate) type ClientGhostHash = Box<dyn Fn(usize, &mut Fingerprint)>;
+
 /// The fingerprint of every registered ghost, in registration order.
 pub(crate) fn fingerprint(ghosts: &[GhostHash]) -> u64 {
     let mut h = Fingerprint::default();

@@ -95,6 +95,11 @@ pub struct Sim {
     scripted: Vec<(Duration, Fault)>,
     ghosts: Vec<ghost::GhostHash>,
     deaths: Vec<DeathHook>,
+    /// Who holds what ([`Sim::holders`]): ghost state the engine hashes itself, by client
+    /// or, under [`Sim::symmetric`], by membership.
+    holders: Vec<Holders>,
+    /// The per-client ghost state of interchangeable clients ([`Sim::symmetric`]).
+    symmetric: Option<ghost::ClientGhostHash>,
 }
 
 /// What a model runs when a client's process dies ([`Sim::on_death`]).
@@ -111,6 +116,8 @@ impl Sim {
             scripted: std::mem::take(&mut spare.scripted),
             ghosts: Vec::new(),
             deaths: Vec::new(),
+            holders: Vec::new(),
+            symmetric: None,
         }
     }
 
@@ -155,6 +162,26 @@ impl Sim {
         self.ghosts.push(Box::new(hash));
     }
 
+    /// Declares the clients interchangeable, for the exhaustive search's symmetry
+    /// reduction: two states that differ only by which client is which (among clients
+    /// of the same clock skew) are one state, so `n` identical clients cost about as
+    /// many states as their multiset instead of every ordering of it (as TLC's symmetry
+    /// sets and stateright's representatives do).
+    ///
+    /// `per_client` feeds the ghost state of one client (`move |c, h|
+    /// inside.borrow().contains(&c).hash(h)`); [`Sim::holders`] is taken care of.
+    ///
+    /// What the model promises: every client runs the same code and nothing it does
+    /// depends on its index (no client number in a value it writes, a key it picks, or a
+    /// choice it makes); every [`Sim::ghost`] hashes no client number (a count, not a
+    /// set of clients); invariants do not single out a client. Break the promise and the
+    /// search may merge states that differ, and miss a violation: test the model with
+    /// and without (`mcsim explore --no-symmetry`) on a broken variant. A scenario that
+    /// scripts a fault at one client searches without symmetry.
+    pub fn symmetric(&mut self, per_client: impl Fn(usize, &mut Fingerprint) + 'static) {
+        self.symmetric = Some(Box::new(per_client));
+    }
+
     /// Runs `hook` with a client's index when its process dies ([`FaultPlan::deaths`]).
     ///
     /// A dying client's future is dropped where it stands: code after its pending
@@ -173,9 +200,9 @@ impl Sim {
     /// [`Holders::enter`] and [`Holders::leave`]; invariants read [`Holders::count`].
     pub fn holders(&mut self) -> Holders {
         let holders = Holders::default();
-        let (dying, hashed) = (holders.clone(), holders.clone());
+        let dying = holders.clone();
         self.on_death(move |c| dying.leave(c));
-        self.ghost(move |h| std::hash::Hash::hash(&*hashed.inside.borrow(), h));
+        self.holders.push(holders.clone());
         holders
     }
 
@@ -216,6 +243,11 @@ impl Holders {
     /// How many clients are inside.
     pub fn count(&self) -> usize {
         self.inside.borrow().len()
+    }
+
+    /// True if `client` is inside.
+    pub fn contains(&self, client: usize) -> bool {
+        self.inside.borrow().contains(&client)
     }
 
     /// The clients inside, in order.

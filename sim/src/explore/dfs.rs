@@ -96,6 +96,9 @@ pub struct DfsStats {
     /// the fault bound: zero means the bounds cut nothing, and the search covered every
     /// schedule.
     pub cut_by_bound: u64,
+    /// True if states were kept up to a permutation of interchangeable clients
+    /// ([`Dfs::with_symmetry`]): the model declared them so and the search used it.
+    pub symmetric: bool,
 }
 
 impl DfsStats {
@@ -134,6 +137,17 @@ impl Visit {
     }
 }
 
+/// `choice` with its client renamed by `rename`.
+fn relabeled(choice: &Choice, rename: impl Fn(usize) -> usize) -> Choice {
+    match choice {
+        Choice::Run { client, delay } => Choice::Run {
+            client: rename(*client),
+            delay: *delay,
+        },
+        Choice::Fault(f) => Choice::Fault(f.relabeled(rename)),
+    }
+}
+
 /// Depth-first enumeration of schedules.
 #[derive(Debug, Clone)]
 pub struct Dfs {
@@ -149,6 +163,8 @@ pub struct Dfs {
     /// The current execution was cut short at a state already explored.
     revisited: bool,
     cache: bool,
+    /// States are kept up to a permutation of interchangeable clients.
+    symmetry: bool,
     timing: bool,
     /// Which draw of the workload (`k` of `n`): each client's first call runs at `k/n` of
     /// its latency window, which seeds what a workload draws from its start time.
@@ -177,6 +193,7 @@ impl Dfs {
             blocked: false,
             revisited: false,
             cache: false,
+            symmetry: false,
             timing: false,
             phase: None,
             draw: (0, 1),
@@ -193,6 +210,15 @@ impl Dfs {
     /// without the cache.
     pub fn with_cache(mut self, cache: bool) -> Dfs {
         self.cache = cache;
+        self
+    }
+
+    /// The same search, keeping states up to a permutation of interchangeable clients
+    /// when the model declares them so ([`crate::Sim::symmetric`]): `n` identical clients
+    /// then cost about as many states as their multiset, not every ordering of it. Only
+    /// with the cache, whose states it merges.
+    pub fn with_symmetry(mut self, symmetry: bool) -> Dfs {
+        self.symmetry = symmetry;
         self
     }
 
@@ -261,20 +287,29 @@ impl Dfs {
         // A state before the clients' first calls looks the same in every draw, and its
         // future does not: the draw is part of it.
         let state = state ^ u64::from(self.draw.0).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        // Under symmetry the state was taken with its clients in canonical order: what
+        // is kept about clients is kept by their places in it.
+        let rename = |c: usize| options.ranks.map_or(c, |r| r[c]);
+        self.stats.symmetric |= options.ranks.is_some();
         let visit = Visit {
             // Who ran last matters only to the preemption bound, and only while it can
             // run on (switching away from it is then a preemption).
             prev_client: self
                 .max_preemptions
                 .and(self.prev_client)
-                .filter(|&p| options.call_of(p).is_some()),
+                .filter(|&p| options.call_of(p).is_some())
+                .map(&rename),
             left: self
                 .max_preemptions
                 .map_or(u32::MAX, |max| max.saturating_sub(self.preemptions)),
             faults_left: self
                 .max_faults
                 .map_or(u32::MAX, |max| max.saturating_sub(self.faults)),
-            sleep: node.sleep.iter().map(|a| a.choice.clone()).collect(),
+            sleep: node
+                .sleep
+                .iter()
+                .map(|a| relabeled(&a.choice, rename))
+                .collect(),
         };
         match self.visited.get(&state) {
             Some(old) if old.covers(&visit) => true,
@@ -465,6 +500,10 @@ impl Strategy for Dfs {
 
     fn wants_states(&self) -> bool {
         self.cache && !self.stats.cache_given_up
+    }
+
+    fn symmetry(&self) -> bool {
+        self.symmetry
     }
 
     fn tick_phase(&mut self, _free: bool) -> Option<std::time::Duration> {

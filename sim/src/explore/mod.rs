@@ -93,6 +93,12 @@ pub struct Options<'a> {
     /// ([`Strategy::wants_states`]) and it can be trusted (see the engine's
     /// `fingerprint` module): equal fingerprints have the same future.
     pub state: Option<u64>,
+    /// When [`Options::state`] was taken up to a permutation of interchangeable clients
+    /// ([`crate::Sim::symmetric`], [`Strategy::symmetry`]): each client's place in the
+    /// order it was taken in. Equal fingerprints then have the same future with clients
+    /// renamed to their places, so what a strategy keeps about clients with a state (a
+    /// sleep set, the client that ran last) must be renamed through this.
+    pub ranks: Option<&'a [usize]>,
 }
 
 impl Options<'_> {
@@ -156,6 +162,13 @@ pub trait Strategy {
 
     /// Whether [`CallOption::edges`] should be filled in.
     fn explores_timing(&self) -> bool {
+        false
+    }
+
+    /// Whether states should be fingerprinted up to a permutation of interchangeable
+    /// clients when the model declares them so ([`crate::Sim::symmetric`]); the strategy
+    /// then renames clients through [`Options::ranks`].
+    fn symmetry(&self) -> bool {
         false
     }
 

@@ -26,6 +26,9 @@ pub struct ExploreOptions {
     pub keep_going: bool,
     /// Expand each state once ([`Dfs::with_cache`]).
     pub cache: bool,
+    /// Keep states up to a permutation of interchangeable clients when the model
+    /// declares them so ([`Dfs::with_symmetry`], [`crate::Sim::symmetric`]).
+    pub symmetry: bool,
     /// Try each call also where its window crosses a second ([`Dfs::with_timing`]).
     pub timing: bool,
     /// Draws of the workload searched, one after the other ([`Dfs::set_draw`]).
@@ -49,6 +52,7 @@ impl Default for ExploreOptions {
             max_executions: None,
             keep_going: false,
             cache: true,
+            symmetry: true,
             timing: true,
             draws: 1,
             iterative: false,
@@ -131,8 +135,13 @@ impl ExploreReport {
             0 | 1 => String::new(),
             n => format!(", {n} draws of the workload"),
         };
+        let symmetric = if self.stats.symmetric {
+            " (interchangeable: schedules that differ only by which client is which counted once)"
+        } else {
+            ""
+        };
         format!(
-            "every schedule{bounds}, {} clients{draws}, {}",
+            "every schedule{bounds}, {} clients{symmetric}{draws}, {}",
             scenario.clients,
             self.phases.describe()
         )
@@ -284,6 +293,7 @@ fn search_at_phase(
         Dfs::new(options.max_preemptions, options.reduce)
             .with_max_faults(options.max_faults)
             .with_cache(options.cache)
+            .with_symmetry(options.symmetry)
             .with_timing(options.timing)
             .with_phase(phase)
     };

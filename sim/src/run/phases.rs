@@ -97,6 +97,7 @@ pub(super) fn merge(a: ExploreReport, b: ExploreReport) -> ExploreReport {
     stats.max_depth = stats.max_depth.max(a.stats.max_depth);
     stats.complete = a.stats.complete && b.stats.complete;
     stats.cut_by_bound += a.stats.cut_by_bound;
+    stats.symmetric |= a.stats.symmetric;
     let mut verdicts = a.verdicts;
     verdicts.extend(b.verdicts);
     let mut phase_points = a.phase_points;

@@ -11,7 +11,14 @@ impl Engine<'_> {
     /// The final state's fingerprint: every server's live items and the ghost state.
     pub(super) fn fingerprint(&self) -> u64 {
         let servers = self.cluster.state_hash(self.now());
-        let ghost = crate::exec::ghost::fingerprint(&self.ghosts);
+        let mut ghost = crate::exec::ghost::fingerprint(&self.ghosts);
+        if !self.holders.is_empty() {
+            let mut h = Fingerprint::resume(ghost);
+            for holders in &self.holders {
+                holders.clients().hash(&mut h);
+            }
+            ghost = h.finish();
+        }
         servers ^ ghost.rotate_left(29).wrapping_mul(0x9E37_79B9_7F4A_7C15)
     }
 
@@ -26,7 +33,7 @@ impl Engine<'_> {
     /// (mcsim cannot know what its harness remembers), or a server is near its memory
     /// limit (where the LRU order and the slabs, left out, decide evictions).
     pub(super) fn state(&self) -> Option<u64> {
-        if self.ghosts.is_empty() || self.eviction_possible() {
+        if !self.trusted() {
             return None;
         }
         let mut h = Fingerprint::default();
@@ -37,6 +44,73 @@ impl Engine<'_> {
             (&m.wait, m.woken, m.seen, &m.reply).hash(&mut h);
         }
         self.deferred.hash(&mut h);
+        self.timers.hash(&mut h);
+        self.fault_counts.hash(&mut h);
+        for ghost in &self.ghosts {
+            ghost(&mut h);
+        }
+        for holders in &self.holders {
+            holders.clients().hash(&mut h);
+        }
+        Some(h.finish())
+    }
+
+    /// True if a state fingerprint can be trusted: the model registered its ghost state
+    /// and no server is near its memory limit.
+    fn trusted(&self) -> bool {
+        let ghost = !self.ghosts.is_empty() || !self.holders.is_empty() || self.symmetric.is_some();
+        ghost && !self.eviction_possible()
+    }
+
+    /// True if the model declared its clients interchangeable ([`crate::Sim::symmetric`])
+    /// and nothing in the world singles one out: no fault scripted at a client.
+    pub(super) fn symmetric_now(&self) -> bool {
+        self.symmetric.is_some()
+            && !self.timers.iter().any(|(_, _, t)| {
+                matches!(t, crate::exec::timer::Timer::Scripted(f) if f.client().is_some())
+            })
+    }
+
+    /// [`Engine::state`] up to a permutation of interchangeable clients: each client's
+    /// part (its clock skew, wait, pending outcome, what it observed, a timeout it is
+    /// owed and its ghost state) is fingerprinted alone, the clients are put in the
+    /// order of those fingerprints, and the state is fingerprinted in that order. Two
+    /// states that differ only by which client is which get one fingerprint. `ranks`
+    /// receives each client's place in that order, for the strategy to relabel what it
+    /// keeps about clients.
+    pub(super) fn canonical_state(&self, ranks: &mut Vec<usize>) -> Option<u64> {
+        if !self.trusted() {
+            return None;
+        }
+        let per_client = self.symmetric.as_ref()?;
+        let core = self.core.borrow();
+        let mut parts: Vec<(u64, usize)> = core
+            .mailboxes
+            .iter()
+            .enumerate()
+            .map(|(c, m)| {
+                let mut h = Fingerprint::default();
+                (m.skew, &m.wait, m.woken, m.seen, &m.reply).hash(&mut h);
+                self.deferred[c].hash(&mut h);
+                for holders in &self.holders {
+                    holders.contains(c).hash(&mut h);
+                }
+                per_client(c, &mut h);
+                (h.finish(), c)
+            })
+            .collect();
+        parts.sort_unstable();
+        ranks.clear();
+        ranks.resize(parts.len(), 0);
+        for (rank, &(_, c)) in parts.iter().enumerate() {
+            ranks[c] = rank;
+        }
+        let mut h = Fingerprint::default();
+        (core.now, self.step).hash(&mut h);
+        self.cluster.fingerprint(&mut h);
+        for (part, _) in &parts {
+            part.hash(&mut h);
+        }
         self.timers.hash(&mut h);
         self.fault_counts.hash(&mut h);
         for ghost in &self.ghosts {

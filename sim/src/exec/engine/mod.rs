@@ -109,6 +109,13 @@ struct Engine<'c> {
     tasks: Vec<Option<Task>>,
     always: Vec<(Cow<'static, str>, crate::invariant::StepCheck)>,
     ghosts: Vec<crate::exec::ghost::GhostHash>,
+    /// Who holds what ([`Sim::holders`]).
+    holders: Vec<crate::exec::Holders>,
+    /// The per-client ghost state of interchangeable clients ([`Sim::symmetric`]).
+    symmetric: Option<crate::exec::ghost::ClientGhostHash>,
+    /// Each client's place in the canonical order of the last state fingerprint taken
+    /// under symmetry (a buffer kept across steps).
+    ranks: Vec<usize>,
     /// What the model runs when a client dies ([`Sim::on_death`]).
     deaths: Vec<crate::exec::DeathHook>,
     at_end: Vec<(Cow<'static, str>, crate::invariant::EndCheck)>,
@@ -183,6 +190,9 @@ impl<'c> Engine<'c> {
             tasks: sim.tasks,
             always: sim.always,
             ghosts: sim.ghosts,
+            holders: sim.holders,
+            symmetric: sim.symmetric,
+            ranks: Vec::new(),
             deaths: sim.deaths,
             at_end: sim.at_end,
             cluster: {
@@ -271,6 +281,7 @@ impl<'c> Engine<'c> {
         let footprints = strategy.needs_footprints();
         let timing = strategy.explores_timing();
         let states = strategy.wants_states();
+        let symmetry = states && strategy.symmetry() && self.symmetric_now();
         let faults_planned = !self.config.faults.is_empty();
         loop {
             self.fire_due_timers()?;
@@ -306,20 +317,25 @@ impl<'c> Engine<'c> {
             if timing {
                 self.add_edges(&mut calls);
             }
+            // Only a choice point with alternatives is worth remembering.
+            let remember = states && calls.len() + faults.len() > 1;
+            let mut ranks = std::mem::take(&mut self.ranks);
+            let state = match (remember, symmetry) {
+                (false, _) => None,
+                (true, false) => self.state(),
+                (true, true) => self.canonical_state(&mut ranks),
+            };
             let options = Options {
                 step: self.step,
                 clients: self.tasks.len(),
                 calls: &calls,
                 faults: &faults,
                 eviction_possible: self.eviction_possible(),
-                // Only a choice point with alternatives is worth remembering.
-                state: if states && calls.len() + faults.len() > 1 {
-                    self.state()
-                } else {
-                    None
-                },
+                ranks: (symmetry && state.is_some()).then_some(ranks.as_slice()),
+                state,
             };
             let choice = strategy.choose(&options);
+            self.ranks = ranks;
             if strategy.stop_requested() {
                 self.pruned = true;
                 return Err(Verdict::Pass);
