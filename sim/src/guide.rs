@@ -49,6 +49,14 @@
 //! which forgets a dead client, or undo your own state in
 //! [`Sim::on_death`](crate::Sim::on_death).
 //!
+//! **Identical clients.** When every client runs the same code and nothing it does or
+//! stores depends on its number, say so with [`Sim::symmetric`](crate::Sim::symmetric)
+//! and hash each client's own ghost state there (whether it is inside, say) instead of a
+//! set of client numbers in [`Sim::ghost`](crate::Sim::ghost). The exhaustive search then
+//! counts states that differ only by which client is which once: eight clients of a lock
+//! cost about what their multiset costs, not every ordering of it. Check the claim the way
+//! the lock family does: the same verdicts with and without it on broken variants.
+//!
 //! ## 4. Check it from a `#[test]`
 //!
 //! [`check`](crate::check()) runs a variant in one expression: `.clients(n)`, parameters
