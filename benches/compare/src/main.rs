@@ -1,7 +1,9 @@
 //! `compare`: mcsim, loom and shuttle side by side on the same recipes, in one run.
 //!
 //! ```text
-//! cargo run --release -p mcsim-compare --bin compare [-- --no-loom] [--seeds N] [--out PATH] [--verdicts-only]
+//! cargo build --release && cargo run --release -p mcsim-compare --bin compare \
+//!     [-- --no-loom] [--seeds N] [--out PATH] [--gate-budget N]
+//!     [--verdicts-only | --gate-only | --full-size-only | --profile-hunt SCENARIO]
 //! ```
 //!
 //! 1. Exhausting the 3-client get/set and incr/add counters: mcsim `dfs` with and without
@@ -17,6 +19,12 @@
 //!    `scenarios/` that expects a violation (mcsim `random`).
 //! 4. The loom cross-check table: every case of `models/tests/loom.rs`, loom's verdict and
 //!    executions next to `mcsim explore`'s.
+//! 5. The simulated server alone, commands per second; 6. peak memory across seeds.
+//! 7. Time to the first violation on the bug corpus ([`mcsim_compare::corpus`]): mcsim's
+//!    strategies against shuttle's schedulers on the same bugs, with the geometric mean.
+//! 8. The gate at a multiple of its budget on one job and on every core, and four shards
+//!    merged (runs the `mcsim` binary beside this one: `cargo build --release` first).
+//! 9. `mcsim explore` of every scenario at its full client count, 30 s each.
 //!
 //! Writes `reports/bench.md` (or `--out`) and prints it.
 
@@ -214,6 +222,10 @@ fn previous_targets(path: &Path) -> Option<String> {
             l.starts_with("- `random`")
                 || l.starts_with("- `pct`")
                 || l.starts_with("- The simulated server")
+                || l.starts_with("- Time to first violation")
+                || l.starts_with("- Executor overhead")
+                || l.starts_with("- Proofs at full size")
+                || l.starts_with("- The gate at")
         })
         .collect();
     (!lines.is_empty()).then(|| lines.join("\n") + "\n")
@@ -310,6 +322,20 @@ fn main() -> ExitCode {
     };
     let server_rate = section_server(&mut md);
     section_memory(&mut md);
+    let (ttv, bugs) = section_time_to_violation(&mut md, VERDICT_SEEDS);
+    let gate = if args.gate_budget > 0 {
+        match section_gate(&mut md, args.gate_budget) {
+            Ok(g) => Some(g),
+            Err(e) => {
+                writeln!(md, "\n## 8. The gate at scale\n\nNot measured: {e}").unwrap();
+                None
+            }
+        }
+    } else {
+        None
+    };
+    let (proved, provable) = section_full_size(&mut md);
+    let overhead = gs_rates.overhead.max(ia_rates.overhead);
     let gs = counter_scenario("get-set");
     let (x, t) = timed(|| dfs_loop(&gs, true));
     writeln!(
@@ -328,6 +354,12 @@ fn main() -> ExitCode {
          - `pct` ≥ 10× shuttle's PCT scheduler: {pct_ratio:.1}× → **{}**; at most \
          {:.1}× with free shared work.\n\
          - The simulated server ≥ 2 M commands/s on one core, realistic mix: {:.2} M → **{}**.\n{}\
+         - Time to first violation: mcsim is {ttv:.1}× faster than shuttle (geometric mean \
+         over {bugs} bugs); target ≥ 10× → **{}** (§7).\n\
+         - Executor overhead: {overhead:.1}× the minimal scheduler's (get/set {:.1}×, \
+         incr/add {:.1}×); target ≤ 2× → **{}** (§2).\n\
+         - Proofs at full size: {proved} of {provable} scenarios reach their verdict within \
+         {} s → **{}** (§9).\n{}\
          \nWhole run: {:.0} s.",
         x.executions,
         x.pruned,
@@ -356,6 +388,21 @@ fn main() -> ExitCode {
             Some(_) if agree => "- Loom and `mcsim explore` agree on every cross-check case.\n",
             Some(_) => "- Loom and `mcsim explore` **disagree** on some case (see §4).\n",
             None => "",
+        },
+        if ttv >= 10.0 { "met" } else { "not met" },
+        gs_rates.overhead,
+        ia_rates.overhead,
+        if overhead <= 2.0 { "met" } else { "not met" },
+        FULL_SIZE_LIMIT.as_secs(),
+        if proved == provable { "met" } else { "not met" },
+        match gate {
+            Some((speedup, _)) => format!(
+                "- The gate at {}× its budget on every core: {speedup:.2}× faster than on one \
+                 job; target ≥ 1.8× → **{}** (§8).\n",
+                args.gate_budget,
+                if speedup >= 1.8 { "met" } else { "not met" }
+            ),
+            None => String::new(),
         },
         started.elapsed().as_secs_f64()
     )

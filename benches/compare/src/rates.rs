@@ -301,6 +301,7 @@ pub(crate) fn section_rate(md: &mut String, name: &str, variant: CounterVariant)
         minimal: minimal.over(sh_random),
         random_bound: random_bound.0,
         pct_bound: pct_bound.0,
+        overhead: (ns(random) - ns(floor)) / (ns(minimal) - ns(floor)).max(1.0),
     };
     writeln!(
         md,
@@ -411,4 +412,6 @@ pub(crate) struct Rates {
     pub(crate) random_bound: f64,
     /// The same for `pct` over shuttle's PCT scheduler.
     pub(crate) pct_bound: f64,
+    /// mcsim `random`'s time over the shared work, in units of the minimal scheduler's.
+    pub(crate) overhead: f64,
 }

@@ -220,7 +220,8 @@ pub(crate) fn section_time_to_violation(md: &mut String, seeds: u64) -> (f64, us
          has a fixed twin that never fails (a test in that file), so a port finds the bug \
          the scenario names, not an artefact. Wall time from the first execution to the \
          end of the first violating one (scenario files already loaded; shuttle's `Runner` \
-         built inside the timing), median over {seeds} seeds (`k << 32`, the same for every \
+         built inside the timing, and with it what shuttle prints on a failure: its random \
+         scheduler writes the failing seed to stderr when it is dropped), median over {seeds} seeds (`k << 32`, the same for every \
          checker, the checkers interleaved per seed in an order that rotates), with the median executions; a \
          search that finds nothing in {CAP} executions counts as slower than all. mcsim's \
          default strategy is the scenario's own (`random` in every file here); `pct` at \
