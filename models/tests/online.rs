@@ -79,3 +79,35 @@ fn a_late_add_of_the_spare_key_still_dies_in_its_spare_minute() {
     o.executions = 2_000;
     assert_eq!(mcsim::run::run(&s, &o).label(), "pass");
 }
+
+#[test]
+fn the_visited_state_cache_reaches_every_final_state_plain_search_reaches() {
+    // The harness fingerprints its hits as multisets: states that counted the same hits
+    // in another order are one, and no state the check tells apart is merged. (Each hit
+    // is also in what its client observed, which the state fingerprint holds; the ghost
+    // fingerprint only has to tell apart what the clients' observations do not.)
+    use mcsim::run::{self, ExploreOptions};
+    for name in ["online-set", "online-add"] {
+        let s = support::load(name)
+            .with_set(&[
+                "clients=2".into(),
+                "params.minutes=2".into(),
+                "servers.phase_ms=0".into(),
+            ])
+            .unwrap();
+        let search = |cache: bool| {
+            let options = ExploreOptions {
+                reduce: false,
+                cache,
+                keep_going: true,
+                ..ExploreOptions::default()
+            };
+            run::explore(&s, &options, &mut |_| true)
+        };
+        let (cached, plain) = (search(true), search(false));
+        assert!(cached.stats.complete && plain.stats.complete, "{name}");
+        assert!(cached.stats.revisits > 0, "{name}: the cache cut nothing");
+        assert_eq!(cached.verdicts, plain.verdicts, "{name}");
+        assert_eq!(cached.distinct_states, plain.distinct_states, "{name}");
+    }
+}

@@ -135,6 +135,7 @@ pub fn setup(p: &CounterParams, clients: usize, sim: &mut Sim) {
             ))
             .with("value", value as i64)
             .with("completed", expected as i64)
+            .with("given_up", unknown as i64)
             .with("extra", (value - expected - unknown) as i64));
         }
         Ok(())
