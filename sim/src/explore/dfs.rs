@@ -36,6 +36,15 @@
 //! runnable only later, and the reduction may then skip timing-feasible orders. Use a
 //! latency window wider than the scenario's call chains (or `--no-reduction`) when a
 //! verdict depends on sub-window timing.
+//!
+//! **Visited states and symmetry.** With [`Dfs::with_cache`] each state (its fingerprint,
+//! [`Options::state`]) is expanded once, and again only when reached with more left to
+//! explore; its sleep set and last client are kept with it. With
+//! [`Dfs::with_symmetry`], for a model that declares its clients interchangeable
+//! ([`crate::Sim::symmetric`]), the engine takes the fingerprint with the clients in a
+//! canonical order and gives each client's place ([`Options::ranks`]): the sleep set and
+//! the last client are kept by place, so a state reached again with its clients renamed
+//! is recognised with what was ruled out there (as TLC's symmetry sets do).
 
 use crate::explore::{Choice, Footprint, Options, Strategy};
 use crate::fault::Fault;
