@@ -128,13 +128,7 @@ impl mcsim::explore::Strategy for Permuting {
                 self.script.push(choice.clone());
                 choice
             }
-            Some(rename) => match &self.script[self.at] {
-                Choice::Run { client, delay } => Choice::Run {
-                    client: rename[*client],
-                    delay: *delay,
-                },
-                Choice::Fault(f) => Choice::Fault(f.relabeled(|c| rename[c])),
-            },
+            Some(rename) => self.script[self.at].relabeled(|c| rename[c]),
         };
         self.at += 1;
         choice

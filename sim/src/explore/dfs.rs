@@ -46,6 +46,7 @@
 //! the last client are kept by place, so a state reached again with its clients renamed
 //! is recognised with what was ruled out there (as TLC's symmetry sets do).
 
+use crate::explore::visit::Visit;
 use crate::explore::{Choice, Footprint, Options, Strategy};
 use crate::fault::Fault;
 use crate::trace::fnv1a;
@@ -121,39 +122,6 @@ impl DfsStats {
     pub fn collision_chance(&self) -> f64 {
         let n = self.states as f64;
         n * n / 2f64.powi(65)
-    }
-}
-
-/// How a state was explored the first time: a later visit with at least this much
-/// already ruled out (the same previous client, no more preemptions left, a sleep set
-/// holding this one) has nothing left to explore.
-#[derive(Debug, Clone)]
-struct Visit {
-    prev_client: Option<usize>,
-    /// Preemptions the bound still allowed (`u32::MAX`: unbounded).
-    left: u32,
-    /// Faults the bound still allowed (`u32::MAX`: only the plan's budgets).
-    faults_left: u32,
-    sleep: Vec<Choice>,
-}
-
-impl Visit {
-    fn covers(&self, other: &Visit) -> bool {
-        self.prev_client == other.prev_client
-            && self.left >= other.left
-            && self.faults_left >= other.faults_left
-            && self.sleep.iter().all(|c| other.sleep.contains(c))
-    }
-}
-
-/// `choice` with its client renamed by `rename`.
-fn relabeled(choice: &Choice, rename: impl Fn(usize) -> usize) -> Choice {
-    match choice {
-        Choice::Run { client, delay } => Choice::Run {
-            client: rename(*client),
-            delay: *delay,
-        },
-        Choice::Fault(f) => Choice::Fault(f.relabeled(rename)),
     }
 }
 
@@ -317,7 +285,7 @@ impl Dfs {
             sleep: node
                 .sleep
                 .iter()
-                .map(|a| relabeled(&a.choice, rename))
+                .map(|a| a.choice.relabeled(rename))
                 .collect(),
         };
         match self.visited.get(&state) {

@@ -12,6 +12,7 @@ pub mod pct;
 pub mod random;
 pub mod replay;
 mod schedule;
+mod visit;
 
 use crate::clock::VirtualTime;
 use crate::fault::{Fault, FaultKind};

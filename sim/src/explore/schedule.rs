@@ -27,6 +27,20 @@ pub enum Choice {
     Fault(Fault),
 }
 
+impl Choice {
+    /// The same choice with its client renamed by `rename` (a fault that happens to no
+    /// client unchanged): how a choice reads in a state whose clients were renamed.
+    pub fn relabeled(&self, rename: impl Fn(usize) -> usize) -> Choice {
+        match self {
+            Choice::Run { client, delay } => Choice::Run {
+                client: rename(*client),
+                delay: *delay,
+            },
+            Choice::Fault(f) => Choice::Fault(f.relabeled(rename)),
+        }
+    }
+}
+
 /// The choices of one execution.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
 pub struct Schedule {
