@@ -24,33 +24,61 @@ impl Engine<'_> {
 
     /// The whole state at this choice point: two equal fingerprints have the same future.
     /// It holds virtual time and the step, every server's state
-    /// ([`crate::cluster::Cluster::fingerprint`]), each client's wait, pending outcome
-    /// and everything it observed so far (which, its code being deterministic, decides
-    /// what it does next), the timeouts and timed events ahead, the fault budgets used
-    /// and the model's ghost state.
+    /// ([`crate::cluster::Cluster::fingerprint`]), each client's part (its clock skew,
+    /// wait, pending outcome and everything it observed so far, which, its code being
+    /// deterministic, decides what it does next; a timeout it is owed; its ghost state:
+    /// whether it holds, and [`crate::Sim::symmetric`]'s per-client part), the timed
+    /// events ahead, the fault budgets used and the model's ghost state.
+    ///
+    /// With `ranks`, the state up to a permutation of interchangeable clients: the
+    /// clients' parts are taken in the order of their own fingerprints, so two states
+    /// that differ only by which client is which get one fingerprint, and `ranks`
+    /// receives each client's place in that order (for the strategy to rename what it
+    /// keeps about clients).
     ///
     /// `None` where no fingerprint can be trusted: the model registered no ghost state
     /// (mcsim cannot know what its harness remembers), or a server is near its memory
     /// limit (where the LRU order and the slabs, left out, decide evictions).
-    pub(super) fn state(&self) -> Option<u64> {
+    pub(super) fn state(&self, ranks: Option<&mut Vec<usize>>) -> Option<u64> {
         if !self.trusted() {
             return None;
         }
-        let mut h = Fingerprint::default();
         let core = self.core.borrow();
+        let mut parts: Vec<(u64, usize)> = core
+            .mailboxes
+            .iter()
+            .enumerate()
+            .map(|(c, m)| {
+                let mut h = Fingerprint::default();
+                (m.skew, &m.wait, m.woken, m.seen, &m.reply).hash(&mut h);
+                self.deferred[c].hash(&mut h);
+                for holders in &self.holders {
+                    holders.contains(c).hash(&mut h);
+                }
+                if let Some(per_client) = &self.symmetric {
+                    per_client(c, &mut h);
+                }
+                (h.finish(), c)
+            })
+            .collect();
+        if let Some(ranks) = ranks {
+            parts.sort_unstable();
+            ranks.clear();
+            ranks.resize(parts.len(), 0);
+            for (rank, &(_, c)) in parts.iter().enumerate() {
+                ranks[c] = rank;
+            }
+        }
+        let mut h = Fingerprint::default();
         (core.now, self.step).hash(&mut h);
         self.cluster.fingerprint(&mut h);
-        for m in &core.mailboxes {
-            (&m.wait, m.woken, m.seen, &m.reply).hash(&mut h);
+        for (part, _) in &parts {
+            part.hash(&mut h);
         }
-        self.deferred.hash(&mut h);
         self.timers.hash(&mut h);
         self.fault_counts.hash(&mut h);
         for ghost in &self.ghosts {
             ghost(&mut h);
-        }
-        for holders in &self.holders {
-            holders.clients().hash(&mut h);
         }
         Some(h.finish())
     }
@@ -69,53 +97,5 @@ impl Engine<'_> {
             && !self.timers.iter().any(|(_, _, t)| {
                 matches!(t, crate::exec::timer::Timer::Scripted(f) if f.client().is_some())
             })
-    }
-
-    /// [`Engine::state`] up to a permutation of interchangeable clients: each client's
-    /// part (its clock skew, wait, pending outcome, what it observed, a timeout it is
-    /// owed and its ghost state) is fingerprinted alone, the clients are put in the
-    /// order of those fingerprints, and the state is fingerprinted in that order. Two
-    /// states that differ only by which client is which get one fingerprint. `ranks`
-    /// receives each client's place in that order, for the strategy to relabel what it
-    /// keeps about clients.
-    pub(super) fn canonical_state(&self, ranks: &mut Vec<usize>) -> Option<u64> {
-        if !self.trusted() {
-            return None;
-        }
-        let per_client = self.symmetric.as_ref()?;
-        let core = self.core.borrow();
-        let mut parts: Vec<(u64, usize)> = core
-            .mailboxes
-            .iter()
-            .enumerate()
-            .map(|(c, m)| {
-                let mut h = Fingerprint::default();
-                (m.skew, &m.wait, m.woken, m.seen, &m.reply).hash(&mut h);
-                self.deferred[c].hash(&mut h);
-                for holders in &self.holders {
-                    holders.contains(c).hash(&mut h);
-                }
-                per_client(c, &mut h);
-                (h.finish(), c)
-            })
-            .collect();
-        parts.sort_unstable();
-        ranks.clear();
-        ranks.resize(parts.len(), 0);
-        for (rank, &(_, c)) in parts.iter().enumerate() {
-            ranks[c] = rank;
-        }
-        let mut h = Fingerprint::default();
-        (core.now, self.step).hash(&mut h);
-        self.cluster.fingerprint(&mut h);
-        for (part, _) in &parts {
-            part.hash(&mut h);
-        }
-        self.timers.hash(&mut h);
-        self.fault_counts.hash(&mut h);
-        for ghost in &self.ghosts {
-            ghost(&mut h);
-        }
-        Some(h.finish())
     }
 }

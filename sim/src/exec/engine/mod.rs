@@ -320,10 +320,10 @@ impl<'c> Engine<'c> {
             // Only a choice point with alternatives is worth remembering.
             let remember = states && calls.len() + faults.len() > 1;
             let mut ranks = std::mem::take(&mut self.ranks);
-            let state = match (remember, symmetry) {
-                (false, _) => None,
-                (true, false) => self.state(),
-                (true, true) => self.canonical_state(&mut ranks),
+            let state = if remember {
+                self.state(symmetry.then_some(&mut ranks))
+            } else {
+                None
             };
             let options = Options {
                 step: self.step,
