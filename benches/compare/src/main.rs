@@ -80,6 +80,7 @@ pub(crate) struct Args {
     /// Hunt this corpus scenario with mcsim's default strategy for a few seconds, for a
     /// profiler (`perf record`, callgrind), and print the executions per hunt.
     pub(crate) profile_hunt: Option<String>,
+    pub(crate) profile_rate: Option<String>,
     pub(crate) seeds: u64,
     pub(crate) out: PathBuf,
 }
@@ -96,6 +97,7 @@ pub(crate) fn parse_args() -> Result<Args, String> {
         full_size_only: false,
         gate_budget: 100,
         profile_hunt: None,
+        profile_rate: None,
         seeds: 100,
         out: root().join("reports/bench.md"),
     };
@@ -114,6 +116,12 @@ pub(crate) fn parse_args() -> Result<Args, String> {
             }
             "--profile-hunt" => {
                 args.profile_hunt = Some(it.next().ok_or("--profile-hunt takes a scenario name")?)
+            }
+            "--profile-rate" => {
+                args.profile_rate = Some(
+                    it.next()
+                        .ok_or("--profile-rate takes get-set or incr-add")?,
+                )
             }
             "--seeds" => {
                 args.seeds = it
@@ -242,6 +250,9 @@ fn main() -> ExitCode {
     let started = Instant::now();
     if let Some(name) = &args.profile_hunt {
         return profile_hunt(name);
+    }
+    if let Some(variant) = &args.profile_rate {
+        return profile_rate(variant);
     }
     if args.gate_only {
         let mut md = String::new();

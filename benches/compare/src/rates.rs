@@ -415,3 +415,30 @@ pub(crate) struct Rates {
     /// mcsim `random`'s time over the shared work, in units of the minimal scheduler's.
     pub(crate) overhead: f64,
 }
+
+/// Runs mcsim `random` on the 3-client counter `variant` (the same workload as shuttle's)
+/// for about 3 s, for a profiler.
+pub(crate) fn profile_rate(variant: &str) -> ExitCode {
+    let v = match variant {
+        "get-set" => CounterVariant::GetSet,
+        "incr-add" => CounterVariant::IncrAdd,
+        other => {
+            eprintln!("compare: --profile-rate takes get-set or incr-add, not {other:?}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let s = counter_scenario(variant);
+    let bare = bare_counter(v, 3);
+    let mut batch = mcsim_batch(&s.config, &bare, || Box::new(Random::new(0)));
+    let (start, mut n) = (Instant::now(), 0u64);
+    while start.elapsed() < Duration::from_secs(3) {
+        batch(10_000, n);
+        n += 1;
+    }
+    let per = start.elapsed().as_secs_f64() * 1e9 / (n * 10_000) as f64;
+    println!(
+        "counter/{variant}: {} executions, {per:.0} ns each",
+        n * 10_000
+    );
+    ExitCode::SUCCESS
+}
