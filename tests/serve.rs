@@ -128,6 +128,59 @@ fn bad_input_gets_memcacheds_answers_and_the_server_stays_up() {
     assert_eq!(c.line("set a 0 0 1\r\nx\r\n"), "STORED\r\n");
 }
 
+#[test]
+fn the_trace_kept_in_memory_is_a_window_and_the_file_has_every_line() {
+    let dir = std::env::temp_dir().join(format!("mcsim-serve-window-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("trace.log");
+    let serve = Serve::start(&["--trace-window", "3", "--trace", file.to_str().unwrap()]);
+    let mut c = serve.connect();
+    for i in 0..5 {
+        assert_eq!(c.line(&format!("set k{i} 0 0 1\r\nx\r\n")), "STORED\r\n");
+    }
+    let trace = c.ask("mcsim trace\r\n", "END\r\n");
+    let lines: Vec<&str> = trace.lines().collect();
+    assert!(
+        lines[0].starts_with("... 2 earlier lines left the window"),
+        "{trace}"
+    );
+    assert!(
+        lines[1].contains("set k2") && lines[3].contains("set k4"),
+        "{trace}"
+    );
+    assert_eq!(lines.len(), 5, "{trace}");
+    let whole = std::fs::read_to_string(&file).unwrap();
+    assert_eq!(
+        whole.lines().filter(|l| l.contains(" set k")).count(),
+        5,
+        "{whole}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn absolute_exptimes_count_from_the_real_unix_time_with_the_real_clock() {
+    let serve = Serve::start(&["--clock", "real"]);
+    let mut c = serve.connect();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    // An hour ahead lives; a day back is gone at once (both absolute: above 30 days).
+    assert_eq!(
+        c.line(&format!("set a 0 {} 1\r\nx\r\n", now + 3600)),
+        "STORED\r\n"
+    );
+    assert_eq!(
+        c.line(&format!("set b 0 {} 1\r\nx\r\n", now - 86_400)),
+        "STORED\r\n"
+    );
+    assert_eq!(
+        c.ask("get a b\r\n", "END\r\n"),
+        "VALUE a 0 1\r\nx\r\nEND\r\n"
+    );
+}
+
 /// Three named clients each take a get+set lock twice, in lockstep: the trace of one
 /// seed, the same trace when run again with that seed.
 fn lockstep_trace(seed: u64) -> String {

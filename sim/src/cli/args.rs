@@ -223,6 +223,10 @@ pub(crate) enum Command {
         /// command, in the timeline format).
         #[arg(long)]
         trace: Option<PathBuf>,
+        /// Trace lines kept in memory for `mcsim trace` (the oldest leave first; the file
+        /// of `--trace` has every line).
+        #[arg(long, default_value_t = crate::serve::DEFAULT_TRACE_WINDOW)]
+        trace_window: usize,
         /// Memory limit per server, MiB (memcached's -m).
         #[arg(long, default_value_t = 64)]
         memory_mb: u64,

@@ -250,6 +250,7 @@ pub(crate) fn dispatch(command: Command, families: &[&'static dyn Family]) -> Re
             lockstep,
             lockstep_wait_ms,
             trace,
+            trace_window,
             memory_mb,
             item_size_max,
         } => {
@@ -286,6 +287,7 @@ pub(crate) fn dispatch(command: Command, families: &[&'static dyn Family]) -> Re
                 lockstep,
                 lockstep_wait: std::time::Duration::from_millis(lockstep_wait_ms),
                 trace,
+                trace_window,
             };
             crate::serve::serve(&config, |addrs| {
                 // Whoever started it may stop reading after the ports: serving goes on.

@@ -17,7 +17,7 @@
 //! | `mcsim advance SECONDS`     | moves every server's clock ahead (fractions allowed)   |
 //! | `mcsim skip-second`         | this server's clock jumps one second ahead             |
 //! | `mcsim name NAME`           | names this connection in the trace (and in lockstep)   |
-//! | `mcsim trace`               | the trace so far, one line each, then `END`           |
+//! | `mcsim trace`               | the trace's last lines (`--trace-window`), then `END` |
 //! | `mcsim time`                | the virtual time, in seconds                           |
 
 use std::time::Duration;
@@ -100,14 +100,15 @@ pub(crate) fn run(world: &mut World, server: usize, line: &str) -> Effect {
         }
         ("lose-reply", rest) if rest.len() <= 1 => match count(rest.first().copied()) {
             Ok(n) => {
-                world.armed[server].lose_replies += n;
+                world.armed[server].lose_replies =
+                    world.armed[server].lose_replies.saturating_add(n);
                 ok("")
             }
             Err(e) => e,
         },
         ("close-next", rest) if rest.len() <= 1 => match count(rest.first().copied()) {
             Ok(n) => {
-                world.armed[server].close_next += n;
+                world.armed[server].close_next = world.armed[server].close_next.saturating_add(n);
                 ok("")
             }
             Err(e) => e,
@@ -139,7 +140,14 @@ pub(crate) fn run(world: &mut World, server: usize, line: &str) -> Effect {
         ("name", [name]) => Effect::Name((*name).to_string()),
         ("trace", []) => {
             let mut out = String::new();
-            for l in world.trace() {
+            let (lines, dropped) = world.trace();
+            if dropped > 0 {
+                out.push_str(&format!(
+                    "... {dropped} earlier lines left the window kept in memory \
+                     (--trace-window; --trace FILE has them all)\r\n"
+                ));
+            }
+            for l in lines {
                 out.push_str(l);
                 out.push_str("\r\n");
             }

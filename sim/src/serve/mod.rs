@@ -50,7 +50,12 @@ pub struct ServeConfig {
     pub lockstep_wait: Duration,
     /// Where the trace goes as it happens.
     pub trace: Option<std::path::PathBuf>,
+    /// How many of the trace's last lines are kept in memory (for `mcsim trace`).
+    pub trace_window: usize,
 }
+
+/// The trace lines `mcsim serve` keeps in memory by default.
+pub const DEFAULT_TRACE_WINDOW: usize = 10_000;
 
 struct Shared {
     world: Mutex<World>,
@@ -89,13 +94,21 @@ pub fn serve(config: &ServeConfig, ready: impl FnOnce(&[SocketAddr])) -> std::io
         Some(p) => Some(std::fs::File::create(p)?),
         None => None,
     };
+    let mut server = config.server.clone();
+    if config.clock == ClockMode::Real {
+        // Absolute exptimes count from the real unix time at start, as memcached's do.
+        server.unix_at_zero = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(server.unix_at_zero, |d| d.as_secs() as i64);
+    }
     let mut world = World::new(
         listeners.len(),
-        &config.server,
+        &server,
         config.clock,
         config.faults,
         config.seed,
         trace_file,
+        config.trace_window,
     );
     if let Some(n) = config.lockstep {
         world.lockstep = Some(lockstep::Lockstep::new(

@@ -1,6 +1,7 @@
 //! What every connection of `mcsim serve` shares: the servers, the clock, the fault
 //! policy with its seeded random source, pending one-shot faults, and the trace.
 
+use std::collections::VecDeque;
 use std::io::Write;
 use std::time::{Duration, Instant};
 
@@ -14,10 +15,13 @@ use crate::server::{Server, ServerConfig};
 /// How the servers' clock moves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ClockMode {
-    /// It follows real time (plus whatever `mcsim advance` added).
+    /// It follows real time (plus whatever `mcsim advance` added); the unix time at start
+    /// is the real one, so absolute exptimes mean what they mean to memcached.
     Real,
     /// It moves only by `mcsim advance`, and by one microsecond per command so that
-    /// commands keep their order in the trace.
+    /// commands keep their order in the trace. The run starts at unix time 1,700,000,000
+    /// (2023-11-14 22:13:20 UTC) whatever the date, so absolute exptimes and `stats`
+    /// times are the same from run to run.
     Manual,
 }
 
@@ -59,7 +63,11 @@ pub(crate) struct World {
     pub epochs: Vec<u64>,
     /// The lockstep scheduler, when clients are declared.
     pub lockstep: Option<crate::serve::lockstep::Lockstep>,
-    trace: Vec<String>,
+    /// The last `trace_window` lines of the trace (the whole trace goes to the file).
+    trace: VecDeque<String>,
+    trace_window: usize,
+    /// Lines that left the window.
+    trace_dropped: u64,
     trace_file: Option<std::fs::File>,
     pub commands: u64,
 }
@@ -72,6 +80,7 @@ impl World {
         policy: FaultPolicy,
         seed: u64,
         trace_file: Option<std::fs::File>,
+        trace_window: usize,
     ) -> World {
         World {
             servers: (0..count)
@@ -87,7 +96,9 @@ impl World {
             down: vec![false; count],
             epochs: vec![0; count],
             lockstep: None,
-            trace: Vec::new(),
+            trace: VecDeque::new(),
+            trace_window,
+            trace_dropped: 0,
             trace_file,
             commands: 0,
         }
@@ -154,7 +165,9 @@ impl World {
         gone
     }
 
-    /// Adds a line to the trace (and to the trace file, as it happens).
+    /// Adds a line to the trace: to the trace file as it happens, and to the window kept
+    /// in memory, whose oldest line leaves when it is full (so memory stays flat over any
+    /// run).
     pub fn record(&mut self, line: String) {
         if let Some(f) = &mut self.trace_file {
             // A trace file that cannot be written is reported once, then left.
@@ -163,11 +176,19 @@ impl World {
                 self.trace_file = None;
             }
         }
-        self.trace.push(line);
+        if self.trace_window == 0 {
+            self.trace_dropped += 1;
+            return;
+        }
+        if self.trace.len() == self.trace_window {
+            self.trace.pop_front();
+            self.trace_dropped += 1;
+        }
+        self.trace.push_back(line);
     }
 
-    /// The trace so far.
-    pub fn trace(&self) -> &[String] {
-        &self.trace
+    /// The lines of the trace kept in memory, and how many earlier lines left the window.
+    pub fn trace(&self) -> (impl Iterator<Item = &String>, u64) {
+        (self.trace.iter(), self.trace_dropped)
     }
 }
