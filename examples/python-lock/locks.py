@@ -3,29 +3,34 @@
 GetSetLock checks with `get` and takes with `set`: two clients can both see the key
 missing and both take it. AddLock takes with `add` and a TTL: memcached lets one `add`
 win, and the TTL frees the lock if its holder dies, or pauses past it.
+
+Releases (and the get+set lock's `set`) go with `noreply` when asked, as pymemcache sends
+them by default: the client does not wait for the server's answer.
 """
 
 from pymemcache.client.base import Client
 
 
 class GetSetLock:
-    def __init__(self, client: Client, name: str, owner: str):
+    def __init__(self, client: Client, name: str, owner: str, noreply: bool = False):
         self.client, self.key, self.owner = client, f"lock:{name}", owner
+        self.noreply = noreply
 
     def acquire(self, attempts: int = 20) -> bool:
         for _ in range(attempts):
             if self.client.get(self.key) is None:
-                self.client.set(self.key, self.owner, noreply=False)
+                self.client.set(self.key, self.owner, noreply=self.noreply)
                 return True
         return False
 
     def release(self) -> None:
-        self.client.delete(self.key, noreply=False)
+        self.client.delete(self.key, noreply=self.noreply)
 
 
 class AddLock:
-    def __init__(self, client: Client, name: str, owner: str, ttl: int = 5):
+    def __init__(self, client: Client, name: str, owner: str, ttl: int = 5, noreply: bool = False):
         self.client, self.key, self.owner, self.ttl = client, f"lock:{name}", owner, ttl
+        self.noreply = noreply
 
     def acquire(self, attempts: int = 20) -> bool:
         for _ in range(attempts):
@@ -34,4 +39,4 @@ class AddLock:
         return False
 
     def release(self) -> None:
-        self.client.delete(self.key, noreply=False)
+        self.client.delete(self.key, noreply=self.noreply)

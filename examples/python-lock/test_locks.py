@@ -8,6 +8,8 @@ violation, whatever the threads' own clocks say.
 
 import threading
 
+import pytest
+
 from pymemcache.client.base import Client
 
 from locks import AddLock, GetSetLock
@@ -30,7 +32,7 @@ def overlaps(log: str) -> list[str]:
     return bad
 
 
-def run(serve, lock_class, pause_holder: bool = False) -> list[str]:
+def run(serve, lock_class, pause_holder: bool = False, noreply: bool = False) -> list[str]:
     """Runs the threads against `serve`; the exclusion violations in the log."""
     setup = Client(("127.0.0.1", serve.port))
     setup.set("log", "", noreply=False)
@@ -40,15 +42,15 @@ def run(serve, lock_class, pause_holder: bool = False) -> list[str]:
         name = f"t{i}"
         c = Client(("127.0.0.1", serve.port))
         c.get(f"mcsim:name:{name}")  # takes part in lockstep under this name
-        lock = lock_class(c, "section", name)
+        lock = lock_class(c, "section", name, noreply=noreply)
         for r in range(ROUNDS):
             if not lock.acquire():
                 continue
             if pause_holder and i == 0 and r == 0:
                 # The holder stalls (a GC pause, a slow disk) past the lock's TTL.
                 serve.control("advance 6")
-            c.append("log", f"+{name} ", noreply=False)
-            c.append("log", f"-{name} ", noreply=False)
+            c.append("log", f"+{name} ", noreply=noreply)
+            c.append("log", f"-{name} ", noreply=noreply)
             lock.release()
         c.close()
 
@@ -94,3 +96,17 @@ def test_add_lock_breaks_when_its_holder_pauses_past_the_ttl(serve):
         broken.append(bool(run(s, AddLock, pause_holder=True)))
         s.stop()
     assert any(broken), "a holder paused past its TTL never lost the lock to another"
+
+
+@pytest.mark.parametrize("noreply", [False, True])
+def test_the_same_seed_gives_the_same_trace_with_and_without_noreply(serve, noreply):
+    """pymemcache sends storage commands with `noreply` by default: the client goes on
+    without waiting, and lockstep must still release commands in the seed's order."""
+    for seed in range(10):
+        runs = []
+        for _ in range(2):
+            s = serve("--lockstep", str(THREADS), "--seed", str(seed))
+            bad = run(s, GetSetLock, noreply=noreply)
+            runs.append((bad, s.trace()))
+            s.stop()
+        assert runs[0] == runs[1], f"seed {seed}, noreply={noreply}"

@@ -10,9 +10,19 @@
 //! waiting: then the order depends on the seed and the names alone, not on thread
 //! timing. A participant that sends nothing for the wait limit is passed over, and the
 //! trace says so.
+//!
+//! The others' commands wait until every participant is quiet: its command held, or its
+//! connection read to the end with nothing more arrived (neither bytes nor its close). A participant that sent
+//! commands with `noreply` (or sent them and closed) does not wait for their replies, so
+//! without this a final check from another connection could run before them in one run
+//! and after them in the next.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
+use std::mem::MaybeUninit;
+use std::net::TcpStream;
 use std::time::Duration;
+
+use socket2::SockRef;
 
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -27,6 +37,10 @@ pub(crate) struct Lockstep {
     /// Those with a command waiting.
     waiting: BTreeMap<u64, String>,
     granted: Option<u64>,
+    /// Participants blocked reading their connection with nothing left to run.
+    reading: BTreeSet<u64>,
+    /// A handle on each such participant's socket, to see whether more has arrived.
+    sockets: BTreeMap<u64, TcpStream>,
     rng: ChaCha8Rng,
     /// How long a release waits for a participant that sends nothing.
     pub wait_limit: Duration,
@@ -40,6 +54,8 @@ impl Lockstep {
             live: BTreeMap::new(),
             waiting: BTreeMap::new(),
             granted: None,
+            reading: BTreeSet::new(),
+            sockets: BTreeMap::new(),
             rng: ChaCha8Rng::seed_from_u64(seed ^ 0x10C5_7E90),
             wait_limit,
         }
@@ -61,10 +77,53 @@ impl Lockstep {
     /// Connection `id` closed.
     pub fn leave(&mut self, id: u64) {
         self.live.remove(&id);
+        self.reading.remove(&id);
+        self.sockets.remove(&id);
         self.waiting.remove(&id);
         if self.granted == Some(id) {
             self.granted = None;
         }
+    }
+
+    /// Participant `id` ran everything it was sent and waits for more on `socket`.
+    pub fn reading(&mut self, id: u64, socket: &TcpStream) {
+        if !self.live.contains_key(&id) {
+            return;
+        }
+        if !self.sockets.contains_key(&id) {
+            match socket.try_clone() {
+                Ok(s) => self.sockets.insert(id, s),
+                // Without a handle it cannot be looked at: it counts as busy.
+                Err(_) => return,
+            };
+        }
+        self.reading.insert(id);
+    }
+
+    /// Participant `id` read more: it has commands to run.
+    pub fn busy(&mut self, id: u64) {
+        self.reading.remove(&id);
+    }
+
+    /// True if no participant has a command on its way: none is granted or about to be,
+    /// and each has its command held or has run all it sent with nothing more arrived
+    /// on its connection.
+    pub fn quiet(&self) -> bool {
+        // A command granted, or about to be (everyone here), is on its way.
+        if self.granted.is_some() || (!self.waiting.is_empty() && self.all_here()) {
+            return false;
+        }
+        self.live.keys().all(|id| {
+            self.waiting.contains_key(id)
+                || (self.reading.contains(id)
+                    && self.sockets.get(id).is_some_and(|s| !has_unread(s)))
+        })
+    }
+
+    /// True if every participant expected has come and every one still open has a
+    /// command waiting.
+    fn all_here(&self) -> bool {
+        self.joined >= self.clients && self.waiting.len() == self.live.len()
     }
 
     /// True if `id` may run its command now (and takes the grant).
@@ -84,8 +143,7 @@ impl Lockstep {
         if self.granted.is_some() || self.waiting.is_empty() {
             return None;
         }
-        let all_here = self.joined >= self.clients && self.waiting.len() == self.live.len();
-        if !all_here && !force {
+        if !self.all_here() && !force {
             return None;
         }
         let mut order: Vec<(&String, u64)> = self.waiting.iter().map(|(id, l)| (l, *id)).collect();
@@ -100,4 +158,14 @@ impl Lockstep {
             .collect();
         Some(passed)
     }
+}
+
+/// True if something arrived on `socket` that its connection has not taken yet: bytes,
+/// or the client's close (its departure frees the others' held commands, so it too is on
+/// its way). An error counts as nothing, so a broken connection never holds others up.
+fn has_unread(socket: &TcpStream) -> bool {
+    let mut byte = [MaybeUninit::<u8>::uninit(); 1];
+    SockRef::from(socket)
+        .recv_with_flags(&mut byte, libc::MSG_PEEK | libc::MSG_DONTWAIT)
+        .is_ok()
 }

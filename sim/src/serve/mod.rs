@@ -204,6 +204,21 @@ impl Connection {
         let mut input: Vec<u8> = Vec::new();
         let mut buf = vec![0u8; 64 * 1024];
         loop {
+            let participant = self.named && lock(shared).lockstep.is_some();
+            if participant {
+                if let Some(ls) = &mut lock(shared).lockstep {
+                    ls.reading(self.id, &stream);
+                }
+                shared.turn.notify_all();
+            }
+            if participant {
+                // Waits for bytes without taking them, so that from the moment they arrive
+                // until this connection counts as busy, lockstep sees them unread.
+                let _ = stream.peek(&mut buf[..1]);
+                if let Some(ls) = &mut lock(shared).lockstep {
+                    ls.busy(self.id);
+                }
+            }
             let n = match stream.read(&mut buf) {
                 Ok(0) | Err(_) => return,
                 Ok(n) => n,
@@ -272,7 +287,22 @@ impl Connection {
     /// In lockstep, blocks until this connection's command is released.
     fn wait_turn<'a>(&mut self, shared: &'a Shared) -> MutexGuard<'a, World> {
         let mut w = lock(shared);
-        let Some(ls) = w.lockstep.as_mut().filter(|_| self.named) else {
+        if !self.named {
+            // Not a participant: it runs once no participant has a command on its way.
+            let since = Instant::now();
+            while let Some(ls) = &w.lockstep
+                && !ls.quiet()
+                && since.elapsed() < ls.wait_limit
+            {
+                let (guard, _) = shared
+                    .turn
+                    .wait_timeout(w, Duration::from_millis(1))
+                    .unwrap_or_else(|p| p.into_inner());
+                w = guard;
+            }
+            return w;
+        }
+        let Some(ls) = w.lockstep.as_mut() else {
             return w;
         };
         ls.arrive(self.id, &self.label);
