@@ -90,9 +90,9 @@ impl Lockstep {
         if !self.live.contains_key(&id) {
             return;
         }
-        if !self.sockets.contains_key(&id) {
+        if let std::collections::btree_map::Entry::Vacant(e) = self.sockets.entry(id) {
             match socket.try_clone() {
-                Ok(s) => self.sockets.insert(id, s),
+                Ok(s) => e.insert(s),
                 // Without a handle it cannot be looked at: it counts as busy.
                 Err(_) => return,
             };
