@@ -181,6 +181,23 @@ fn absolute_exptimes_count_from_the_real_unix_time_with_the_real_clock() {
     );
 }
 
+#[test]
+fn a_get_names_a_connection_only_under_the_prefix_chosen_at_start() {
+    // Without --name-key, a key that looks like a control key is the recipe's own.
+    let plain = Serve::start(&["--lockstep", "1"]);
+    let mut c = plain.connect();
+    assert_eq!(c.line("set mcsim:name:x 0 0 1\r\nv\r\n"), "STORED\r\n");
+    let got = c.ask("get mcsim:name:x\r\n", "END\r\n");
+    assert_eq!(got, "VALUE mcsim:name:x 0 1\r\nv\r\nEND\r\n");
+    // With it, that get names the connection (a miss), and other keys are untouched.
+    let named = Serve::start(&["--name-key", "ctl/name/"]);
+    let mut c = named.connect();
+    assert_eq!(c.ask("get ctl/name/t1\r\n", "END\r\n"), "END\r\n");
+    assert_eq!(c.line("set mcsim:name:x 0 0 1\r\nv\r\n"), "STORED\r\n");
+    let trace = c.ask("mcsim trace\r\n", "END\r\n");
+    assert!(trace.contains("  t1  set mcsim:name:x"), "{trace}");
+}
+
 /// Three named clients each take a get+set lock twice, in lockstep: the trace of one
 /// seed, the same trace when run again with that seed.
 fn lockstep_trace(seed: u64) -> String {

@@ -25,7 +25,7 @@ class Serve:
 
     def __init__(self, *args: str):
         self.process = subprocess.Popen(
-            [mcsim_binary(), "serve", "--port", "0", *args],
+            [mcsim_binary(), "serve", "--port", "0", "--name-key", "mcsim:name:", *args],
             stdout=subprocess.PIPE,
             text=True,
         )

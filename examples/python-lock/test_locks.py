@@ -41,7 +41,7 @@ def run(serve, lock_class, pause_holder: bool = False, noreply: bool = False) ->
     def worker(i: int) -> None:
         name = f"t{i}"
         c = Client(("127.0.0.1", serve.port))
-        c.get(f"mcsim:name:{name}")  # takes part in lockstep under this name
+        c.get(f"mcsim:name:{name}")  # takes part in lockstep under this name (--name-key)
         lock = lock_class(c, "section", name, noreply=noreply)
         for r in range(ROUNDS):
             if not lock.acquire():

@@ -223,6 +223,12 @@ pub(crate) enum Command {
         /// command, in the timeline format).
         #[arg(long)]
         trace: Option<PathBuf>,
+        /// Let a `get` of a key starting with PREFIX name the connection (for lockstep),
+        /// for client libraries that cannot send `mcsim name X`: `--name-key mcsim:name:`
+        /// and `get mcsim:name:t1`. Pick a prefix none of the recipe's keys start with;
+        /// without it no `get` is intercepted.
+        #[arg(long, value_name = "PREFIX")]
+        name_key: Option<String>,
         /// Trace lines kept in memory for `mcsim trace` (the oldest leave first; the file
         /// of `--trace` has every line).
         #[arg(long, default_value_t = crate::serve::DEFAULT_TRACE_WINDOW)]

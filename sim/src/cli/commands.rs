@@ -251,6 +251,7 @@ pub(crate) fn dispatch(command: Command, families: &[&'static dyn Family]) -> Re
             lockstep_wait_ms,
             trace,
             trace_window,
+            name_key,
             memory_mb,
             item_size_max,
         } => {
@@ -261,6 +262,11 @@ pub(crate) fn dispatch(command: Command, families: &[&'static dyn Family]) -> Re
             }
             if servers == 0 || servers > 64 {
                 bail!("--servers {servers}: give 1 to 64");
+            }
+            if let Some(p) = &name_key
+                && (p.is_empty() || p.len() > 200 || p.bytes().any(|b| b <= b' ' || b == 0x7f))
+            {
+                bail!("--name-key {p:?}: give a key prefix of 1 to 200 printable bytes");
             }
             if lockstep == Some(0) {
                 bail!("--lockstep 0: give the number of client connections");
@@ -288,6 +294,7 @@ pub(crate) fn dispatch(command: Command, families: &[&'static dyn Family]) -> Re
                 lockstep_wait: std::time::Duration::from_millis(lockstep_wait_ms),
                 trace,
                 trace_window,
+                name_key,
             };
             crate::serve::serve(&config, |addrs| {
                 // Whoever started it may stop reading after the ports: serving goes on.

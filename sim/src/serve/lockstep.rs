@@ -4,7 +4,8 @@
 //!
 //! The connections that take part are those that named themselves: `mcsim name X` on
 //! the connection, or, from a client library that sends only memcached commands, a
-//! `get` of the key `mcsim:name:X` (answered as a miss). Others (a test's setup and its
+//! `get` of the key PREFIX + X when serve was started with `--name-key PREFIX` (answered
+//! as a miss). Others (a test's setup and its
 //! final check, a control connection) run at once. A command is released only when at
 //! least N participants have named themselves and every one still open has a command
 //! waiting: then the order depends on the seed and the names alone, not on thread

@@ -52,6 +52,11 @@ pub struct ServeConfig {
     pub trace: Option<std::path::PathBuf>,
     /// How many of the trace's last lines are kept in memory (for `mcsim trace`).
     pub trace_window: usize,
+    /// With a prefix, a `get` of `PREFIX` + a name names the connection (answered as a
+    /// miss), for client libraries that send only memcached commands; without one, every
+    /// `get` is a `get`. The prefix is chosen at start, so no key of the recipe's is taken
+    /// for it.
+    pub name_key: Option<String>,
 }
 
 /// The trace lines `mcsim serve` keeps in memory by default.
@@ -63,6 +68,8 @@ struct Shared {
     next_id: Mutex<u64>,
     /// Every reply is held this long (fixed for the run: read without the lock).
     delay: Duration,
+    /// A `get` of a key with this prefix names the connection ([`ServeConfig::name_key`]).
+    name_key: Option<String>,
 }
 
 use world::World;
@@ -122,6 +129,7 @@ pub fn serve(config: &ServeConfig, ready: impl FnOnce(&[SocketAddr])) -> std::io
         turn: Condvar::new(),
         next_id: Mutex::new(0),
         delay: config.faults.delay,
+        name_key: config.name_key.clone(),
     });
     ready(&addrs);
     let mut threads = Vec::new();
@@ -263,8 +271,13 @@ impl Connection {
                 control::Effect::Crashed => Next::Close(Vec::new()),
             };
         }
-        if let Some(name) = line.strip_prefix("get mcsim:name:") {
-            self.name(shared, name.trim().to_string());
+        if let Some(name) = shared
+            .name_key
+            .as_deref()
+            .and_then(|prefix| line.strip_prefix("get ")?.strip_prefix(prefix))
+            .filter(|name| !name.is_empty() && !name.contains(' '))
+        {
+            self.name(shared, name.to_string());
             return Next::Write(b"END\r\n".to_vec());
         }
         let mut w = self.wait_turn(shared);
