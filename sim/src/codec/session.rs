@@ -17,6 +17,7 @@
 //! server read them.
 
 use crate::clock::VirtualTime;
+use crate::codec::gate::{Admit, Control, Fixed, Gate, Ran};
 use crate::codec::read_request::{Command, MAX_PENDING_LINE, Parsed, StoreHead, parse_command};
 use crate::codec::write_reply::write_reply;
 use crate::protocol::{MetaCommand, Reply, Request};
@@ -97,6 +98,14 @@ impl Session {
 
     /// Delivers `input` to the server at `now` and returns the bytes it writes back.
     pub fn feed(&mut self, server: &mut Server, input: &[u8], now: VirtualTime) -> Vec<u8> {
+        self.feed_gated(input, &mut Fixed { server, now })
+    }
+
+    /// Delivers `input` (one read from the client) and returns the bytes written back,
+    /// with `gate` around each command: it may take a line as its own control command,
+    /// gives the server and the time for each command, and sees each command's reply (and
+    /// may drop it). The session alone frames the input, as [`feed`](Session::feed) does.
+    pub fn feed_gated(&mut self, input: &[u8], gate: &mut dyn Gate) -> Vec<u8> {
         let mut written = Vec::new();
         if self.closed {
             return written;
@@ -129,21 +138,52 @@ impl Session {
                     else {
                         unreachable!("state checked above");
                     };
-                    match data {
+                    let Admit::Run(server, now) = gate.admit() else {
+                        self.drop_connection();
+                        break;
+                    };
+                    let start = self.unsent.len();
+                    let keep = match data {
                         Some(data) => {
-                            let reply = server.apply(&head.into_request(data), now);
+                            let request = head.into_request(data);
+                            let reply = server.apply(&request, now);
                             write_reply(&reply, &mut self.unsent);
+                            gate.ran(Ran::Request(&request, &reply), &self.unsent[start..])
                         }
-                        None if head.noreply() => {}
-                        None => write_reply(
-                            &Reply::ClientError("bad data chunk".into()),
-                            &mut self.unsent,
-                        ),
+                        None => {
+                            if !head.noreply() {
+                                write_reply(
+                                    &Reply::ClientError("bad data chunk".into()),
+                                    &mut self.unsent,
+                                );
+                            }
+                            let what = Ran::Line(b"(a data block not ending in \\r\\n)");
+                            gate.ran(what, &self.unsent[start..])
+                        }
+                    };
+                    if !keep {
+                        self.unsent.truncate(start);
                     }
                     self.command_done(&mut written);
                 }
                 State::Command => {
                     let window = &self.input[pos..pos + self.window];
+                    let control = window
+                        .iter()
+                        .position(|&b| b == b'\n')
+                        .and_then(|end| Some((end + 1, gate.control(&window[..=end])?)));
+                    if let Some((consumed, control)) = control {
+                        pos += consumed;
+                        self.window -= consumed;
+                        match control {
+                            Control::Reply(bytes) => self.unsent.extend_from_slice(&bytes),
+                            Control::Close => self.drop_connection(),
+                        }
+                        if !self.closed {
+                            self.command_done(&mut written);
+                        }
+                        continue;
+                    }
                     match parse_command(window) {
                         Parsed::Incomplete => {
                             if self.window > MAX_PENDING_LINE {
@@ -157,9 +197,14 @@ impl Session {
                         }
                         Parsed::Close => self.drop_connection(),
                         Parsed::Line { consumed, command } => {
+                            // The line itself, for the gate, where no request describes it.
+                            let line = match command {
+                                Command::Execute(_) => Vec::new(),
+                                _ => window[..consumed].to_vec(),
+                            };
                             pos += consumed;
                             self.window -= consumed;
-                            self.run(command, server, now, &mut written);
+                            self.run(command, &line, gate, &mut written);
                             if self.state == State::Command && !self.closed {
                                 self.command_done(&mut written);
                             }
@@ -222,17 +267,31 @@ impl Session {
         self.closed = true;
     }
 
-    fn run(
-        &mut self,
-        command: Command,
-        server: &mut Server,
-        now: VirtualTime,
-        written: &mut Vec<u8>,
-    ) {
-        match command {
+    fn run(&mut self, command: Command, line: &[u8], gate: &mut dyn Gate, written: &mut Vec<u8>) {
+        if let Command::Store(head) = &command {
+            let total = item_total(head.key().len(), head.client_flags(), head.len);
+            if total <= u64::from(gate.item_size_max()) {
+                // It runs when its data block is in.
+                let Command::Store(head) = command else {
+                    unreachable!("matched above")
+                };
+                self.state = State::Data(head);
+                return;
+            }
+        }
+        let Admit::Run(server, now) = gate.admit() else {
+            self.drop_connection();
+            return;
+        };
+        let start = self.unsent.len();
+        let keep = match command {
             Command::Execute(request) => {
                 let reply = server.apply(&request, now);
                 write_reply(&reply, &mut self.unsent);
+                let keep = gate.ran(Ran::Request(&request, &reply), &self.unsent[start..]);
+                if !keep {
+                    self.unsent.truncate(start);
+                }
                 let writes_now = matches!(
                     request,
                     Request::Get { .. }
@@ -245,27 +304,30 @@ impl Session {
                 if writes_now {
                     self.flush(written);
                 }
+                return;
             }
             Command::Store(head) => {
-                let total = item_total(head.key().len(), head.client_flags(), head.len);
-                if total > u64::from(server.config().item_size_max) {
-                    // memcached fails the allocation before reading the block, answers,
-                    // and discards the block unread.
-                    let reply = server.reject_too_large(head.key(), head.unlinks_on_failure(), now);
-                    if !head.noreply() {
-                        write_reply(&reply, &mut self.unsent);
-                    }
-                    self.state = State::Swallow(head.len + 2);
-                } else {
-                    self.state = State::Data(head);
+                // Its item cannot fit: memcached fails the allocation before reading the
+                // block, answers, and discards the block unread.
+                let reply = server.reject_too_large(head.key(), head.unlinks_on_failure(), now);
+                if !head.noreply() {
+                    write_reply(&reply, &mut self.unsent);
                 }
+                self.state = State::Swallow(head.len + 2);
+                gate.ran(Ran::Line(line), &self.unsent[start..])
             }
             Command::FailedRetrieval { request, answer } => {
                 if let Some(request) = request {
                     server.apply(&request, now);
                 }
+                // Every reply not yet written goes, this one's included.
                 self.unsent.clear();
                 self.unsent.extend_from_slice(&answer);
+                let keep = gate.ran(Ran::Line(line), &self.unsent);
+                if !keep {
+                    self.unsent.clear();
+                }
+                return;
             }
             Command::Answer {
                 bytes,
@@ -278,18 +340,29 @@ impl Session {
                 if swallow > 0 {
                     self.state = State::Swallow(swallow);
                 }
+                gate.ran(Ran::Line(line), &self.unsent[start..])
             }
             Command::Quit => {
+                gate.ran(Ran::Line(line), &[]);
                 self.flush(written);
                 self.closed = true;
+                return;
             }
-            Command::Close => self.drop_connection(),
+            Command::Close => {
+                gate.ran(Ran::Line(line), &[]);
+                self.drop_connection();
+                return;
+            }
             Command::Unsupported { swallow, .. } => {
                 self.unsent.extend_from_slice(UNSUPPORTED);
                 if swallow > 0 {
                     self.state = State::Swallow(swallow);
                 }
+                gate.ran(Ran::Line(line), &self.unsent[start..])
             }
+        };
+        if !keep {
+            self.unsent.truncate(start);
         }
     }
 }

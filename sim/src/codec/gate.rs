@@ -1,0 +1,74 @@
+//! What a connection's owner does around each command of a [`Session`](super::Session):
+//! `mcsim serve` takes the world lock and its lockstep turn before a command, injects
+//! faults, and writes the trace after it, while the session alone decides where commands
+//! begin and end, what it swallows and when replies are written, as memcached does.
+
+use crate::clock::VirtualTime;
+use crate::protocol::{Reply, Request};
+use crate::server::Server;
+
+/// Whether the next command may run.
+pub enum Admit<'a> {
+    /// Run it on this server at this time.
+    Run(&'a mut Server, VirtualTime),
+    /// Close the connection instead (the command does not run).
+    Close,
+}
+
+/// What a command was, once it ran.
+pub enum Ran<'a> {
+    /// A request the server executed, and its reply.
+    Request(&'a Request, &'a Reply),
+    /// A line answered without executing a request (an error, an unsupported command,
+    /// `quit`, a retrieval failed on a long key), or a data block rejected: what was sent.
+    Line(&'a [u8]),
+}
+
+/// What a control line asks of the connection.
+pub enum Control {
+    /// Write these bytes (with the other pending replies).
+    Reply(Vec<u8>),
+    /// Close the connection.
+    Close,
+}
+
+/// The owner's part in each command of a session.
+pub trait Gate {
+    /// A whole command line, before it is parsed: `Some` if the owner takes it as one of
+    /// its own (a control command), which the server never sees.
+    fn control(&mut self, _line: &[u8]) -> Option<Control> {
+        None
+    }
+
+    /// The largest item the server stores (`-I`): a storage command whose item cannot
+    /// fit is answered at once and its data block discarded unread.
+    fn item_size_max(&mut self) -> u32;
+
+    /// Right before a command runs: the server and the time to run it at. Every `Run` is
+    /// followed by one [`ran`](Gate::ran).
+    fn admit(&mut self) -> Admit<'_>;
+
+    /// Right after: what ran, and the reply bytes it produced. `false` drops the reply
+    /// (the command stays applied).
+    fn ran(&mut self, what: Ran<'_>, reply: &[u8]) -> bool;
+}
+
+/// The gate of an in-process session: one server, one instant, every reply kept.
+pub(crate) struct Fixed<'a> {
+    pub(crate) server: &'a mut Server,
+    pub(crate) now: VirtualTime,
+}
+
+impl Gate for Fixed<'_> {
+    fn item_size_max(&mut self) -> u32 {
+        self.server.config().item_size_max
+    }
+
+    fn admit(&mut self) -> Admit<'_> {
+        Admit::Run(self.server, self.now)
+    }
+
+    fn ran(&mut self, _what: Ran<'_>, _reply: &[u8]) -> bool {
+        true
+    }
+}
