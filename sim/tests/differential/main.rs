@@ -81,11 +81,14 @@ pub(crate) fn show_short(bytes: &[u8]) -> String {
     }
 }
 
+mod framing;
 mod generator;
 mod malformed;
 mod scripts;
 mod servers;
 
+#[allow(unused_imports)]
+use framing::*;
 #[allow(unused_imports)]
 use generator::*;
 #[allow(unused_imports)]

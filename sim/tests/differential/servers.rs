@@ -26,6 +26,36 @@ impl Simulated {
     }
 }
 
+/// memcached as both differential tests run it, `None` (after a SKIPPED line) without a
+/// binary, except on CI, where `test` fails.
+///
+/// The background LRU threads and the slab mover briefly hold references to items, which
+/// decides whether incr/decr rewrites a number in place (padded) or stores a new item:
+/// they are switched off so the real server is deterministic. Neither changes what a
+/// client sees while nothing is evicted.
+pub(crate) fn start_memcached(test: &str) -> Option<MemcachedDaemon> {
+    match MemcachedDaemon::start(&[
+        "-m",
+        "64",
+        "-I",
+        "1m",
+        "-o",
+        "no_lru_crawler,no_lru_maintainer,no_slab_automove",
+    ]) {
+        Ok(Some(d)) => Some(d),
+        Ok(None) => {
+            if std::env::var_os("CI").is_some() {
+                panic!("the {test} test needs a memcached binary on CI");
+            }
+            eprintln!(
+                "SKIPPED: {test} test needs a memcached binary (apt-get install -y memcached)"
+            );
+            None
+        }
+        Err(e) => panic!("cannot start memcached: {e}"),
+    }
+}
+
 /// True if the simulator answers meta commands (rather than `ERROR`).
 pub(crate) fn simulator_has_meta() -> bool {
     let mut sim = Simulated::new();
@@ -34,29 +64,8 @@ pub(crate) fn simulator_has_meta() -> bool {
 
 #[test]
 pub(crate) fn simulator_matches_real_memcached() {
-    // The background LRU threads and the slab mover briefly hold references to items,
-    // which decides whether incr/decr rewrites a number in place (padded) or stores a new
-    // item: they are switched off so the real server is deterministic. Neither changes
-    // what a client sees while nothing is evicted (checked at the end).
-    let daemon = match MemcachedDaemon::start(&[
-        "-m",
-        "64",
-        "-I",
-        "1m",
-        "-o",
-        "no_lru_crawler,no_lru_maintainer,no_slab_automove",
-    ]) {
-        Ok(Some(d)) => d,
-        Ok(None) => {
-            if std::env::var_os("CI").is_some() {
-                panic!("the differential test needs a memcached binary on CI");
-            }
-            eprintln!(
-                "SKIPPED: differential test needs a memcached binary (apt-get install -y memcached)"
-            );
-            return;
-        }
-        Err(e) => panic!("cannot start memcached: {e}"),
+    let Some(daemon) = start_memcached("differential") else {
+        return;
     };
     let sequences = env_number("MCSIM_DIFF_SEQUENCES").map_or(DEFAULT_SEQUENCES, |n| n as usize);
     let seed = env_number("MCSIM_DIFF_SEED").unwrap_or(DEFAULT_SEED);
