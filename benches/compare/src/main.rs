@@ -81,6 +81,9 @@ pub(crate) struct Args {
     /// profiler (`perf record`, callgrind), and print the executions per hunt.
     pub(crate) profile_hunt: Option<String>,
     pub(crate) profile_rate: Option<String>,
+    pub(crate) serve_only: bool,
+    /// Commands of the serve memory run (§10).
+    pub(crate) serve_commands: u64,
     pub(crate) seeds: u64,
     pub(crate) out: PathBuf,
 }
@@ -98,6 +101,8 @@ pub(crate) fn parse_args() -> Result<Args, String> {
         gate_budget: 100,
         profile_hunt: None,
         profile_rate: None,
+        serve_only: false,
+        serve_commands: 10_000_000,
         seeds: 100,
         out: root().join("reports/bench.md"),
     };
@@ -108,6 +113,13 @@ pub(crate) fn parse_args() -> Result<Args, String> {
             "--verdicts-only" => args.verdicts_only = true,
             "--gate-only" => args.gate_only = true,
             "--full-size-only" => args.full_size_only = true,
+            "--serve-only" => args.serve_only = true,
+            "--serve-commands" => {
+                args.serve_commands = it
+                    .next()
+                    .and_then(|v| v.parse().ok())
+                    .ok_or("--serve-commands takes a number")?
+            }
             "--gate-budget" => {
                 args.gate_budget = it
                     .next()
@@ -194,6 +206,7 @@ mod fullsize;
 mod gate;
 mod memory;
 mod rates;
+mod serve_load;
 mod server;
 mod verdict;
 mod violations;
@@ -209,6 +222,8 @@ use gate::*;
 use memory::*;
 #[allow(unused_imports)]
 use rates::*;
+#[allow(unused_imports)]
+use serve_load::*;
 #[allow(unused_imports)]
 use server::*;
 #[allow(unused_imports)]
@@ -257,6 +272,15 @@ fn main() -> ExitCode {
     if args.gate_only {
         let mut md = String::new();
         if let Err(e) = section_gate(&mut md, args.gate_budget.max(1)) {
+            eprintln!("compare: {e}");
+            return ExitCode::FAILURE;
+        }
+        println!("{md}");
+        return ExitCode::SUCCESS;
+    }
+    if args.serve_only {
+        let mut md = String::new();
+        if let Err(e) = section_serve(&mut md, args.serve_commands) {
             eprintln!("compare: {e}");
             return ExitCode::FAILURE;
         }

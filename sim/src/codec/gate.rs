@@ -17,11 +17,14 @@ pub enum Admit<'a> {
 
 /// What a command was, once it ran.
 pub enum Ran<'a> {
-    /// A request the server executed, and its reply.
+    /// A request the server executed, and its reply ([`Reply::Silent`] sends nothing).
+    /// Its bytes are written after the gate has seen it, so a large reply is copied out
+    /// without the gate's owner waiting.
     Request(&'a Request, &'a Reply),
     /// A line answered without executing a request (an error, an unsupported command,
-    /// `quit`, a retrieval failed on a long key), or a data block rejected: what was sent.
-    Line(&'a [u8]),
+    /// `quit`, a retrieval failed on a long key), or a data block rejected: what was sent,
+    /// and the bytes of the answer.
+    Line(&'a [u8], &'a [u8]),
 }
 
 /// What a control line asks of the connection.
@@ -48,9 +51,9 @@ pub trait Gate {
     /// followed by one [`ran`](Gate::ran).
     fn admit(&mut self) -> Admit<'_>;
 
-    /// Right after: what ran, and the reply bytes it produced. `false` drops the reply
-    /// (the command stays applied).
-    fn ran(&mut self, what: Ran<'_>, reply: &[u8]) -> bool;
+    /// Right after: what ran and what it answered. `false` drops the answer (the command
+    /// stays applied).
+    fn ran(&mut self, what: Ran<'_>) -> bool;
 }
 
 /// The gate of an in-process session: one server, one instant, every reply kept.
@@ -68,7 +71,7 @@ impl Gate for Fixed<'_> {
         Admit::Run(self.server, self.now)
     }
 
-    fn ran(&mut self, _what: Ran<'_>, _reply: &[u8]) -> bool {
+    fn ran(&mut self, _what: Ran<'_>) -> bool {
         true
     }
 }

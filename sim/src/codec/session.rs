@@ -20,7 +20,7 @@ use crate::clock::VirtualTime;
 use crate::codec::gate::{Admit, Control, Fixed, Gate, Ran};
 use crate::codec::read_request::{Command, MAX_PENDING_LINE, Parsed, StoreHead, parse_command};
 use crate::codec::write_reply::write_reply;
-use crate::protocol::{MetaCommand, Reply, Request};
+use crate::protocol::{MetaCommand, Request};
 use crate::server::{Server, item_total};
 
 /// The answer to a command outside the model.
@@ -142,27 +142,25 @@ impl Session {
                         self.drop_connection();
                         break;
                     };
-                    let start = self.unsent.len();
-                    let keep = match data {
+                    match data {
                         Some(data) => {
                             let request = head.into_request(data);
                             let reply = server.apply(&request, now);
-                            write_reply(&reply, &mut self.unsent);
-                            gate.ran(Ran::Request(&request, &reply), &self.unsent[start..])
+                            if gate.ran(Ran::Request(&request, &reply)) {
+                                write_reply(&reply, &mut self.unsent);
+                            }
                         }
                         None => {
-                            if !head.noreply() {
-                                write_reply(
-                                    &Reply::ClientError("bad data chunk".into()),
-                                    &mut self.unsent,
-                                );
+                            let answer: &[u8] = if head.noreply() {
+                                b""
+                            } else {
+                                b"CLIENT_ERROR bad data chunk\r\n"
+                            };
+                            let what = b"(a data block not ending in \\r\\n)";
+                            if gate.ran(Ran::Line(what, answer)) {
+                                self.unsent.extend_from_slice(answer);
                             }
-                            let what = Ran::Line(b"(a data block not ending in \\r\\n)");
-                            gate.ran(what, &self.unsent[start..])
                         }
-                    };
-                    if !keep {
-                        self.unsent.truncate(start);
                     }
                     self.command_done(&mut written);
                 }
@@ -287,10 +285,8 @@ impl Session {
         let keep = match command {
             Command::Execute(request) => {
                 let reply = server.apply(&request, now);
-                write_reply(&reply, &mut self.unsent);
-                let keep = gate.ran(Ran::Request(&request, &reply), &self.unsent[start..]);
-                if !keep {
-                    self.unsent.truncate(start);
+                if gate.ran(Ran::Request(&request, &reply)) {
+                    write_reply(&reply, &mut self.unsent);
                 }
                 let writes_now = matches!(
                     request,
@@ -314,7 +310,7 @@ impl Session {
                     write_reply(&reply, &mut self.unsent);
                 }
                 self.state = State::Swallow(head.len + 2);
-                gate.ran(Ran::Line(line), &self.unsent[start..])
+                gate.ran(Ran::Line(line, &self.unsent[start..]))
             }
             Command::FailedRetrieval { request, answer } => {
                 if let Some(request) = request {
@@ -322,10 +318,8 @@ impl Session {
                 }
                 // Every reply not yet written goes, this one's included.
                 self.unsent.clear();
-                self.unsent.extend_from_slice(&answer);
-                let keep = gate.ran(Ran::Line(line), &self.unsent);
-                if !keep {
-                    self.unsent.clear();
+                if gate.ran(Ran::Line(line, &answer)) {
+                    self.unsent.extend_from_slice(&answer);
                 }
                 return;
             }
@@ -340,16 +334,16 @@ impl Session {
                 if swallow > 0 {
                     self.state = State::Swallow(swallow);
                 }
-                gate.ran(Ran::Line(line), &self.unsent[start..])
+                gate.ran(Ran::Line(line, &self.unsent[start..]))
             }
             Command::Quit => {
-                gate.ran(Ran::Line(line), &[]);
+                gate.ran(Ran::Line(line, b""));
                 self.flush(written);
                 self.closed = true;
                 return;
             }
             Command::Close => {
-                gate.ran(Ran::Line(line), &[]);
+                gate.ran(Ran::Line(line, b""));
                 self.drop_connection();
                 return;
             }
@@ -358,7 +352,7 @@ impl Session {
                 if swallow > 0 {
                     self.state = State::Swallow(swallow);
                 }
-                gate.ran(Ran::Line(line), &self.unsent[start..])
+                gate.ran(Ran::Line(line, &self.unsent[start..]))
             }
         };
         if !keep {

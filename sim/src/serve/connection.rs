@@ -5,11 +5,13 @@
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::sync::MutexGuard;
 use std::time::{Duration, Instant};
+
+use parking_lot::MutexGuard;
 
 use crate::codec::Session;
 use crate::codec::gate::{Admit, Control, Gate, Ran};
+use crate::protocol::Reply;
 use crate::serve::world::World;
 use crate::serve::{Shared, control, lock};
 use crate::trace::{describe_reply, describe_request};
@@ -120,11 +122,7 @@ impl Connection {
                 && !ls.quiet()
                 && since.elapsed() < ls.wait_limit
             {
-                let (guard, _) = shared
-                    .turn
-                    .wait_timeout(w, Duration::from_millis(1))
-                    .unwrap_or_else(|p| p.into_inner());
-                w = guard;
+                shared.turn.wait_for(&mut w, Duration::from_millis(1));
             }
             return w;
         }
@@ -153,11 +151,7 @@ impl Connection {
                 shared.turn.notify_all();
                 continue;
             }
-            let (guard, _) = shared
-                .turn
-                .wait_timeout(w, Duration::from_millis(20))
-                .unwrap_or_else(|p| p.into_inner());
-            w = guard;
+            shared.turn.wait_for(&mut w, Duration::from_millis(20));
         }
     }
 }
@@ -246,7 +240,7 @@ impl Gate for ServeGate<'_> {
         Admit::Run(&mut w.servers[server], now)
     }
 
-    fn ran(&mut self, what: Ran<'_>, reply: &[u8]) -> bool {
+    fn ran(&mut self, what: Ran<'_>) -> bool {
         let Some(w) = self.world.as_mut() else {
             return true;
         };
@@ -259,7 +253,7 @@ impl Gate for ServeGate<'_> {
             w.chance(lose)
         };
         let (now, n, who) = (w.now(), w.commands, &self.conn.label);
-        let mut line = format!("{n:>8} {now}  {who}  {}", describe(&what, reply));
+        let mut line = format!("{n:>8} {now}  {who}  {}", describe(&what));
         if lost {
             line.push_str(" (reply lost: FAULT)");
         }
@@ -270,7 +264,7 @@ impl Gate for ServeGate<'_> {
 }
 
 /// One command and its reply for the trace, as the in-process timeline writes them.
-fn describe(what: &Ran<'_>, reply: &[u8]) -> String {
+fn describe(what: &Ran<'_>) -> String {
     let first_line = |b: &[u8]| {
         let end = b
             .iter()
@@ -278,19 +272,14 @@ fn describe(what: &Ran<'_>, reply: &[u8]) -> String {
             .unwrap_or(b.len());
         String::from_utf8_lossy(&b[..end.min(120)]).into_owned()
     };
-    let answer = |described: &dyn Fn() -> String| {
-        if reply.is_empty() {
-            "(no reply)".to_string()
-        } else {
-            described()
-        }
-    };
     match what {
-        Ran::Request(request, r) => format!(
-            "{} -> {}",
-            describe_request(request),
-            answer(&|| describe_reply(r))
-        ),
-        Ran::Line(line) => format!("{} -> {}", first_line(line), answer(&|| first_line(reply))),
+        Ran::Request(request, Reply::Silent) => {
+            format!("{} -> (no reply)", describe_request(request))
+        }
+        Ran::Request(request, reply) => {
+            format!("{} -> {}", describe_request(request), describe_reply(reply))
+        }
+        Ran::Line(line, []) => format!("{} -> (no reply)", first_line(line)),
+        Ran::Line(line, answer) => format!("{} -> {}", first_line(line), first_line(answer)),
     }
 }

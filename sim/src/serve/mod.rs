@@ -17,7 +17,9 @@ mod lockstep;
 mod world;
 
 use std::net::{SocketAddr, TcpListener};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::Arc;
+
+use parking_lot::{Condvar, Mutex, MutexGuard};
 use std::time::Duration;
 
 use crate::server::ServerConfig;
@@ -64,7 +66,7 @@ pub const DEFAULT_TRACE_WINDOW: usize = 10_000;
 struct Shared {
     world: Mutex<World>,
     turn: Condvar,
-    next_id: Mutex<u64>,
+    next_id: std::sync::atomic::AtomicU64,
     /// Every reply is held this long (fixed for the run: read without the lock).
     delay: Duration,
     /// A `get` of a key with this prefix names the connection ([`ServeConfig::name_key`]).
@@ -73,9 +75,12 @@ struct Shared {
 
 use world::World;
 
+/// The world, for one connection at a time. The lock is eventually fair (`parking_lot`):
+/// a connection waiting for it is not passed over for long by busier ones, so a small
+/// `get` is not starved by a burst of large multi-gets. A connection thread that
+/// panicked leaves the world as it was between commands.
 fn lock(shared: &Shared) -> MutexGuard<'_, World> {
-    // A connection thread that panicked leaves the state as it was between commands.
-    shared.world.lock().unwrap_or_else(|p| p.into_inner())
+    shared.world.lock()
 }
 
 /// Binds every server's port; `ready` gets their addresses; then serves until the
@@ -90,7 +95,7 @@ pub fn serve(config: &ServeConfig, ready: impl FnOnce(&[SocketAddr])) -> std::io
                 std::io::Error::new(std::io::ErrorKind::InvalidInput, "port out of range")
             })?
         };
-        listeners.push(TcpListener::bind(("127.0.0.1", port))?);
+        listeners.push(listen(port)?);
     }
     let addrs: Vec<SocketAddr> = listeners
         .iter()
@@ -126,7 +131,7 @@ pub fn serve(config: &ServeConfig, ready: impl FnOnce(&[SocketAddr])) -> std::io
     let shared = Arc::new(Shared {
         world: Mutex::new(world),
         turn: Condvar::new(),
-        next_id: Mutex::new(0),
+        next_id: std::sync::atomic::AtomicU64::new(1),
         delay: config.faults.delay,
         name_key: config.name_key.clone(),
     });
@@ -144,19 +149,54 @@ pub fn serve(config: &ServeConfig, ready: impl FnOnce(&[SocketAddr])) -> std::io
     Ok(())
 }
 
+/// The backlog of pending connections: memcached's default (`-b 1024`), so a burst of
+/// connects waits for `accept` instead of being dropped and retried a second later.
+const BACKLOG: i32 = 1024;
+
+/// Stack of a connection's thread: what it holds is on the heap.
+const CONNECTION_STACK: usize = 256 * 1024;
+
+/// Listens on 127.0.0.1:`port` with memcached's backlog.
+fn listen(port: u16) -> std::io::Result<TcpListener> {
+    use socket2::{Domain, Socket, Type};
+    let socket = Socket::new(Domain::IPV4, Type::STREAM, None)?;
+    socket.set_reuse_address(true)?;
+    socket.bind(&SocketAddr::from(([127, 0, 0, 1], port)).into())?;
+    socket.listen(BACKLOG)?;
+    Ok(socket.into())
+}
+
 fn accept(shared: &Arc<Shared>, server: usize, listener: &TcpListener) {
-    for stream in listener.incoming() {
-        let Ok(stream) = stream else { continue };
-        let id = {
-            let mut n = shared.next_id.lock().unwrap_or_else(|p| p.into_inner());
-            *n += 1;
-            *n
+    loop {
+        let stream = match listener.accept() {
+            Ok((stream, _)) => stream,
+            Err(e) => {
+                // Out of descriptors (EMFILE, ENFILE) or memory: memcached stops accepting
+                // for a while; looping at once would only spin a core.
+                if !matches!(
+                    e.kind(),
+                    std::io::ErrorKind::Interrupted | std::io::ErrorKind::ConnectionAborted
+                ) {
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+                continue;
+            }
         };
+        let id = shared
+            .next_id
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let shared = shared.clone();
-        std::thread::spawn(move || {
-            let mut conn = Connection::new(id, server, &shared);
-            conn.run(&shared, stream);
-            conn.close(&shared);
-        });
+        let spawned = std::thread::Builder::new()
+            .stack_size(CONNECTION_STACK)
+            .spawn(move || {
+                let mut conn = Connection::new(id, server, &shared);
+                conn.run(&shared, stream);
+                conn.close(&shared);
+            });
+        if spawned.is_err() {
+            // No thread for it: the connection closes (its stream was moved into the
+            // closure that failed to start, and is dropped with it); wait a little.
+            std::thread::sleep(Duration::from_millis(10));
+        }
     }
 }

@@ -1,0 +1,331 @@
+//! Section 10: `mcsim serve` against memcached 1.6.18 under the loads a test suite puts on
+//! a server: a long run's memory, large multi-gets from many connections with a small
+//! `get` timed meanwhile, connection churn, and `memcslap`. Both servers run on this
+//! machine in the same run, started here on free ports and stopped by their pids.
+
+#[allow(unused_imports)]
+use super::*;
+
+use std::io::{BufRead, BufReader, Read as _, Write as _};
+use std::net::{SocketAddr, TcpStream};
+use std::process::{Child, Stdio};
+
+use mcsim::real::MemcachedDaemon;
+
+/// A server under test: its address and process.
+struct Target {
+    name: &'static str,
+    addr: SocketAddr,
+    pid: u32,
+    /// `mcsim serve`, killed when dropped (memcached's daemon stops itself).
+    child: Option<Child>,
+    _daemon: Option<MemcachedDaemon>,
+}
+
+impl Drop for Target {
+    fn drop(&mut self) {
+        if let Some(c) = &mut self.child {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+fn serve_target(args: &[&str]) -> Result<Target, String> {
+    let binary = std::env::current_exe()
+        .unwrap_or_default()
+        .with_file_name("mcsim");
+    let mut child = Command::new(&binary)
+        .args(["serve", "--port", "0", "--clock", "real"])
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|e| {
+            format!(
+                "cannot run {} ({e}): cargo build --release",
+                binary.display()
+            )
+        })?;
+    let mut first = String::new();
+    let stdout = child.stdout.take().ok_or("no stdout")?;
+    BufReader::new(stdout)
+        .read_line(&mut first)
+        .map_err(|e| e.to_string())?;
+    let addr = first
+        .trim()
+        .strip_prefix("listening on ")
+        .and_then(|a| a.parse().ok())
+        .ok_or_else(|| format!("mcsim serve printed {first:?}"))?;
+    Ok(Target {
+        name: "mcsim serve",
+        addr,
+        pid: child.id(),
+        child: Some(child),
+        _daemon: None,
+    })
+}
+
+fn memcached_target() -> Result<Target, String> {
+    let daemon = MemcachedDaemon::start(&["-m", "1024", "-c", "4096"])
+        .map_err(|e| e.to_string())?
+        .ok_or("no memcached binary (apt-get install memcached)")?;
+    Ok(Target {
+        name: "memcached 1.6.18",
+        addr: daemon.addr(),
+        pid: daemon.pid(),
+        child: None,
+        _daemon: Some(daemon),
+    })
+}
+
+/// Resident memory of process `pid`, MiB.
+fn rss_mib(pid: u32) -> f64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next()?.parse::<f64>().ok())
+        .map_or(0.0, |kib| kib / 1024.0)
+}
+
+fn connect(addr: SocketAddr) -> TcpStream {
+    let s = TcpStream::connect(addr).expect("connect");
+    s.set_nodelay(true).expect("nodelay");
+    s
+}
+
+/// Reads from `s` until the bytes read end with `end`.
+fn read_until(s: &mut TcpStream, end: &[u8], buf: &mut Vec<u8>) {
+    buf.clear();
+    let mut chunk = vec![0u8; 256 * 1024];
+    while !buf.ends_with(end) {
+        let n = s.read(&mut chunk).expect("read");
+        assert!(n > 0, "closed");
+        buf.extend_from_slice(&chunk[..n]);
+    }
+}
+
+/// Pipelines `commands` set+get pairs (1,000 keys, 100-byte values) in batches; the RSS
+/// after each of `marks` commands.
+fn memory_run(t: &Target, marks: &[u64]) -> Vec<(u64, f64, Duration)> {
+    let mut s = connect(t.addr);
+    const PAIRS: usize = 500;
+    let value = [b'v'; 100];
+    let mut batch = Vec::new();
+    for i in 0..PAIRS {
+        write!(batch, "set k{} 0 0 100\r\n", i % 1000).unwrap();
+        batch.extend_from_slice(&value);
+        write!(batch, "\r\nget k{}\r\n", i % 1000).unwrap();
+    }
+    let reply_len = PAIRS * (b"STORED\r\n".len() + b"END\r\n".len() + 2 + 100)
+        + (0..PAIRS)
+            .map(|i| format!("VALUE k{} 0 100\r\n", i % 1000).len())
+            .sum::<usize>();
+    let (mut done, mut out, mut buf) = (0u64, Vec::new(), vec![0u8; 1 << 20]);
+    let start = Instant::now();
+    for &mark in marks {
+        while done < mark {
+            s.write_all(&batch).expect("write");
+            let mut got = 0;
+            while got < reply_len {
+                let n = s.read(&mut buf).expect("read");
+                assert!(n > 0, "closed");
+                got += n;
+            }
+            done += 2 * PAIRS as u64;
+        }
+        out.push((done, rss_mib(t.pid), start.elapsed()));
+    }
+    out
+}
+
+/// 64 connections each fetch 20 values of 100 KB with one `get`, three times over; a 65th
+/// sends a small `get` every 0.2 ms meanwhile. The wall time of the fetches, and the
+/// small get's 99th percentile.
+fn multiget_run(t: &Target) -> (Duration, Duration) {
+    let mut s = connect(t.addr);
+    let mut buf = Vec::new();
+    let value = vec![b'x'; 100 * 1000];
+    for i in 0..20 {
+        write!(s, "set big{i} 0 0 {}\r\n", value.len()).unwrap();
+        s.write_all(&value).unwrap();
+        s.write_all(b"\r\n").unwrap();
+        read_until(&mut s, b"STORED\r\n", &mut buf);
+    }
+    s.write_all(b"set small 0 0 1\r\nx\r\n").unwrap();
+    read_until(&mut s, b"STORED\r\n", &mut buf);
+    let keys: Vec<String> = (0..20).map(|i| format!("big{i}")).collect();
+    let request = format!("get {}\r\n", keys.join(" "));
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let probe = {
+        let (addr, stop) = (t.addr, stop.clone());
+        std::thread::spawn(move || {
+            let mut s = connect(addr);
+            let (mut lat, mut buf) = (Vec::new(), Vec::new());
+            while !stop.load(Ordering::Relaxed) {
+                let t = Instant::now();
+                s.write_all(b"get small\r\n").unwrap();
+                read_until(&mut s, b"END\r\n", &mut buf);
+                lat.push(t.elapsed());
+                std::thread::sleep(Duration::from_micros(200));
+            }
+            lat
+        })
+    };
+    let started = Instant::now();
+    let workers: Vec<_> = (0..64)
+        .map(|_| {
+            let (addr, request) = (t.addr, request.clone());
+            std::thread::spawn(move || {
+                let mut s = connect(addr);
+                let mut buf = Vec::new();
+                for _ in 0..3 {
+                    s.write_all(request.as_bytes()).unwrap();
+                    read_until(&mut s, b"END\r\n", &mut buf);
+                    assert!(buf.len() > 20 * 100_000, "short reply");
+                }
+            })
+        })
+        .collect();
+    for w in workers {
+        w.join().expect("worker");
+    }
+    let wall = started.elapsed();
+    stop.store(true, Ordering::Relaxed);
+    let mut lat = probe.join().expect("probe");
+    lat.sort();
+    let p99 = lat.get(lat.len() * 99 / 100).copied().unwrap_or_default();
+    let pick = |q: usize| lat.get(lat.len() * q / 100).copied().unwrap_or_default();
+    eprintln!(
+        "serve load: {} small gets, p50 {:?}, p90 {:?}, p99 {p99:?}, max {:?}",
+        lat.len(),
+        pick(50),
+        pick(90),
+        lat.last().copied().unwrap_or_default()
+    );
+    (wall, p99)
+}
+
+/// 5,000 cycles of connect, one `get`, close.
+fn churn_run(t: &Target) -> Duration {
+    let started = Instant::now();
+    let mut buf = Vec::new();
+    for _ in 0..5000 {
+        let mut s = connect(t.addr);
+        s.write_all(b"get a\r\n").unwrap();
+        read_until(&mut s, b"END\r\n", &mut buf);
+    }
+    started.elapsed()
+}
+
+/// `memcslap` with 16 connections: its wall time (`None` without the tool).
+fn memcslap_run(t: &Target) -> Option<Duration> {
+    let started = Instant::now();
+    let status = Command::new("memcslap")
+        .arg(format!("--servers=127.0.0.1:{}", t.addr.port()))
+        .args(["--concurrency=16", "--execute-number=20000"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .ok()?;
+    status.success().then(|| started.elapsed())
+}
+
+/// Where the memory run reads the RSS: after 100,000 commands, a tenth of the run and
+/// all of it (each once).
+fn marks(commands: u64) -> Vec<u64> {
+    let mut m = vec![100_000, commands / 10, commands];
+    m.sort_unstable();
+    m.dedup();
+    m
+}
+
+/// What one server did under every load.
+struct Load {
+    memory: Vec<(u64, f64, Duration)>,
+    multiget: (Duration, Duration),
+    churn: Duration,
+    memcslap: Option<Duration>,
+}
+
+fn load(t: &Target, commands: u64) -> Load {
+    eprintln!("serve load: {} ({commands} commands)", t.name);
+    Load {
+        memory: memory_run(t, &marks(commands)),
+        multiget: multiget_run(t),
+        churn: churn_run(t),
+        memcslap: memcslap_run(t),
+    }
+}
+
+/// Section 10. Returns whether each target was met: memory flat, multi-get within 3×,
+/// churn within 3×, memcslap within 1.1×.
+pub(crate) fn section_serve(md: &mut String, commands: u64) -> Result<[bool; 4], String> {
+    let real = memcached_target()?;
+    let real_load = load(&real, commands);
+    drop(real);
+    let sim = serve_target(&[])?;
+    let sim_load = load(&sim, commands);
+    drop(sim);
+    writeln!(
+        md,
+        "\n## 10. `mcsim serve` under load, against memcached\n\n\
+         Both servers on this machine in this run (memcached `-m 1024 -c 4096`, `mcsim serve \
+         --clock real`), one after the other, driven by the same client code \
+         (`benches/compare/src/serve_load.rs`).\n\n\
+         | load | memcached 1.6.18 | mcsim serve | ratio |\n|---|---:|---:|---:|"
+    )
+    .unwrap();
+    let row = |md: &mut String, what: &str, a: Duration, b: Duration| {
+        writeln!(
+            md,
+            "| {what} | {} | {} | {:.2}× |",
+            ms(a),
+            ms(b),
+            b.as_secs_f64() / a.as_secs_f64()
+        )
+        .unwrap();
+    };
+    for ((n, a_rss, a_t), (_, b_rss, b_t)) in real_load.memory.iter().zip(&sim_load.memory) {
+        writeln!(
+            md,
+            "| RSS after {n} pipelined commands (time) | {a_rss:.1} MiB ({}) | {b_rss:.1} MiB ({}) | |",
+            ms(*a_t),
+            ms(*b_t)
+        )
+        .unwrap();
+    }
+    row(
+        md,
+        "64 connections × 3 gets of 20 × 100 KB",
+        real_load.multiget.0,
+        sim_load.multiget.0,
+    );
+    row(
+        md,
+        "a small get meanwhile, 99th percentile",
+        real_load.multiget.1,
+        sim_load.multiget.1,
+    );
+    row(
+        md,
+        "5,000 connect, get, close",
+        real_load.churn,
+        sim_load.churn,
+    );
+    match (real_load.memcslap, sim_load.memcslap) {
+        (Some(a), Some(b)) => row(md, "memcslap, 16 connections, 20,000 each", a, b),
+        _ => writeln!(md, "| memcslap | not run (not installed or failed) | | |").unwrap(),
+    }
+    let first = sim_load.memory.first().map_or(0.0, |m| m.1);
+    let last = sim_load.memory.last().map_or(0.0, |m| m.1);
+    let within = |a: Duration, b: Duration, k: f64| b.as_secs_f64() <= k * a.as_secs_f64();
+    Ok([
+        last - first <= 20.0,
+        within(real_load.multiget.0, sim_load.multiget.0, 3.0)
+            && within(real_load.multiget.1, sim_load.multiget.1, 3.0),
+        within(real_load.churn, sim_load.churn, 3.0),
+        matches!((real_load.memcslap, sim_load.memcslap), (Some(a), Some(b)) if within(a, b, 1.1)),
+    ])
+}
