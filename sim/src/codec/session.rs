@@ -107,8 +107,15 @@ impl Session {
     /// may drop it). The session alone frames the input, as [`feed`](Session::feed) does.
     pub fn feed_gated(&mut self, input: &[u8], gate: &mut dyn Gate) -> Vec<u8> {
         let mut written = Vec::new();
+        self.feed_into(input, gate, &mut written);
+        written
+    }
+
+    /// [`feed_gated`](Session::feed_gated), appending what is written back to `written`
+    /// (a buffer the caller keeps from read to read).
+    pub fn feed_into(&mut self, input: &[u8], gate: &mut dyn Gate, written: &mut Vec<u8>) {
         if self.closed {
-            return written;
+            return;
         }
         self.input.extend_from_slice(input);
         let mut pos = 0;
@@ -123,7 +130,7 @@ impl Session {
                         break;
                     }
                     self.state = State::Command;
-                    self.command_done(&mut written);
+                    self.command_done(written);
                 }
                 State::Data(head) => {
                     let need = head.len + 2;
@@ -162,7 +169,7 @@ impl Session {
                             }
                         }
                     }
-                    self.command_done(&mut written);
+                    self.command_done(written);
                 }
                 State::Command => {
                     let window = &self.input[pos..pos + self.window];
@@ -178,7 +185,7 @@ impl Session {
                             Control::Close => self.drop_connection(),
                         }
                         if !self.closed {
-                            self.command_done(&mut written);
+                            self.command_done(written);
                         }
                         continue;
                     }
@@ -188,23 +195,33 @@ impl Session {
                                 // A long multi-get: memcached enlarges the read buffer.
                                 self.big_buffer = true;
                             }
-                            self.flush(&mut written);
+                            self.flush(written);
                             if !self.read_more(pos) {
                                 break;
                             }
                         }
                         Parsed::Close => self.drop_connection(),
                         Parsed::Line { consumed, command } => {
-                            // The line itself, for the gate, where no request describes it.
-                            let line = match command {
-                                Command::Execute(_) => Vec::new(),
-                                _ => window[..consumed].to_vec(),
+                            // The line itself, for the gate, where no request describes it
+                            // (a storage command runs when its data block is in).
+                            let described = match &command {
+                                Command::Execute(_) => false,
+                                Command::Store(head) => {
+                                    item_total(head.key().len(), head.client_flags(), head.len)
+                                        > u64::from(gate.item_size_max())
+                                }
+                                _ => true,
+                            };
+                            let line = if described {
+                                window[..consumed].to_vec()
+                            } else {
+                                Vec::new()
                             };
                             pos += consumed;
                             self.window -= consumed;
-                            self.run(command, &line, gate, &mut written);
+                            self.run(command, &line, gate, written);
                             if self.state == State::Command && !self.closed {
-                                self.command_done(&mut written);
+                                self.command_done(written);
                             }
                         }
                     }
@@ -217,7 +234,6 @@ impl Session {
         } else {
             self.input.drain(..pos);
         }
-        written
     }
 
     /// Pending replies go out.

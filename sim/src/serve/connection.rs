@@ -3,6 +3,7 @@
 //! connection's [`Gate`] does the rest around each command: control commands, the
 //! lockstep turn, faults, the clock and the trace.
 
+use std::fmt::Write as _;
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
@@ -64,6 +65,7 @@ impl Connection {
         let _ = stream.set_nodelay(true);
         let mut session = Session::new();
         let mut buf = vec![0u8; READ_CHUNK];
+        let mut out = Vec::new();
         loop {
             let participant = self.named && lock(shared).lockstep.is_some();
             if participant {
@@ -87,7 +89,8 @@ impl Connection {
                 shared,
                 world: None,
             };
-            let out = session.feed_gated(&buf[..n], &mut gate);
+            out.clear();
+            session.feed_into(&buf[..n], &mut gate, &mut out);
             if !out.is_empty() {
                 if !shared.delay.is_zero() {
                     std::thread::sleep(shared.delay);
@@ -253,18 +256,20 @@ impl Gate for ServeGate<'_> {
             w.chance(lose)
         };
         let (now, n, who) = (w.now(), w.commands, &self.conn.label);
-        let mut line = format!("{n:>8} {now}  {who}  {}", describe(&what));
-        if lost {
-            line.push_str(" (reply lost: FAULT)");
-        }
-        w.record(line);
+        w.record_with(|line| {
+            let _ = write!(line, "{n:>8} {now}  {who}  ");
+            describe(&what, line);
+            if lost {
+                line.push_str(" (reply lost: FAULT)");
+            }
+        });
         self.release();
         !lost
     }
 }
 
 /// One command and its reply for the trace, as the in-process timeline writes them.
-fn describe(what: &Ran<'_>) -> String {
+fn describe(what: &Ran<'_>, out: &mut String) {
     let first_line = |b: &[u8]| {
         let end = b
             .iter()
@@ -272,14 +277,17 @@ fn describe(what: &Ran<'_>) -> String {
             .unwrap_or(b.len());
         String::from_utf8_lossy(&b[..end.min(120)]).into_owned()
     };
-    match what {
+    let _ = match what {
         Ran::Request(request, Reply::Silent) => {
-            format!("{} -> (no reply)", describe_request(request))
+            write!(out, "{} -> (no reply)", describe_request(request))
         }
-        Ran::Request(request, reply) => {
-            format!("{} -> {}", describe_request(request), describe_reply(reply))
-        }
-        Ran::Line(line, []) => format!("{} -> (no reply)", first_line(line)),
-        Ran::Line(line, answer) => format!("{} -> {}", first_line(line), first_line(answer)),
-    }
+        Ran::Request(request, reply) => write!(
+            out,
+            "{} -> {}",
+            describe_request(request),
+            describe_reply(reply)
+        ),
+        Ran::Line(line, []) => write!(out, "{} -> (no reply)", first_line(line)),
+        Ran::Line(line, answer) => write!(out, "{} -> {}", first_line(line), first_line(answer)),
+    };
 }

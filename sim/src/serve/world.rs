@@ -169,6 +169,21 @@ impl World {
     /// in memory, whose oldest line leaves when it is full (so memory stays flat over any
     /// run).
     pub fn record(&mut self, line: String) {
+        self.record_with(|s| s.push_str(&line));
+    }
+
+    /// [`record`](World::record) for a line `write` writes into a string of its own: the
+    /// line leaving the window lends its buffer, so a full window writes without
+    /// allocating.
+    pub fn record_with(&mut self, write: impl FnOnce(&mut String)) {
+        let mut line = if self.trace_window > 0 && self.trace.len() == self.trace_window {
+            self.trace_dropped += 1;
+            self.trace.pop_front().unwrap_or_default()
+        } else {
+            String::new()
+        };
+        line.clear();
+        write(&mut line);
         if let Some(f) = &mut self.trace_file {
             // A trace file that cannot be written is reported once, then left.
             if writeln!(f, "{line}").is_err() {
@@ -179,10 +194,6 @@ impl World {
         if self.trace_window == 0 {
             self.trace_dropped += 1;
             return;
-        }
-        if self.trace.len() == self.trace_window {
-            self.trace.pop_front();
-            self.trace_dropped += 1;
         }
         self.trace.push_back(line);
     }
