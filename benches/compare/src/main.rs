@@ -2,8 +2,9 @@
 //!
 //! ```text
 //! cargo build --release && cargo run --release -p mcsim-compare --bin compare \
-//!     [-- --no-loom] [--seeds N] [--out PATH] [--gate-budget N]
-//!     [--verdicts-only | --gate-only | --full-size-only | --profile-hunt SCENARIO]
+//!     [-- --no-loom] [--seeds N] [--out PATH] [--gate-budget N] [--serve-commands N]
+//!     [--verdicts-only | --gate-only | --full-size-only | --serve-only
+//!      | --profile-hunt SCENARIO | --profile-rate get-set|incr-add]
 //! ```
 //!
 //! 1. Exhausting the 3-client get/set and incr/add counters: mcsim `dfs` with and without
@@ -25,6 +26,9 @@
 //! 8. The gate at a multiple of its budget on one job and on every core, and four shards
 //!    merged (runs the `mcsim` binary beside this one: `cargo build --release` first).
 //! 9. `mcsim explore` of every scenario at its full client count, 30 s each.
+//! 10. `mcsim serve` against memcached under load: RSS over a long pipelined run, large
+//!     multi-gets with a small get timed meanwhile, connection churn, memcslap
+//!     (`--serve-only`, `--serve-commands N`).
 //!
 //! Writes `reports/bench.md` (or `--out`) and prints it.
 
@@ -370,6 +374,13 @@ fn main() -> ExitCode {
         None
     };
     let (proved, provable) = section_full_size(&mut md);
+    let serve = match section_serve(&mut md, args.serve_commands) {
+        Ok(s) => Some(s),
+        Err(e) => {
+            writeln!(md, "\n## 10. `mcsim serve` under load\n\nNot measured: {e}").unwrap();
+            None
+        }
+    };
     let overhead = gs_rates.overhead.max(ia_rates.overhead);
     let gs = counter_scenario("get-set");
     let (x, t) = timed(|| dfs_loop(&gs, true));
@@ -394,7 +405,7 @@ fn main() -> ExitCode {
          - Executor overhead: {overhead:.1}× the minimal scheduler's (get/set {:.1}×, \
          incr/add {:.1}×); target ≤ 2× → **{}** (§2).\n\
          - Proofs at full size: {proved} of {provable} scenarios reach their verdict within \
-         {} s → **{}** (§9).\n{}\
+         {} s → **{}** (§9).\n{}{}\
          \nWhole run: {:.0} s.",
         x.executions,
         x.pruned,
@@ -437,6 +448,21 @@ fn main() -> ExitCode {
                 args.gate_budget,
                 if speedup >= 1.8 { "met" } else { "not met" }
             ),
+            None => String::new(),
+        },
+        match serve {
+            Some([memory, multiget, churn, slap]) => {
+                let met = |b: bool| if b { "met" } else { "not met" };
+                format!(
+                    "- `mcsim serve`: memory flat over the long run → **{}**; large multi-gets \
+                     and a small get meanwhile within 3× memcached → **{}**; connection churn \
+                     within 3× → **{}**; memcslap within 1.1× → **{}** (§10).\n",
+                    met(memory),
+                    met(multiget),
+                    met(churn),
+                    met(slap)
+                )
+            }
             None => String::new(),
         },
         started.elapsed().as_secs_f64()

@@ -7,6 +7,7 @@
 //! [`write_reply`] writes replies byte for byte as memcached does, and [`Session`] ties
 //! them to a simulated [`Server`](crate::server::Server) as one connection.
 
+pub mod binary;
 pub mod gate;
 mod read_reply;
 mod read_request;

@@ -17,6 +17,7 @@
 //! server read them.
 
 use crate::clock::VirtualTime;
+use crate::codec::binary;
 use crate::codec::gate::{Admit, Control, Fixed, Gate, Ran};
 use crate::codec::read_request::{Command, MAX_PENDING_LINE, Parsed, StoreHead, parse_command};
 use crate::codec::write_reply::write_reply;
@@ -58,6 +59,8 @@ pub struct Session {
     /// Commands left in this read event.
     nreqs: i32,
     closed: bool,
+    /// The connection speaks the binary protocol (decided by its first byte).
+    binary: Option<bool>,
 }
 
 impl Default for Session {
@@ -77,6 +80,7 @@ impl Session {
             unsent: Vec::new(),
             nreqs: REQS_PER_EVENT,
             closed: false,
+            binary: None,
         }
     }
 
@@ -118,19 +122,21 @@ impl Session {
             return;
         }
         self.input.extend_from_slice(input);
+        if self.binary.is_none() && !self.input.is_empty() {
+            // memcached picks the protocol by the connection's first byte.
+            self.binary = Some(self.input[0] == binary::REQUEST_MAGIC);
+        }
+        if self.binary == Some(true) {
+            self.feed_binary(gate, written);
+            return;
+        }
         let mut pos = 0;
         while !self.closed {
             match &mut self.state {
-                State::Swallow(left) => {
-                    let take = (*left).min(self.input.len() - pos);
-                    pos += take;
-                    self.window = self.window.saturating_sub(take);
-                    *left -= take;
-                    if *left > 0 {
+                State::Swallow(_) => {
+                    if !self.swallow(&mut pos, written) {
                         break;
                     }
-                    self.state = State::Command;
-                    self.command_done(written);
                 }
                 State::Data(head) => {
                     let need = head.len + 2;
@@ -228,12 +234,103 @@ impl Session {
                 }
             }
         }
+        self.used(pos);
+    }
+
+    /// The binary protocol: whole packets run one at a time, with memcached's read buffer
+    /// deciding when replies are written, as for the text protocol: a packet's header,
+    /// extras and key are read into the buffer, a value beyond it straight from the
+    /// socket; replies go out when a command ends with the buffer empty, when it must
+    /// wait for the rest of a packet, after 20 commands of one read, and at once for
+    /// errors and `NOOP`.
+    fn feed_binary(&mut self, gate: &mut dyn Gate, written: &mut Vec<u8>) {
+        let mut pos = 0;
+        while !self.closed {
+            if let State::Swallow(_) = self.state {
+                if !self.swallow(&mut pos, written) {
+                    break;
+                }
+                continue;
+            }
+            if !binary::head_is_in(&self.input[pos..pos + self.window]) {
+                // Waiting for the rest of a packet's head, memcached writes what is
+                // pending.
+                if self.window > 0 {
+                    self.flush(written);
+                }
+                if self.read_more(pos) {
+                    continue;
+                }
+                break;
+            }
+            let (packet, consumed) = match binary::frame(&self.input[pos..]) {
+                // The value is still on its way.
+                binary::Framed::Incomplete => break,
+                binary::Framed::BadMagic => {
+                    // Dropped at once, replies not yet written included.
+                    self.drop_connection();
+                    break;
+                }
+                binary::Framed::Packet(packet, consumed) => (packet, consumed),
+            };
+            pos += consumed;
+            self.window = self.window.saturating_sub(consumed);
+            let Admit::Run(server, now) = gate.admit() else {
+                self.drop_connection();
+                break;
+            };
+            let done = binary::execute(&packet, server, now);
+            let keep = match &done.request {
+                Some(request) => gate.ran(Ran::Request(request, &done.reply)),
+                None => gate.ran(Ran::Line(
+                    format!("(binary opcode {:#04x})", packet.opcode).as_bytes(),
+                    &done.response,
+                )),
+            };
+            if keep {
+                self.unsent.extend_from_slice(&done.response);
+                if done.write_now {
+                    self.flush(written);
+                }
+            }
+            if done.close {
+                self.flush(written);
+                self.closed = true;
+            } else if done.swallow > 0 {
+                self.state = State::Swallow(done.swallow);
+            } else {
+                self.command_done(written);
+            }
+        }
+        self.used(pos);
+    }
+
+    /// The first `pos` bytes of the input are used: they go (all of it, once closed).
+    fn used(&mut self, pos: usize) {
         if self.closed {
             self.input.clear();
             self.window = 0;
         } else {
             self.input.drain(..pos);
         }
+    }
+
+    /// Discards what is left to discard from `pos` on; true once all of it is gone (the
+    /// discarding counts as the command that asked for it).
+    fn swallow(&mut self, pos: &mut usize, written: &mut Vec<u8>) -> bool {
+        let State::Swallow(left) = &mut self.state else {
+            return true;
+        };
+        let take = (*left).min(self.input.len() - *pos);
+        *pos += take;
+        self.window = self.window.saturating_sub(take);
+        *left -= take;
+        if *left > 0 {
+            return false;
+        }
+        self.state = State::Command;
+        self.command_done(written);
+        true
     }
 
     /// Pending replies go out.

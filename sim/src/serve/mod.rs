@@ -1,9 +1,13 @@
 //! `mcsim serve`: the simulated memcached on TCP, with injected faults, for recipes
 //! written in any language.
 //!
-//! Each server listens on its own port and speaks memcached's text and meta protocols
-//! exactly as the simulated server does in-process (through [`Session`], byte for
-//! byte). Faults come by policy (`--lose-reply`, `--evict`, `--delay-ms`, drawn from
+//! Each server listens on its own port and speaks memcached's text, meta and binary
+//! protocols as memcached 1.6.18 does: each read of a connection goes whole to a
+//! [`Session`](crate::codec::Session), which frames it as memcached does (pipelined, split
+//! and malformed input alike), and a [`Gate`](crate::codec::gate::Gate) around each
+//! command takes the lockstep turn, injects faults, moves the clock and writes the trace.
+//! The trace keeps its last lines in memory (`--trace-window`) and every line in the
+//! `--trace` file, so memory stays flat. Faults come by policy (`--lose-reply`, `--evict`, `--delay-ms`, drawn from
 //! `--seed`) or on command over the same connection (`mcsim evict KEY`, `mcsim advance
 //! 30`, …: [`control`]). The clock follows real time or, with `--clock manual`, moves
 //! only when told, so TTL tests run in milliseconds. With `--lockstep N`, commands of N

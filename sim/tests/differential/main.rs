@@ -81,12 +81,15 @@ pub(crate) fn show_short(bytes: &[u8]) -> String {
     }
 }
 
+mod binary;
 mod framing;
 mod generator;
 mod malformed;
 mod scripts;
 mod servers;
 
+#[allow(unused_imports)]
+use binary::*;
 #[allow(unused_imports)]
 use framing::*;
 #[allow(unused_imports)]
