@@ -61,6 +61,9 @@ pub struct Session {
     closed: bool,
     /// The connection speaks the binary protocol (decided by its first byte).
     binary: Option<bool>,
+    /// Bytes at the start of the read buffer known to hold no newline: a long line is
+    /// looked through once, not again at every read.
+    scanned: usize,
 }
 
 impl Default for Session {
@@ -81,6 +84,7 @@ impl Session {
             nreqs: REQS_PER_EVENT,
             closed: false,
             binary: None,
+            scanned: 0,
         }
     }
 
@@ -179,13 +183,33 @@ impl Session {
                 }
                 State::Command => {
                     let window = &self.input[pos..pos + self.window];
-                    let control = window
+                    let from = self.scanned.min(window.len());
+                    let Some(end) = window[from..]
                         .iter()
                         .position(|&b| b == b'\n')
-                        .and_then(|end| Some((end + 1, gate.control(&window[..=end])?)));
-                    if let Some((consumed, control)) = control {
-                        pos += consumed;
-                        self.window -= consumed;
+                        .map(|i| from + i)
+                    else {
+                        // No whole line yet.
+                        self.scanned = window.len();
+                        if self.window > MAX_PENDING_LINE && !self.big_buffer {
+                            // Past the limit: memcached closes, unless it is a long
+                            // multi-get, for which it enlarges the read buffer.
+                            if parse_command(window) == Parsed::Close {
+                                self.drop_connection();
+                                continue;
+                            }
+                            self.big_buffer = true;
+                        }
+                        self.flush(written);
+                        if !self.read_more(pos) {
+                            break;
+                        }
+                        continue;
+                    };
+                    self.scanned = 0;
+                    if let Some(control) = gate.control(&window[..=end]) {
+                        pos += end + 1;
+                        self.window -= end + 1;
                         match control {
                             Control::Reply(bytes) => self.unsent.extend_from_slice(&bytes),
                             Control::Close => self.drop_connection(),
