@@ -34,6 +34,11 @@ const READ_BUFFER: usize = 16 * 1024;
 /// written and the connection yields.
 const REQS_PER_EVENT: i32 = 20;
 
+/// True if the item of storage command `head` can fit under the server's `-I`.
+fn fits(head: &StoreHead, gate: &mut dyn Gate) -> bool {
+    item_total(head.key().len(), head.client_flags(), head.len) <= u64::from(gate.item_size_max())
+}
+
 /// What the connection is doing with the next input bytes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum State {
@@ -232,20 +237,20 @@ impl Session {
                         }
                         Parsed::Close => self.drop_connection(),
                         Parsed::Line { consumed, command } => {
-                            // The line itself, for the gate, where no request describes it
-                            // (a storage command runs when its data block is in).
-                            let described = match &command {
-                                Command::Execute(_) => false,
-                                Command::Store(head) => {
-                                    item_total(head.key().len(), head.client_flags(), head.len)
-                                        > u64::from(gate.item_size_max())
+                            let command = match command {
+                                // It runs when its data block is in.
+                                Command::Store(head) if fits(&head, gate) => {
+                                    pos += consumed;
+                                    self.window -= consumed;
+                                    self.state = State::Data(head);
+                                    continue;
                                 }
-                                _ => true,
+                                other => other,
                             };
-                            let line = if described {
-                                window[..consumed].to_vec()
-                            } else {
-                                Vec::new()
+                            // The line itself, for the gate, where no request describes it.
+                            let line = match command {
+                                Command::Execute(_) => Vec::new(),
+                                _ => window[..consumed].to_vec(),
                             };
                             pos += consumed;
                             self.window -= consumed;
@@ -402,18 +407,9 @@ impl Session {
         self.closed = true;
     }
 
+    /// Runs a command whose line is all there is to it (a storage command here is one
+    /// whose item cannot fit, answered before its block).
     fn run(&mut self, command: Command, line: &[u8], gate: &mut dyn Gate, written: &mut Vec<u8>) {
-        if let Command::Store(head) = &command {
-            let total = item_total(head.key().len(), head.client_flags(), head.len);
-            if total <= u64::from(gate.item_size_max()) {
-                // It runs when its data block is in.
-                let Command::Store(head) = command else {
-                    unreachable!("matched above")
-                };
-                self.state = State::Data(head);
-                return;
-            }
-        }
         let Admit::Run(server, now) = gate.admit() else {
             self.drop_connection();
             return;

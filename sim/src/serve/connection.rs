@@ -67,11 +67,16 @@ impl Connection {
         let mut buf = vec![0u8; READ_CHUNK];
         let mut out = Vec::new();
         loop {
-            let participant = self.named && lock(shared).lockstep.is_some();
+            // A lockstep participant says it is reading (one look at the world).
+            let participant = self.named
+                && match &mut lock(shared).lockstep {
+                    Some(ls) => {
+                        ls.reading(self.id, &stream);
+                        true
+                    }
+                    None => false,
+                };
             if participant {
-                if let Some(ls) = &mut lock(shared).lockstep {
-                    ls.reading(self.id, &stream);
-                }
                 shared.turn.notify_all();
                 // Waits for bytes without taking them, so that from the moment they arrive
                 // until this connection counts as busy, lockstep sees them unread.

@@ -169,7 +169,7 @@ impl World {
     /// in memory, whose oldest line leaves when it is full (so memory stays flat over any
     /// run).
     pub fn record(&mut self, line: String) {
-        self.record_with(|s| s.push_str(&line));
+        self.record_with(|s| *s = line);
     }
 
     /// [`record`](World::record) for a line `write` writes into a string of its own: the

@@ -12,7 +12,9 @@
 //! the rest arrived before it read again, which no byte stream decides. `mcsim serve`
 //! skips the same bytes and writes them with its next write.
 //!
-//! Settings: `MCSIM_BINARY_STREAMS` (default 3,000), `MCSIM_BINARY_SEED`.
+//! Settings: `MCSIM_BINARY_STREAMS` (default 3,000), `MCSIM_BINARY_SEED`, and
+//! `MCSIM_BINARY_DUMP=FILE` to write a differing stream's bytes there (to replay it by
+//! hand).
 
 #[allow(unused_imports)]
 use super::*;
@@ -201,18 +203,13 @@ fn serve_speaks_the_binary_protocol_as_memcached_does() {
         };
         splits.sort_unstable();
         splits.dedup();
-        let both = || {
-            (
-                normalize_binary_cas(&exchange(daemon.addr(), &bytes, &splits)),
-                normalize_binary_cas(&exchange(serve, &bytes, &splits)),
-            )
-        };
-        let (mut real, mut sim) = both();
-        if real != sim && !splits.is_empty() {
-            // As in the framing test: sent again, it fails only if it differs twice.
-            retried += 1;
-            (real, sim) = both();
-        }
+        let (real, sim) = exchange_both(
+            [daemon.addr(), serve],
+            &bytes,
+            &splits,
+            normalize_binary_cas,
+            &mut retried,
+        );
         if real != sim {
             if let Some(path) = std::env::var_os("MCSIM_BINARY_DUMP") {
                 let _ = std::fs::write(path, &bytes);

@@ -83,6 +83,31 @@ pub(crate) fn exchange(addr: SocketAddr, bytes: &[u8], splits: &[usize]) -> Vec<
     reader.join().expect("reader")
 }
 
+/// What memcached (`servers[0]`) and `mcsim serve` (`servers[1]`) answer to `bytes` sent
+/// in pieces ending at `splits`, each through `normalize`. Whether a server read the
+/// pieces apart depends on scheduling too: a split stream that differs is sent again
+/// (counted in `retried`), so it fails only if it differs twice.
+pub(crate) fn exchange_both(
+    servers: [SocketAddr; 2],
+    bytes: &[u8],
+    splits: &[usize],
+    normalize: fn(&[u8]) -> Vec<u8>,
+    retried: &mut usize,
+) -> (Vec<u8>, Vec<u8>) {
+    let both = || {
+        (
+            normalize(&exchange(servers[0], bytes, splits)),
+            normalize(&exchange(servers[1], bytes, splits)),
+        )
+    };
+    let answers = both();
+    if answers.0 == answers.1 || splits.is_empty() {
+        return answers;
+    }
+    *retried += 1;
+    both()
+}
+
 /// `bytes` with every cas unique replaced by its rank of first appearance (in `VALUE`
 /// lines of `gets`/`gats` and in meta replies' `c` flags).
 pub(crate) fn normalize_cas(bytes: &[u8]) -> Vec<u8> {
@@ -208,19 +233,13 @@ fn serve_frames_streams_as_memcached_does() {
         split += usize::from(!stream.splits.is_empty());
         truncated += usize::from(stream.truncated);
         bytes += stream.bytes.len();
-        let both = || {
-            (
-                normalize_cas(&exchange(daemon.addr(), &stream.bytes, &stream.splits)),
-                normalize_cas(&exchange(serve, &stream.bytes, &stream.splits)),
-            )
-        };
-        let (mut real, mut sim) = both();
-        if real != sim && !stream.splits.is_empty() {
-            // Whether a server read the pieces apart depends on scheduling too: a split
-            // stream that differs is sent again, and fails only if it differs twice.
-            retried += 1;
-            (real, sim) = both();
-        }
+        let (real, sim) = exchange_both(
+            [daemon.addr(), serve],
+            &stream.bytes,
+            &stream.splits,
+            normalize_cas,
+            &mut retried,
+        );
         if real != sim {
             let same = real.iter().zip(&sim).take_while(|(a, b)| a == b).count();
             let from = same.saturating_sub(80);

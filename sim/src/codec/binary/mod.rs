@@ -149,12 +149,13 @@ pub fn head_is_in(input: &[u8]) -> bool {
     if input.len() < HEADER {
         return false;
     }
-    if input[0] != REQUEST_MAGIC {
-        return true;
-    }
-    let key_len = usize::from(be16(&input[2..4]));
-    let extras_len = usize::from(input[4]);
-    input.len() >= HEADER + extras_len + key_len
+    input[0] != REQUEST_MAGIC || input.len() >= HEADER + extras_and_key(input).1
+}
+
+/// The extras' length and the extras' and key's together, from a whole header.
+fn extras_and_key(header: &[u8]) -> (usize, usize) {
+    let extras = usize::from(header[4]);
+    (extras, extras + usize::from(be16(&header[2..4])))
 }
 
 /// Frames one packet from `input` (whose first byte is a packet's first byte).
@@ -165,8 +166,7 @@ pub fn frame(input: &[u8]) -> Framed {
     if input[0] != REQUEST_MAGIC {
         return Framed::BadMagic;
     }
-    let key_len = usize::from(be16(&input[2..4]));
-    let extras_len = usize::from(input[4]);
+    let (extras_len, head_len) = extras_and_key(input);
     let body_len = be32(&input[8..12]) as usize;
     let Some(total) = HEADER.checked_add(body_len) else {
         return Framed::Incomplete;
@@ -176,7 +176,7 @@ pub fn frame(input: &[u8]) -> Framed {
     }
     let body = &input[HEADER..total];
     let extras = &body[..extras_len.min(body.len())];
-    let key = &body[extras.len()..(extras.len() + key_len).min(body.len())];
+    let key = &body[extras.len()..head_len.min(body.len())];
     let value = &body[extras.len() + key.len()..];
     Framed::Packet(
         Packet {
@@ -277,12 +277,10 @@ fn quiet(opcode: u8) -> bool {
     )
 }
 
-/// True if the header's lengths are what memcached requires of the opcode.
+/// True if the header's lengths are what memcached requires of the opcode (the key's
+/// own limit is checked before).
 fn well_formed(p: &Packet) -> bool {
     let (e, k, b) = (p.extras.len(), p.key.len(), p.body_len);
-    if k > MAX_KEY_LEN {
-        return false;
-    }
     match p.opcode {
         op::VERSION | op::QUIT | op::QUITQ | op::NOOP => e == 0 && k == 0 && b == 0,
         op::FLUSH | op::FLUSHQ => (e == 0 || e == 4) && k == 0 && b == e,
@@ -307,7 +305,7 @@ pub fn execute(p: &Packet, server: &mut Server, now: VirtualTime) -> Executed {
     let known = matches!(
         p.opcode,
         0x00..=0x1a | op::TOUCH | op::GAT | op::GATQ | op::GATK | op::GATKQ
-    ) && p.opcode != 0x1b;
+    );
     if p.key.len() > MAX_KEY_LEN {
         // Checked before the opcode is looked at.
         error(&mut out, p, status::EINVAL);
@@ -326,7 +324,6 @@ pub fn execute(p: &Packet, server: &mut Server, now: VirtualTime) -> Executed {
         error(&mut out, p, status::EINVAL);
         return done(None, Reply::Silent, out, true);
     }
-    let key = || Key::new(&p.key);
     let quiet = quiet(p.opcode);
     match p.opcode {
         op::NOOP => {
@@ -397,7 +394,7 @@ pub fn execute(p: &Packet, server: &mut Server, now: VirtualTime) -> Executed {
             done(Some(request), reply, out, false)
         }
         _ => {
-            let Ok(key) = key() else {
+            let Ok(key) = Key::new(&p.key) else {
                 error(&mut out, p, status::EINVAL);
                 return done(None, Reply::Silent, out, false);
             };
