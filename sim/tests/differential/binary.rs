@@ -228,8 +228,8 @@ fn serve_speaks_the_binary_protocol_as_memcached_does() {
         }
     }
     eprintln!(
-        "binary: {streams} streams, {packets} packets, 0 differences ({retried} split streams \
-         sent twice), seed {seed:#x}, {:.1}s",
+        "binary: {streams} streams, {packets} packets, 0 differences ({retried} streams sent \
+         twice), seed {seed:#x}, {:.1}s",
         started.elapsed().as_secs_f64()
     );
 }

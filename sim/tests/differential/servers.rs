@@ -67,6 +67,8 @@ pub(crate) fn simulator_matches_real_memcached() {
     let Some(daemon) = start_memcached("differential") else {
         return;
     };
+    // Not beside the tests that time their pieces: it would load the machine they read.
+    let _serial = serial();
     let sequences = env_number("MCSIM_DIFF_SEQUENCES").map_or(DEFAULT_SEQUENCES, |n| n as usize);
     let seed = env_number("MCSIM_DIFF_SEED").unwrap_or(DEFAULT_SEED);
     let meta = match std::env::var("MCSIM_DIFF_META").as_deref() {
