@@ -287,3 +287,28 @@ fn memcslap_runs_without_errors() {
     assert!(out.status.success(), "{text}");
     assert!(!text.to_lowercase().contains("error"), "{text}");
 }
+
+#[test]
+fn settings_memcached_refuses_stop_serve_as_they_stop_memcached() {
+    let out = Command::new(env!("CARGO_BIN_EXE_mcsim"))
+        .args(["serve", "--port", "0", "--item-size-max", "16384"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(64));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr).trim(),
+        "slab_chunk_max (bytes: 524288) cannot be larger than -I (item_size_max 16384)"
+    );
+    let serve = Serve::start(&["--item-size-max", "16384", "--slab-chunk-max", "16384"]);
+    let mut c = serve.connect();
+    let big = "x".repeat(16000);
+    assert_eq!(
+        c.line(&format!("set k 0 0 {}\r\n{big}\r\n", big.len())),
+        "STORED\r\n"
+    );
+    let bigger = "x".repeat(16384);
+    assert_eq!(
+        c.line(&format!("set k 0 0 {}\r\n{bigger}\r\n", bigger.len())),
+        "SERVER_ERROR object too large for cache\r\n"
+    );
+}

@@ -152,6 +152,16 @@ fn values_out_of_range_name_their_field_and_line() {
             12,
         ),
         (
+            "clients = 2\n[servers]\nitem_size_max = 16384",
+            "servers.item_size_max",
+            12,
+        ),
+        (
+            "clients = 2\n[servers]\nitem_size_max = 1048576\nslab_chunk_max = 100000",
+            "servers.slab_chunk_max",
+            13,
+        ),
+        (
             "clients = 2\n[servers]\nphase_ms = 1000",
             "servers.phase_ms",
             12,
@@ -353,4 +363,30 @@ fn an_unknown_set_workload_is_named() {
     let e = Scenario::parse(Path::new("scenarios/set.toml"), text, RECIPES).unwrap_err();
     assert_eq!(e.field.as_deref(), Some("params.members"), "{e}");
     assert!(e.message.contains("known: plain, encoding"), "{e}");
+}
+
+#[test]
+fn settings_memcached_refuses_are_refused_in_its_words() {
+    let e = error(&GOOD.replace("[params]", "[servers]\nitem_size_max = 16384\n\n[params]"));
+    assert_eq!(
+        (e.line, e.field.as_deref()),
+        (7, Some("servers.item_size_max"))
+    );
+    assert!(
+        e.message.contains(
+            "\"slab_chunk_max (bytes: 524288) cannot be larger than -I (item_size_max 16384)\""
+        ) && e.message.contains("set slab_chunk_max = 16384"),
+        "{e}"
+    );
+    let e = error(&GOOD.replace("[params]", "[servers]\nitem_size_max = 2000000\n\n[params]"));
+    assert!(
+        e.message
+            .contains("-I (item_size_max: 2000000) must be evenly divisible by slab_chunk_max"),
+        "{e}"
+    );
+    let fixed = GOOD.replace(
+        "[params]",
+        "[servers]\nitem_size_max = 16384\nslab_chunk_max = 16384\n\n[params]",
+    );
+    assert!(Scenario::parse(Path::new("scenarios/good.toml"), &fixed, RECIPES).is_ok());
 }

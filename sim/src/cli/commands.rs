@@ -254,6 +254,7 @@ pub(crate) fn dispatch(command: Command, families: &[&'static dyn Family]) -> Re
             name_key,
             memory_mb,
             item_size_max,
+            slab_chunk_max,
         } => {
             for (name, p) in [("--lose-reply", lose_reply), ("--evict", evict)] {
                 if !(0.0..=1.0).contains(&p) {
@@ -271,6 +272,15 @@ pub(crate) fn dispatch(command: Command, families: &[&'static dyn Family]) -> Re
             if lockstep == Some(0) {
                 bail!("--lockstep 0: give the number of client connections");
             }
+            let server = crate::server::ServerConfig::default()
+                .memory_mb(memory_mb)
+                .item_size_max(item_size_max)
+                .slab_chunk_max(slab_chunk_max);
+            if let Some(refusal) = server.refusal() {
+                // As memcached: its message alone, and EX_USAGE.
+                eprintln!("{refusal}");
+                return Ok(ExitCode::from(64));
+            }
             let clock = match clock.as_deref() {
                 Some("real") => crate::serve::ClockMode::Real,
                 Some(_) => crate::serve::ClockMode::Manual,
@@ -280,9 +290,7 @@ pub(crate) fn dispatch(command: Command, families: &[&'static dyn Family]) -> Re
             let config = crate::serve::ServeConfig {
                 port,
                 servers,
-                server: crate::server::ServerConfig::default()
-                    .memory_mb(memory_mb)
-                    .item_size_max(item_size_max),
+                server,
                 clock,
                 faults: crate::serve::FaultPolicy {
                     lose_reply,

@@ -59,6 +59,8 @@ pub(crate) struct ServersFile {
     pub count: Spanned<usize>,
     pub memory_mb: u64,
     pub item_size_max: u32,
+    /// memcached's `-o slab_chunk_max`, in bytes.
+    pub slab_chunk_max: u32,
     pub no_evict: bool,
     /// Pins the tick phase; absent, every strategy varies it.
     pub phase_ms: Option<u64>,
@@ -71,6 +73,7 @@ impl Default for ServersFile {
             count: Spanned::new(0..0, 1),
             memory_mb: 64,
             item_size_max: 1024 * 1024,
+            slab_chunk_max: crate::server::SLAB_PAGE_SIZE / 2,
             no_evict: false,
             phase_ms: None,
             distribution: Spanned::new(0..0, "modulo".into()),

@@ -141,16 +141,31 @@ pub(crate) fn check(f: &ScenarioFile, source: &str) -> Result<(), FieldError> {
     c.range("servers", "memory_mb", s.memory_mb, 1..=MAX_MEMORY_MB)?;
     let item = u64::from(s.item_size_max);
     c.range("servers", "item_size_max", item, ITEM_SIZE_MAX)?;
-    if item > s.memory_mb * 1024 * 1024 / 2 {
-        // memcached refuses to start: "Cannot set item size limit higher than 1/2 of
-        // memory max."
+    let server = crate::server::ServerConfig::default()
+        .memory_mb(s.memory_mb)
+        .item_size_max(s.item_size_max)
+        .slab_chunk_max(s.slab_chunk_max);
+    if let Some(refusal) = server.refusal() {
+        // memcached's own words, on the field the file set.
+        let key = if refusal.contains("slab_chunk_max")
+            && s.slab_chunk_max != crate::server::SLAB_PAGE_SIZE / 2
+        {
+            "slab_chunk_max"
+        } else {
+            "item_size_max"
+        };
+        let hint = if s.slab_chunk_max > s.item_size_max {
+            format!(
+                "; memcached needs -o slab_chunk_max={} for this item_size_max: set slab_chunk_max = {}",
+                s.item_size_max, s.item_size_max
+            )
+        } else {
+            String::new()
+        };
         return Err(c.error(
             "servers",
-            "item_size_max",
-            format!(
-                "{item} bytes is more than half of memory_mb = {} (memcached refuses to start)",
-                s.memory_mb
-            ),
+            key,
+            format!("memcached 1.6.18 refuses to start: \"{refusal}\"{hint}"),
         ));
     }
     if let Some(phase_ms) = s.phase_ms {

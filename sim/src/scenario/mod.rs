@@ -354,6 +354,7 @@ impl Scenario {
         let server = ServerConfig::default()
             .memory_mb(f.servers.memory_mb)
             .item_size_max(f.servers.item_size_max)
+            .slab_chunk_max(f.servers.slab_chunk_max)
             .no_evict(f.servers.no_evict)
             .phase(Duration::from_millis(f.servers.phase_ms.unwrap_or(0)));
         let faults = fault_plan(&f.faults).map_err(at)?;

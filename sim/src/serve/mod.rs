@@ -116,8 +116,9 @@ pub fn serve(config: &ServeConfig, ready: impl FnOnce(&[SocketAddr])) -> std::io
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(server.unix_at_zero, |d| d.as_secs() as i64);
     }
+    let ports: Vec<u16> = addrs.iter().map(SocketAddr::port).collect();
     let mut world = World::new(
-        listeners.len(),
+        &ports,
         &server,
         config.clock,
         config.faults,

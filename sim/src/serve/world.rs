@@ -74,7 +74,7 @@ pub(crate) struct World {
 
 impl World {
     pub fn new(
-        count: usize,
+        ports: &[u16],
         config: &ServerConfig,
         mode: ClockMode,
         policy: FaultPolicy,
@@ -82,9 +82,15 @@ impl World {
         trace_file: Option<std::fs::File>,
         trace_window: usize,
     ) -> World {
+        let count = ports.len();
         World {
-            servers: (0..count)
-                .map(|_| Server::new(config.clone(), VirtualTime::ZERO))
+            servers: ports
+                .iter()
+                .map(|&port| {
+                    let mut config = config.clone();
+                    config.tcp_port = port;
+                    Server::new(config, VirtualTime::ZERO)
+                })
                 .collect(),
             armed: vec![Armed::default(); count],
             policy,

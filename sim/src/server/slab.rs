@@ -2,10 +2,11 @@
 //! for it exists without evicting.
 //!
 //! memcached carves 1 MiB pages into equal chunks per class (96, 120, 152 … bytes, each
-//! ×1.25 and 8-byte aligned, up to half a page). A class gets a new page while the memory
-//! limit allows, and always gets its first page. An item above half a page is chunked, as
-//! memcached 1.6 does it: a header (key, flags, chunk pointers) in the small class that
-//! fits it, then chunks of at most half a page each, every one in the class that fits it
+//! ×1.25 and 8-byte aligned, up to `slab_chunk_max`, half a page by default). A class
+//! gets a new page while the memory limit allows, and always gets its first page. An item
+//! above `slab_chunk_max` is chunked, as memcached 1.6 does it: a header (key, flags,
+//! chunk pointers) in the small class that fits it, then chunks of at most
+//! `slab_chunk_max` each, every one in the class that fits it
 //! (so a 600 KiB value takes one 512 KiB chunk and one of about 88 KiB). The item sits in
 //! the LRU of the largest class; each part is allocated, and evicts, in its own class.
 
@@ -74,23 +75,24 @@ impl Placement {
 /// The chunk sizes for a growth factor, computed once per factor and thread and shared
 /// by every server built with it (every execution boots a server, and the
 /// floating-point walk is not free).
-fn class_table(growth_factor: f64) -> Arc<[ClassSize]> {
+fn class_table(growth_factor: f64, chunk_max: u64) -> Arc<[ClassSize]> {
+    /// Tables built so far, by the growth factor's bits and the largest chunk.
+    type Tables = Vec<((u64, u64), Arc<[ClassSize]>)>;
     thread_local! {
-        static TABLES: RefCell<Vec<(u64, Arc<[ClassSize]>)>> = const { RefCell::new(Vec::new()) };
+        static TABLES: RefCell<Tables> = const { RefCell::new(Vec::new()) };
     }
-    let bits = growth_factor.to_bits();
+    let id = (growth_factor.to_bits(), chunk_max);
     TABLES.with(|tables| {
-        if let Some((_, t)) = tables.borrow().iter().find(|(b, _)| *b == bits) {
+        if let Some((_, t)) = tables.borrow().iter().find(|(b, _)| *b == id) {
             return t.clone();
         }
-        let t: Arc<[ClassSize]> = build_classes(growth_factor).into();
-        tables.borrow_mut().push((bits, t.clone()));
+        let t: Arc<[ClassSize]> = build_classes(growth_factor, chunk_max).into();
+        tables.borrow_mut().push((id, t.clone()));
         t
     })
 }
 
-fn build_classes(growth_factor: f64) -> Vec<ClassSize> {
-    let chunk_max = PAGE_SIZE / 2;
+fn build_classes(growth_factor: f64, chunk_max: u64) -> Vec<ClassSize> {
     let mut classes = Vec::new();
     // memcached keeps the running size in an unsigned int: every step truncates.
     let mut size: u64 = 96;
@@ -139,12 +141,13 @@ pub struct Slabs {
 impl Slabs {
     /// The classes memcached builds for these settings.
     pub fn new(config: &ServerConfig) -> Slabs {
+        let chunk_max = u64::from(config.slab_chunk_max);
         Slabs {
-            sizes: class_table(config.growth_factor),
+            sizes: class_table(config.growth_factor, chunk_max),
             usage: Vec::new(),
             malloced: 0,
             limit: config.memory_limit,
-            chunk_max: PAGE_SIZE / 2,
+            chunk_max,
         }
     }
 
@@ -154,7 +157,7 @@ impl Slabs {
         self.malloced = 0;
     }
 
-    /// The class of a chunk of `size` bytes (at most half a page).
+    /// The class of a chunk of `size` bytes (at most `slab_chunk_max`).
     fn class_of(&self, size: u64) -> usize {
         self.sizes
             .iter()
