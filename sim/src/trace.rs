@@ -231,6 +231,7 @@ pub fn describe_reply(r: &Reply) -> String {
             }
             s
         }
+        Reply::Debug(line) => show_bytes(line),
         Reply::Silent => "(no reply)".into(),
     }
 }

@@ -68,20 +68,7 @@ fn request(bytes: &[u8]) -> Request {
 }
 
 fn daemon(args: &[&str]) -> Option<MemcachedDaemon> {
-    match MemcachedDaemon::start(args) {
-        Ok(Some(d)) => Some(d),
-        Ok(None) => {
-            assert!(
-                std::env::var_os("CI").is_none(),
-                "the chunk test needs a memcached binary on CI"
-            );
-            eprintln!(
-                "SKIPPED: chunk test needs a memcached binary (apt-get install -y memcached)"
-            );
-            None
-        }
-        Err(e) => panic!("cannot start memcached: {e}"),
-    }
+    MemcachedDaemon::start_for_test("chunk", args)
 }
 
 /// `stats slabs` of a real server: per class in use, (chunk size, pages, used chunks).

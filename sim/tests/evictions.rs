@@ -108,17 +108,8 @@ fn settle() {
 
 #[test]
 fn evictions_match_a_real_memcached() {
-    let daemon = match MemcachedDaemon::start(&["-m", "4", "-I", "1m"]) {
-        Ok(Some(d)) => d,
-        Ok(None) => {
-            assert!(
-                std::env::var_os("CI").is_none(),
-                "the eviction test needs a memcached binary on CI"
-            );
-            eprintln!("SKIPPED: eviction test needs a memcached binary");
-            return;
-        }
-        Err(e) => panic!("cannot start memcached: {e}"),
+    let Some(daemon) = MemcachedDaemon::start_for_test("eviction", &["-m", "4", "-I", "1m"]) else {
+        return;
     };
     let config = ServerConfig::default()
         .memory_mb(4)

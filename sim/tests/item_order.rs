@@ -49,7 +49,7 @@ fn churned(keys: &[u32]) -> (Server, VirtualTime, BTreeSet<u32>) {
             delete(&mut server, i, now);
             left.remove(&i);
         } else if i % 5 == 0 {
-            server.evict(&key(i));
+            server.evict(&key(i), now);
             left.remove(&i);
         }
     }

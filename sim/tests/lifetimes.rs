@@ -496,18 +496,8 @@ fn replay(ran: &[Ran], time_at_edge: i64, phase_ms: u64, skipped: &BTreeMap<&str
 
 #[test]
 fn lifetimes_match_real_memcached_at_every_phase() {
-    let daemon = match MemcachedDaemon::start(&[]) {
-        Ok(Some(d)) => d,
-        Ok(None) => {
-            if std::env::var_os("CI").is_some() {
-                panic!("the lifetime test needs a memcached binary on CI");
-            }
-            eprintln!(
-                "SKIPPED: lifetime test needs a memcached binary (apt-get install -y memcached)"
-            );
-            return;
-        }
-        Err(e) => panic!("cannot start memcached: {e}"),
+    let Some(daemon) = MemcachedDaemon::start_for_test("lifetime", &[]) else {
+        return;
     };
     let (ran, time_at_edge, lifetimes) = record(&daemon);
     drop(daemon);

@@ -12,18 +12,7 @@ use mcsim::real::{MemcachedDaemon, TcpClient};
 use mcsim::{Exptime, Key, Server, ServerConfig, VirtualTime};
 
 fn daemon(args: &[&str]) -> Option<MemcachedDaemon> {
-    match MemcachedDaemon::start(args) {
-        Ok(Some(d)) => Some(d),
-        Ok(None) => {
-            assert!(
-                std::env::var_os("CI").is_none(),
-                "this test needs a memcached binary on CI"
-            );
-            eprintln!("SKIPPED: needs a memcached binary (apt-get install -y memcached)");
-            None
-        }
-        Err(e) => panic!("cannot start memcached: {e}"),
-    }
+    MemcachedDaemon::start_for_test("settings", args)
 }
 
 #[test]

@@ -160,7 +160,7 @@ impl Memcache for ShuttleClient {
                     .fetch_add(TICK.as_micros() as u64, Ordering::Relaxed),
             ) + TICK;
             if let Some(key) = evict {
-                server.evict(key);
+                server.evict(key, now);
             }
             server.apply_owned(request, now)
         };

@@ -9,7 +9,7 @@
 //! read.
 
 use crate::memcache::{Key, McError};
-use crate::protocol::{MetaCode, MetaFlag, MetaReply, Reply, Request, ValueEntry};
+use crate::protocol::{MetaCode, MetaCommand, MetaFlag, MetaReply, Reply, Request, ValueEntry};
 
 /// Reads the reply to `request` from the start of `buf`: `Ok(None)` until it is complete,
 /// then the reply and the number of bytes it used.
@@ -25,7 +25,11 @@ pub fn read_reply(buf: &[u8], request: &Request) -> Result<Option<(Reply, usize)
     }
     match request {
         Request::Get { .. } | Request::Gat { .. } => read_values(buf),
-        Request::Stats => read_stats(buf),
+        Request::Stats | Request::StatsGroup(_) => read_stats(buf),
+        Request::Meta {
+            command: MetaCommand::Debug,
+            ..
+        } if first.starts_with(b"ME ") => Ok(Some((Reply::Debug(first.to_vec()), pos))),
         Request::Meta { .. } => read_meta(first, buf, pos),
         Request::Arith { .. } if !first.is_empty() && first.iter().all(u8::is_ascii_digit) => {
             let n = std::str::from_utf8(first)

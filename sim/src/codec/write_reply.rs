@@ -34,6 +34,10 @@ pub fn write_reply(reply: &Reply, out: &mut Vec<u8>) {
             line(out, "END");
         }
         Reply::Meta(meta) => write_meta(meta, out),
+        Reply::Debug(bytes) => {
+            out.extend_from_slice(bytes);
+            out.extend_from_slice(b"\r\n");
+        }
         Reply::Silent => {}
     }
 }

@@ -98,6 +98,10 @@ pub fn write_request(request: &Request, out: &mut Vec<u8>) {
             }
         }
         Request::Stats | Request::Version => {}
+        Request::StatsGroup(group) => {
+            out.push(b' ');
+            out.extend_from_slice(group.name().as_bytes());
+        }
         Request::Verbosity { level, noreply: nr } => {
             out.extend_from_slice(format!(" {level}").as_bytes());
             noreply(out, *nr);

@@ -106,6 +106,20 @@ impl Key {
         Ok(Key(Repr::from_slice(bytes.as_ref())))
     }
 
+    /// A key that arrived in a form that carries any bytes (a meta command's base64 key,
+    /// a binary protocol packet): only its length, 1 to 250 bytes, is checked. Such a
+    /// key may hold a space or a line end, so no text command can name it.
+    pub fn binary(bytes: impl AsRef<[u8]>) -> Result<Key, KeyError> {
+        let bytes = bytes.as_ref();
+        if bytes.is_empty() {
+            return Err(KeyError::Empty);
+        }
+        if bytes.len() > MAX_KEY_LEN {
+            return Err(KeyError::TooLong(bytes.len()));
+        }
+        Ok(Key(Repr::from_slice(bytes)))
+    }
+
     /// Validates the concatenation of `parts` as a key (a prefix and a name, say),
     /// without an intermediate string for short keys.
     pub fn from_parts(parts: &[&[u8]]) -> Result<Key, KeyError> {

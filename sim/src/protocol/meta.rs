@@ -15,6 +15,8 @@ pub enum MetaCommand {
     Arithmetic,
     /// `mn`: meta no-op.
     Noop,
+    /// `me`: meta debug, what the server knows of one item (`b` is its only flag).
+    Debug,
 }
 
 impl MetaCommand {
@@ -26,6 +28,7 @@ impl MetaCommand {
             MetaCommand::Delete => "md",
             MetaCommand::Arithmetic => "ma",
             MetaCommand::Noop => "mn",
+            MetaCommand::Debug => "me",
         }
     }
 }

@@ -8,4 +8,4 @@ mod request;
 
 pub use meta::{MetaCode, MetaCommand, MetaFlag};
 pub use reply::{MetaReply, Reply, ValueEntry};
-pub use request::{ArithOp, Request, StoreMode};
+pub use request::{ArithOp, Request, StatsGroup, StoreMode};

@@ -75,6 +75,9 @@ pub enum Reply {
     Stats(Vec<(String, String)>),
     /// A meta command's reply.
     Meta(MetaReply),
+    /// The `ME key exp=… la=… cas=… fetch=… cls=… size=…` line of a meta debug hit,
+    /// without its line end (a miss is [`MetaCode::Miss`]).
+    Debug(Vec<u8>),
     /// Nothing: the request asked for no reply.
     Silent,
 }

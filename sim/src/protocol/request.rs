@@ -127,6 +127,8 @@ pub enum Request {
     },
     /// `stats`.
     Stats,
+    /// `stats items`, `stats slabs` or `stats settings`.
+    StatsGroup(StatsGroup),
     /// `version`.
     Version,
     /// `verbosity n`.
@@ -174,7 +176,7 @@ impl Request {
             Request::Touch { .. } => "touch",
             Request::FlushAll { .. } => "flush_all",
             Request::Meta { command, .. } => command.name(),
-            Request::Stats => "stats",
+            Request::Stats | Request::StatsGroup(_) => "stats",
             Request::Version => "version",
             Request::Verbosity { .. } => "verbosity",
         }
@@ -186,7 +188,14 @@ impl Request {
     /// evict; the exploration strategies account for that separately.
     pub fn is_read_only(&self) -> bool {
         match self {
-            Request::Get { .. } | Request::Stats | Request::Version => true,
+            Request::Get { .. }
+            | Request::Stats
+            | Request::StatsGroup(_)
+            | Request::Version
+            | Request::Meta {
+                command: MetaCommand::Debug,
+                ..
+            } => true,
             Request::Meta {
                 command: MetaCommand::Get,
                 flags,
@@ -207,6 +216,28 @@ impl Request {
             | Request::Verbosity { noreply, .. } => *noreply,
             Request::Meta { flags, .. } => flags.iter().any(|f| f.letter == b'q'),
             _ => false,
+        }
+    }
+}
+
+/// A group of `stats` answered apart from the general counters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum StatsGroup {
+    /// `stats items`: per slab class, its items and LRU queues.
+    Items,
+    /// `stats slabs`: per slab class, its chunks and pages.
+    Slabs,
+    /// `stats settings`: the start-up settings.
+    Settings,
+}
+
+impl StatsGroup {
+    /// The group's name after `stats`.
+    pub fn name(self) -> &'static str {
+        match self {
+            StatsGroup::Items => "items",
+            StatsGroup::Slabs => "slabs",
+            StatsGroup::Settings => "settings",
         }
     }
 }

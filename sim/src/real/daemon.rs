@@ -135,6 +135,27 @@ impl MemcachedDaemon {
         }
     }
 
+    /// For a test that compares with a real memcached: [`MemcachedDaemon::start`], and
+    /// without a binary a `SKIPPED` line naming `test` and `None`, except where the
+    /// environment sets `CI`, where a missing binary fails the test. A binary that does
+    /// not start fails it too.
+    pub fn start_for_test(test: &str, args: &[&str]) -> Option<MemcachedDaemon> {
+        match Self::start(args) {
+            Ok(Some(d)) => Some(d),
+            Ok(None) => {
+                assert!(
+                    std::env::var_os("CI").is_none(),
+                    "the {test} test needs a memcached binary on CI"
+                );
+                eprintln!(
+                    "SKIPPED: the {test} test needs a memcached binary (apt-get install -y memcached)"
+                );
+                None
+            }
+            Err(e) => panic!("cannot start memcached for the {test} test: {e}"),
+        }
+    }
+
     /// Where it listens.
     pub fn addr(&self) -> SocketAddr {
         self.addr

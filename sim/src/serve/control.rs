@@ -78,7 +78,7 @@ pub(crate) fn run(world: &mut World, server: usize, line: &str) -> Effect {
     let effect = match (verb, args) {
         ("evict", [key]) => match Key::new(key.as_bytes()) {
             Ok(k) => {
-                let was = world.servers[server].evict(&k);
+                let was = world.servers[server].evict(&k, now);
                 ok(if was { "evicted" } else { "absent" })
             }
             Err(e) => error(format!("bad key: {e}")),

@@ -155,16 +155,18 @@ impl World {
             return None;
         }
         let key = live[self.rng.random_range(0..live.len())].clone();
-        self.servers[server].evict(&key);
+        let now = self.now();
+        self.servers[server].evict(&key, now);
         Some(key.to_string())
     }
 
     /// Evicts each live key of `server` with chance `fraction`; how many went.
     pub fn evict_fraction(&mut self, server: usize, fraction: f64) -> usize {
         let mut gone = 0;
+        let now = self.now();
         for key in self.live_keys(server) {
             if self.chance(fraction) {
-                self.servers[server].evict(&key);
+                self.servers[server].evict(&key, now);
                 gone += 1;
             }
         }

@@ -59,6 +59,7 @@ struct Queue {
 pub struct ClassLru {
     queues: [Queue; 3],
     bytes: [u64; 3],
+    counts: [u32; 3],
 }
 
 impl Default for ClassLru {
@@ -77,6 +78,7 @@ impl ClassLru {
         ClassLru {
             queues: [EMPTY; 3],
             bytes: [0; 3],
+            counts: [0; 3],
         }
     }
 
@@ -100,6 +102,7 @@ impl ClassLru {
         }
         q.head = slot;
         self.bytes[segment.index()] += bytes;
+        self.counts[segment.index()] += 1;
     }
 
     /// Unlinks a slot from the queue it is in.
@@ -118,11 +121,17 @@ impl ClassLru {
         }
         links[slot as usize] = Links::UNLINKED;
         self.bytes[segment.index()] -= bytes;
+        self.counts[segment.index()] -= 1;
     }
 
     /// Bytes held by a queue.
     pub fn bytes(&self, segment: Segment) -> u64 {
         self.bytes[segment.index()]
+    }
+
+    /// Items in a queue.
+    pub fn count(&self, segment: Segment) -> u32 {
+        self.counts[segment.index()]
     }
 
     /// Bytes held by the whole class.

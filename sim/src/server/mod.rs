@@ -24,6 +24,7 @@ mod index;
 mod items;
 mod lru;
 mod meta;
+mod settings;
 mod slab;
 mod stats;
 
@@ -31,13 +32,13 @@ use std::borrow::Cow;
 
 use crate::clock::{ServerClock, VirtualTime};
 use crate::memcache::{Exptime, Key, MAX_RELATIVE_EXPTIME};
-use crate::protocol::{ArithOp, Reply, Request, StoreMode, ValueEntry};
+use crate::protocol::{ArithOp, Reply, Request, StatsGroup, StoreMode, ValueEntry};
 
 pub use arith::parse_u64;
 pub use config::{MIB, SLAB_PAGE_SIZE, ServerConfig};
 pub use items::{AllocError, Item, Items};
 pub use slab::{PAGE_SIZE, item_total};
-pub use stats::Stats;
+pub use stats::{ClassStats, Hit, Stats};
 
 /// `CLIENT_ERROR` text for a value incr/decr cannot read as a number.
 pub const NON_NUMERIC: &str = "cannot increment or decrement non-numeric value";
@@ -51,6 +52,8 @@ pub struct Server {
     clock: ServerClock,
     items: Items,
     up: bool,
+    /// The level last set by `verbosity` (`stats settings` shows it).
+    verbosity: u32,
 }
 
 impl Server {
@@ -64,6 +67,7 @@ impl Server {
             clock,
             items,
             up: true,
+            verbosity: 0,
         }
     }
 
@@ -142,9 +146,11 @@ impl Server {
         self.up
     }
 
-    /// Fault: evict `key` now, as memory pressure would. Returns whether it was there.
-    pub fn evict(&mut self, key: &Key) -> bool {
-        self.items.evict(key)
+    /// Fault: evict `key` at `now`, as memory pressure would (counted as an eviction of
+    /// its class). Returns whether it was there.
+    pub fn evict(&mut self, key: &Key, now: VirtualTime) -> bool {
+        let tick = self.tick(now);
+        self.items.evict(key, tick)
     }
 
     /// Fault: every item is lost, the process keeps running.
@@ -296,7 +302,7 @@ impl Server {
             Request::Delete { key, .. } => {
                 if self.items.find(key, tick).is_some() {
                     self.items.unlink(key);
-                    self.items.stats.delete_hits += 1;
+                    self.items.hit(Hit::Delete);
                     Reply::Deleted
                 } else {
                     self.items.stats.delete_misses += 1;
@@ -309,7 +315,7 @@ impl Server {
                 match self.items.fetch(key, tick, true) {
                     Some(item) => {
                         item.exptime = e;
-                        self.items.stats.touch_hits += 1;
+                        self.items.hit(Hit::Touch);
                         Reply::Touched
                     }
                     None => {
@@ -339,8 +345,21 @@ impl Server {
                 let uptime = tick.saturating_sub(crate::clock::FIRST_TICK) + 2;
                 Reply::Stats(self.items.stats.lines(self.config.memory_limit, uptime))
             }
+            Request::StatsGroup(group) => Reply::Stats(match group {
+                StatsGroup::Items => self.items.items_report(tick),
+                StatsGroup::Slabs => self.items.slabs_report(),
+                StatsGroup::Settings => settings::settings_report(
+                    &self.config,
+                    self.verbosity,
+                    self.items.flush_marks().1,
+                ),
+            }),
             Request::Version => Reply::Version(self.config.version.clone()),
-            Request::Verbosity { .. } => Reply::Ok,
+            Request::Verbosity { level, .. } => {
+                // memcached keeps at most its highest level, 2.
+                self.verbosity = (*level).min(2);
+                Reply::Ok
+            }
         }
     }
 
@@ -365,11 +384,11 @@ impl Server {
                         data: item.data.clone(),
                         cas: with_cas.then_some(item.cas),
                     });
-                    if touch.is_some() {
-                        self.items.stats.touch_hits += 1;
+                    self.items.hit(if touch.is_some() {
+                        Hit::Touch
                     } else {
-                        self.items.stats.get_hits += 1;
-                    }
+                        Hit::Get
+                    });
                 }
                 None if touch.is_some() => self.items.stats.touch_misses += 1,
                 None => self.items.stats.get_misses += 1,
@@ -401,11 +420,13 @@ impl Server {
         data: Cow<'_, [u8]>,
         tick: u32,
     ) -> Reply {
-        self.items.stats.cmd_set += 1;
         // memcached allocates the new item before it looks at the old one, so the
         // allocation may evict the very item this command is about to compare with.
         let reservation = match self.items.reserve(key.len(), flags, data.len(), tick) {
-            Ok(r) => r,
+            Ok(r) => {
+                self.items.count_set(&r);
+                r
+            }
             Err(e) => {
                 if mode == StoreMode::Set && self.items.find(key, tick).is_some() {
                     self.items.unlink(key);
@@ -446,12 +467,12 @@ impl Server {
             }
             (StoreMode::Cas(want), Some((cas, ..))) => {
                 if want != 0 && want == cas {
-                    self.items.stats.cas_hits += 1;
+                    self.items.hit(Hit::CasHit);
                     self.items
                         .link(key, new_item(data.into_owned()), reservation, tick);
                     return Reply::Stored;
                 }
-                self.items.stats.cas_badval += 1;
+                self.items.hit(Hit::CasBadval);
                 Reply::Exists
             }
             (StoreMode::Append | StoreMode::Prepend, Some((_, old_flags, old_exp, old_data))) => {
@@ -496,11 +517,7 @@ impl Server {
         let value = arith::apply(incr, value, delta);
         let (flags, exptime) = (item.flags, item.exptime);
         let rewritten = arith::in_place(item.data.len(), value);
-        if incr {
-            self.items.stats.incr_hits += 1;
-        } else {
-            self.items.stats.decr_hits += 1;
-        }
+        self.items.hit(if incr { Hit::Incr } else { Hit::Decr });
         if let Some(bytes) = rewritten {
             let cas = self.items.next_cas();
             if let Some(item) = self.items.find(key, tick) {

@@ -235,6 +235,17 @@ impl Slabs {
         self.malloced
     }
 
+    /// Per class with pages, smallest first: its index, chunk size, chunks per page, pages
+    /// and chunks in use.
+    pub fn classes_in_use(&self) -> impl Iterator<Item = (usize, u64, u64, u64, u64)> + '_ {
+        self.usage
+            .iter()
+            .zip(self.sizes.iter())
+            .enumerate()
+            .filter(|(_, (u, _))| u.pages > 0)
+            .map(|(i, (u, c))| (i, c.chunk, c.per_page, u.pages, u.used))
+    }
+
     /// Per class with pages: chunk size, pages, chunks in use.
     pub fn usage(&self) -> Vec<(u64, u64, u64)> {
         self.usage

@@ -76,3 +76,53 @@ impl Stats {
             .collect()
     }
 }
+
+/// Counters of one slab class, named as in memcached's `stats items` and `stats slabs`
+/// (their sums over the classes are the server-wide counters of the same name).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+#[allow(missing_docs)]
+pub struct ClassStats {
+    pub get_hits: u64,
+    pub set_cmds: u64,
+    pub delete_hits: u64,
+    pub incr_hits: u64,
+    pub decr_hits: u64,
+    pub cas_hits: u64,
+    pub cas_badval: u64,
+    pub touch_hits: u64,
+    pub evicted: u64,
+    pub evicted_nonzero: u64,
+    /// Seconds since the last evicted item was last accessed.
+    pub evicted_time: u32,
+    pub outofmemory: u64,
+    pub reclaimed: u64,
+    pub expired_unfetched: u64,
+    pub evicted_unfetched: u64,
+    pub evicted_active: u64,
+    pub moves_to_cold: u64,
+    pub moves_to_warm: u64,
+    pub moves_within_lru: u64,
+    pub direct_reclaims: u64,
+    pub hits_to_hot: u64,
+    pub hits_to_warm: u64,
+    pub hits_to_cold: u64,
+}
+
+/// A hit on an item, counted server-wide and in the item's class.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Hit {
+    /// A read (`get`, `gets`, `mg`): also counted by the LRU queue it found the item in.
+    Get,
+    /// `touch`, `gat`, `mg … T`.
+    Touch,
+    /// `delete`, `md`.
+    Delete,
+    /// `incr`, `ma`.
+    Incr,
+    /// `decr`, `ma MD`.
+    Decr,
+    /// A `cas` that matched.
+    CasHit,
+    /// A `cas` that did not.
+    CasBadval,
+}

@@ -34,26 +34,17 @@ impl Simulated {
 /// they are switched off so the real server is deterministic. Neither changes what a
 /// client sees while nothing is evicted.
 pub(crate) fn start_memcached(test: &str) -> Option<MemcachedDaemon> {
-    match MemcachedDaemon::start(&[
-        "-m",
-        "64",
-        "-I",
-        "1m",
-        "-o",
-        "no_lru_crawler,no_lru_maintainer,no_slab_automove",
-    ]) {
-        Ok(Some(d)) => Some(d),
-        Ok(None) => {
-            if std::env::var_os("CI").is_some() {
-                panic!("the {test} test needs a memcached binary on CI");
-            }
-            eprintln!(
-                "SKIPPED: {test} test needs a memcached binary (apt-get install -y memcached)"
-            );
-            None
-        }
-        Err(e) => panic!("cannot start memcached: {e}"),
-    }
+    MemcachedDaemon::start_for_test(
+        test,
+        &[
+            "-m",
+            "64",
+            "-I",
+            "1m",
+            "-o",
+            "no_lru_crawler,no_lru_maintainer,no_slab_automove",
+        ],
+    )
 }
 
 /// True if the simulator answers meta commands (rather than `ERROR`).

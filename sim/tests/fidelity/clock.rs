@@ -198,9 +198,9 @@ pub(crate) fn evict_fault_removes_one_key_and_counts_an_eviction() {
     let t = secs(1);
     assert_eq!(s.apply(&set("a", 0, 0, b"1"), t), Reply::Stored);
     assert_eq!(s.apply(&set("b", 0, 0, b"2"), t), Reply::Stored);
-    assert!(s.evict(&key("a")));
-    assert!(!s.evict(&key("a")));
-    assert!(!s.evict(&key("nokey")));
+    assert!(s.evict(&key("a"), t));
+    assert!(!s.evict(&key("a"), t));
+    assert!(!s.evict(&key("nokey"), t));
     assert_eq!(value(&mut s, "a", t), None);
     assert_eq!(value(&mut s, "b", t), Some(b"2".to_vec()));
     assert_eq!(s.stats().evictions, 1);

@@ -18,7 +18,7 @@
 
 use crate::clock::VirtualTime;
 use crate::memcache::{Exptime, Key, MAX_KEY_LEN};
-use crate::protocol::{Reply, Request};
+use crate::protocol::{Reply, Request, StatsGroup};
 use crate::server::Server;
 
 mod keyed;
@@ -371,11 +371,18 @@ pub fn execute(p: &Packet, server: &mut Server, now: VirtualTime) -> Executed {
             done(Some(request), reply, out, false)
         }
         op::STAT => {
-            if !p.key.is_empty() {
-                error(&mut out, p, status::KEY_ENOENT);
-                return done(None, Reply::Silent, out, false);
-            }
-            let request = Request::Stats;
+            // As memcached 1.6.18 matches the group: `settings` as a prefix, the others
+            // whole.
+            let request = match &p.key[..] {
+                [] => Request::Stats,
+                b"items" => Request::StatsGroup(StatsGroup::Items),
+                b"slabs" => Request::StatsGroup(StatsGroup::Slabs),
+                k if k.starts_with(b"settings") => Request::StatsGroup(StatsGroup::Settings),
+                _ => {
+                    error(&mut out, p, status::KEY_ENOENT);
+                    return done(None, Reply::Silent, out, false);
+                }
+            };
             let reply = server.apply(&request, now);
             if let Reply::Stats(lines) = &reply {
                 for (name, value) in lines {
@@ -394,7 +401,7 @@ pub fn execute(p: &Packet, server: &mut Server, now: VirtualTime) -> Executed {
             done(Some(request), reply, out, false)
         }
         _ => {
-            let Ok(key) = Key::new(&p.key) else {
+            let Ok(key) = Key::binary(&p.key) else {
                 error(&mut out, p, status::EINVAL);
                 return done(None, Reply::Silent, out, false);
             };

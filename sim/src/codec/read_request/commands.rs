@@ -177,8 +177,9 @@ pub(super) fn verbosity(t: &Tokens<'_>) -> Command {
     }
 }
 
-/// `stats [sub]`: the plain form is modelled; sub-commands are answered where the answer
-/// does not depend on server internals.
+/// `stats [sub]`: the plain form and the `items`, `slabs` and `settings` groups are
+/// modelled (tokens after the group are ignored, as memcached does); `detail on|off` is
+/// answered.
 pub(super) fn stats(t: &Tokens<'_>) -> Command {
     if t.count() == 2 {
         return Command::Execute(Request::Stats);
@@ -195,10 +196,11 @@ pub(super) fn stats(t: &Tokens<'_>) -> Command {
                 _ => client_error(usage, false),
             }
         }
-        b"reset" | b"settings" | b"cachedump" | b"conns" | b"extstore" | b"proxy" | b"items"
-        | b"slabs" | b"sizes" | b"sizes_enable" | b"sizes_disable" => {
-            unsupported(format!("stats {}", lossy(t.word(1))))
-        }
+        b"items" => Command::Execute(Request::StatsGroup(StatsGroup::Items)),
+        b"slabs" => Command::Execute(Request::StatsGroup(StatsGroup::Slabs)),
+        b"settings" => Command::Execute(Request::StatsGroup(StatsGroup::Settings)),
+        b"reset" | b"cachedump" | b"conns" | b"extstore" | b"proxy" | b"sizes"
+        | b"sizes_enable" | b"sizes_disable" => unsupported(format!("stats {}", lossy(t.word(1)))),
         _ => error(),
     }
 }

@@ -22,7 +22,7 @@ use crate::codec::write_reply::reply_bytes;
 use crate::memcache::{Exptime, Key, MAX_KEY_LEN};
 use crate::protocol::meta_flags::{self, BAD_FORMAT};
 use crate::protocol::number::parse_i32;
-use crate::protocol::{ArithOp, MetaCommand, MetaFlag, Reply, Request, StoreMode};
+use crate::protocol::{ArithOp, MetaCommand, MetaFlag, Reply, Request, StatsGroup, StoreMode};
 
 mod commands;
 mod meta;
@@ -316,9 +316,22 @@ pub fn parse_line(line: &[u8]) -> Command {
             }),
             b'e' => {
                 if n < 3 || t.word(1).len() > MAX_KEY_LEN {
-                    client_error(BAD_FORMAT, false)
+                    return client_error(BAD_FORMAT, false);
+                }
+                // memcached looks only at the token right after the key, and only for `b`.
+                let flags = if n >= 4 && t.word(2) == b"b" {
+                    vec![MetaFlag::bare(b'b')]
                 } else {
-                    unsupported("me (meta debug)")
+                    vec![]
+                };
+                match key(t.word(1)) {
+                    Ok(key) => Command::Execute(Request::Meta {
+                        command: MetaCommand::Debug,
+                        key: Some(key),
+                        flags,
+                        data: None,
+                    }),
+                    Err(c) => c,
                 }
             }
             _ => error(),

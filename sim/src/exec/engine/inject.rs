@@ -27,7 +27,8 @@ impl Engine<'_> {
             Fault::Evict { server, key } => {
                 if let Ok(k) = Key::new(key.as_bytes()) {
                     self.watch_key(*server, &k);
-                    self.cluster.servers[*server].evict(&k);
+                    let now = self.now();
+                    self.cluster.servers[*server].evict(&k, now);
                 }
                 self.log(Actor::World, || format!("FAULT {fault}"));
             }

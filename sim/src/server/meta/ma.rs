@@ -46,11 +46,7 @@ fn add_delta(
     };
     let value = arith::apply(incr, value, delta);
     let (flags, exptime, old_len) = (item.flags, item.exptime, item.data.len());
-    if incr {
-        items.stats.incr_hits += 1;
-    } else {
-        items.stats.decr_hits += 1;
-    }
+    items.hit(if incr { Hit::Incr } else { Hit::Decr });
     *digits = value.to_string();
     if let Some(bytes) = arith::in_place(old_len, value) {
         let cas = items.next_cas();

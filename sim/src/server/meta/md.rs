@@ -41,7 +41,7 @@ pub(super) fn delete(
         item.token_sent = false;
         item.cas = cas;
     } else {
-        items.stats.delete_hits += 1;
+        items.hit(Hit::Delete);
         items.unlink(key);
     }
     if of.no_reply {

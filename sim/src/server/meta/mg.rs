@@ -101,9 +101,9 @@ pub(super) fn get(server: &mut Server, key: &Key, flags: &[MetaFlag], now: Virtu
     }
     if ttl_set {
         items.stats.cmd_touch += 1;
-        items.stats.touch_hits += 1;
+        items.hit(Hit::Touch);
     } else {
-        items.stats.get_hits += 1;
+        items.hit(Hit::Get);
         items.stats.cmd_get += 1;
     }
     meta(code, out, value)

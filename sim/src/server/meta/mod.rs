@@ -9,9 +9,9 @@
 //! counter. Everything else, errors included, is answered; a hidden reply is
 //! [`Reply::Silent`].
 //!
-//! Known limits: a base64 key (`b`) whose decoded bytes hold a space, CR, LF or NUL cannot
-//! be represented by [`Key`] and is answered `CLIENT_ERROR error decoding key`; 1.6.18
-//! would store it. An `ma` whose result grows the number re-allocates the item, and the
+//! A base64 key (`b`) may decode to any bytes, spaces and NULs included
+//! ([`Key::binary`]); the item remembers it, and `me` and the `k` flag encode it again.
+//! Known limits: an `ma` whose result grows the number re-allocates the item, and the
 //! `T` of that request then changes only the old copy (as in 1.6.18); `ma` rewrites in
 //! place whenever the digits fit, because no other reply holds a reference to the item
 //! here (a pipelined read on the real server can force the re-allocation path).
@@ -24,9 +24,10 @@ use crate::protocol::{MetaCode, MetaCommand, MetaFlag, MetaReply, Reply};
 use crate::server::arith;
 use crate::server::items::Item;
 use crate::server::slab::item_total;
-use crate::server::{AllocError, NON_NUMERIC, Server};
+use crate::server::{AllocError, Hit, NON_NUMERIC, Server};
 
 mod base64;
+mod debug;
 mod ma;
 mod md;
 mod mg;
@@ -35,6 +36,7 @@ mod ms;
 mod tests;
 
 use base64::{base64_decode, base64_encode};
+use debug::debug;
 use ma::arithmetic;
 use md::delete;
 use mg::get;
@@ -65,6 +67,7 @@ pub(super) fn execute(
         MetaCommand::Delete => delete(server, key, flags, now),
         MetaCommand::Arithmetic => arithmetic(server, key, flags, now),
         MetaCommand::Noop => meta(MetaCode::Noop, vec![], None),
+        MetaCommand::Debug => debug(server, key, flags, now),
     }
 }
 
@@ -118,7 +121,7 @@ fn preparse(
 ) -> Result<Options, &'static str> {
     // A decoded key the simulator cannot represent is refused like one that does not
     // decode.
-    let decoded = || base64_decode(key.as_bytes()).and_then(|k| Key::new(k).ok());
+    let decoded = || base64_decode(key.as_bytes()).and_then(|k| Key::binary(k).ok());
     let checked = meta_flags::preparse(flags.iter().map(|f| (f.letter, token(f))), || {
         decoded().is_some()
     })?;

@@ -79,7 +79,7 @@ pub(super) fn set(
             };
         }
     };
-    items.stats.cmd_set += 1;
+    items.count_set(&reservation);
 
     let mut item = Item::new(data.to_vec(), of.client_flags, of.exptime);
     item.key_binary = of.key_binary;
@@ -111,12 +111,12 @@ pub(super) fn set(
                             item.stale = true;
                             item.token_sent = old_token;
                         }
-                        items.stats.cas_hits += 1;
+                        items.hit(Hit::CasHit);
                         stored_cas = Some(items.link(key, item, reservation, tick));
                         MetaCode::Header
                     }
                     CasCheck::None | CasCheck::BadValue => {
-                        items.stats.cas_badval += 1;
+                        items.hit(Hit::CasBadval);
                         MetaCode::Exists
                     }
                 },

@@ -16,10 +16,10 @@ use crate::server::config::ServerConfig;
 use crate::server::index::KeyIndex;
 use crate::server::lru::{ClassLru, Links, Segment};
 use crate::server::slab::{CHUNK_HEADER, ITEM_HEADER, Placement, Slabs, item_total};
-use crate::server::stats::Stats;
+use crate::server::stats::{ClassStats, Hit, Stats};
 
-/// memcached refreshes an item's access time at most this often (seconds).
-const ITEM_UPDATE_INTERVAL: u32 = 60;
+mod report;
+mod tail;
 
 /// One stored item.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -52,6 +52,16 @@ pub struct Item {
 }
 
 impl Item {
+    /// Its slab class as memcached numbers them (`cls=` of `me`; the smallest is 1).
+    pub fn class_id(&self) -> usize {
+        self.class + 1
+    }
+
+    /// The bytes it takes, header included (`size=` of `me`).
+    pub fn total(&self) -> u64 {
+        self.total
+    }
+
     /// A new item, not yet linked.
     pub fn new(data: Vec<u8>, flags: u32, exptime: u32) -> Item {
         Item {
@@ -125,6 +135,11 @@ pub struct Items {
     evict_to_free: bool,
     /// Counters.
     pub stats: Stats,
+    /// Counters per slab class, grown when a class first counts something.
+    classes: Vec<ClassStats>,
+    /// The class and queue of the item the last lookup found (before any bump), for the
+    /// hit that follows it.
+    found: (usize, Segment),
 }
 
 impl Items {
@@ -144,6 +159,8 @@ impl Items {
             item_size_max: u64::from(config.item_size_max),
             evict_to_free: !config.no_evict,
             stats: Stats::default(),
+            classes: Vec::new(),
+            found: (0, Segment::Hot),
         }
     }
 
@@ -166,6 +183,7 @@ impl Items {
         self.oldest_live = 0;
         self.oldest_cas = 0;
         self.stats = Stats::default();
+        self.classes.clear();
     }
 
     /// Creates a class's LRU on first use.
@@ -192,6 +210,63 @@ impl Items {
         let (class, segment, total) = (item.class, item.segment, item.total);
         // A queued item was queued by `relink`, which created its class's LRU.
         self.lrus[class].remove(&mut self.links, segment, slot, total);
+    }
+
+    /// The counters of a class.
+    pub(crate) fn class_stats(&mut self, class: usize) -> &mut ClassStats {
+        if class >= self.classes.len() {
+            self.classes.resize(class + 1, ClassStats::default());
+        }
+        &mut self.classes[class]
+    }
+
+    /// Counts a hit on the item the last lookup found, server-wide and in its class.
+    pub fn hit(&mut self, hit: Hit) {
+        let (class, segment) = self.found;
+        self.class_stats(class);
+        let (s, c) = (&mut self.stats, &mut self.classes[class]);
+        match hit {
+            Hit::Get => {
+                s.get_hits += 1;
+                c.get_hits += 1;
+                match segment {
+                    Segment::Hot => c.hits_to_hot += 1,
+                    Segment::Warm => c.hits_to_warm += 1,
+                    Segment::Cold => c.hits_to_cold += 1,
+                }
+            }
+            Hit::Touch => {
+                s.touch_hits += 1;
+                c.touch_hits += 1;
+            }
+            Hit::Delete => {
+                s.delete_hits += 1;
+                c.delete_hits += 1;
+            }
+            Hit::Incr => {
+                s.incr_hits += 1;
+                c.incr_hits += 1;
+            }
+            Hit::Decr => {
+                s.decr_hits += 1;
+                c.decr_hits += 1;
+            }
+            Hit::CasHit => {
+                s.cas_hits += 1;
+                c.cas_hits += 1;
+            }
+            Hit::CasBadval => {
+                s.cas_badval += 1;
+                c.cas_badval += 1;
+            }
+        }
+    }
+
+    /// Counts a storage command whose item got its memory (memcached counts `cmd_set`
+    /// then, in the new item's class).
+    pub fn count_set(&mut self, r: &Reservation) {
+        self.stats.cmd_set += 1;
+        self.class_stats(r.placement.lru_class).set_cmds += 1;
     }
 
     /// Hands out the next cas unique.
@@ -240,6 +315,7 @@ impl Items {
             self.unlink_slot(slot);
             return None;
         }
+        self.found = (item.class, item.segment);
         Some(slot)
     }
 
@@ -270,11 +346,16 @@ impl Items {
             item.fetched = true;
             return;
         }
-        item.active = true;
         item.time = tick;
         if item.segment == Segment::Cold {
+            // memcached queues this bump for its LRU maintainer, which moves the item to
+            // WARM and clears its active mark (`do_item_update`); here it happens at once.
+            let class = item.class;
             self.lru_remove(slot);
             self.relink(slot, Segment::Warm);
+            self.class_stats(class).moves_to_warm += 1;
+        } else {
+            item.active = true;
         }
     }
 
@@ -290,12 +371,20 @@ impl Items {
         Some(self.item_mut(slot))
     }
 
-    /// memcached's `do_item_update`: refresh the access time at most once a minute.
+    /// memcached's `do_item_update` with its segmented LRU (the default): the access
+    /// time becomes now, and an active item in COLD moves to WARM.
     pub fn touch_time(&mut self, key: &Key, tick: u32) {
-        if let Some(item) = self.linked_mut(key)
-            && item.time < tick.saturating_sub(ITEM_UPDATE_INTERVAL)
-        {
-            item.time = tick;
+        let Some(slot) = self.index.get(key) else {
+            return;
+        };
+        let item = self.item_mut(slot);
+        item.time = tick;
+        if item.segment == Segment::Cold && item.active {
+            item.active = false;
+            let class = item.class;
+            self.lru_remove(slot);
+            self.relink(slot, Segment::Warm);
+            self.class_stats(class).moves_to_warm += 1;
         }
     }
 
@@ -329,24 +418,11 @@ impl Items {
                 for &(c, n) in &placement.parts()[..i] {
                     self.slabs.free(c, n);
                 }
+                self.class_stats(placement.lru_class).outofmemory += 1;
                 return Err(AllocError::OutOfMemory);
             }
         }
         Ok(Reservation { placement, total })
-    }
-
-    /// memcached's `do_item_alloc_pull`: up to ten tries, each after evicting from the
-    /// class's COLD tail (or moving HOT to COLD when COLD is empty).
-    fn alloc_part(&mut self, class: usize, chunks: u64, tick: u32) -> bool {
-        for _ in 0..10 {
-            if self.slabs.try_alloc(class, chunks) {
-                return true;
-            }
-            if self.pull_tail(class, Segment::Cold, Pull::Eviction, 0, u32::MAX, tick) == 0 {
-                self.pull_tail(class, Segment::Hot, Pull::Juggle, 0, u32::MAX, tick);
-            }
-        }
-        false
     }
 
     /// Gives back a reservation that was not linked.
@@ -423,91 +499,6 @@ impl Items {
         item
     }
 
-    /// memcached's `lru_pull_tail`: looks at up to five items at a queue's tail; reclaims
-    /// expired or flushed ones; moves one item on, or evicts it. Returns how many items it
-    /// removed or moved.
-    fn pull_tail(
-        &mut self,
-        class: usize,
-        segment: Segment,
-        pull: Pull,
-        total_bytes: u64,
-        max_age: u32,
-        tick: u32,
-    ) -> usize {
-        let mut removed = 0;
-        // Up to five items from the tail, one at a time: each reclaimed item uncovers the
-        // next, and most calls stop at the first.
-        for _ in 0..5 {
-            let Some(slot) = self.lru(class).oldest(segment) else {
-                break;
-            };
-            let item = &self.slot(slot).item;
-            if (item.exptime != 0 && item.exptime < tick) || self.is_flushed(item, tick) {
-                let fetched = item.fetched;
-                self.stats.reclaimed += 1;
-                if !fetched {
-                    self.stats.expired_unfetched += 1;
-                }
-                self.unlink_slot(slot);
-                removed += 1;
-                continue;
-            }
-            let (active, time, fetched) = (item.active, item.time, item.fetched);
-            match segment {
-                Segment::Hot | Segment::Warm => {
-                    let pct = if segment == Segment::Hot { 20 } else { 40 };
-                    let limit = total_bytes * pct / 100;
-                    if active {
-                        self.item_mut(slot).active = false;
-                        self.lru_remove(slot);
-                        self.relink(slot, Segment::Warm);
-                        removed += 1;
-                    } else if self.lru(class).bytes(segment) > limit
-                        || tick.saturating_sub(time) > max_age
-                    {
-                        self.lru_remove(slot);
-                        self.relink(slot, Segment::Cold);
-                        removed += 1;
-                    }
-                }
-                Segment::Cold => {
-                    if pull == Pull::Eviction && self.evict_to_free {
-                        self.stats.evictions += 1;
-                        if !fetched {
-                            self.stats.evicted_unfetched += 1;
-                        }
-                        self.unlink_slot(slot);
-                        removed += 1;
-                    }
-                }
-            }
-            break;
-        }
-        removed
-    }
-
-    /// The LRU maintainer's juggle for one class, run synchronously after each link: HOT
-    /// above 20% of the class's bytes and WARM above 40% drain into COLD; active items
-    /// move to WARM.
-    fn juggle(&mut self, class: usize, tick: u32) {
-        let lru = self.lru(class);
-        let cold_age = lru
-            .oldest(Segment::Cold)
-            .map(|slot| tick.saturating_sub(self.slot(slot).item.time))
-            .unwrap_or(0);
-        let total = lru.total_bytes();
-        let hot_age = (f64::from(cold_age) * 0.2) as u32;
-        let warm_age = cold_age.saturating_mul(2);
-        for _ in 0..500 {
-            let moved = self.pull_tail(class, Segment::Hot, Pull::Juggle, total, hot_age, tick)
-                + self.pull_tail(class, Segment::Warm, Pull::Juggle, total, warm_age, tick);
-            if moved == 0 {
-                break;
-            }
-        }
-    }
-
     /// `flush_all`: `oldest_live` is the last tick whose items are invisible. An immediate
     /// flush also hides every item whose cas unique is older than the flush.
     pub fn flush(&mut self, oldest_live: u32, tick: u32) {
@@ -526,12 +517,13 @@ impl Items {
     }
 
     /// Evicts one item now, as memory pressure would. Returns whether it was there.
-    pub fn evict(&mut self, key: &Key) -> bool {
-        let found = self.unlink(key).is_some();
-        if found {
-            self.stats.evictions += 1;
-        }
-        found
+    pub fn evict(&mut self, key: &Key, tick: u32) -> bool {
+        let Some(slot) = self.index.get(key) else {
+            return false;
+        };
+        self.count_eviction(slot, tick);
+        self.unlink_slot(slot);
+        true
     }
 
     /// Number of items linked (live or expired-but-not-yet-reclaimed).
