@@ -81,7 +81,8 @@ fn write_meta(meta: &MetaReply, out: &mut Vec<u8>) {
         out.extend_from_slice(format!(" {}", v.len()).as_bytes());
     }
     for flag in &meta.flags {
-        out.extend_from_slice(format!(" {flag}").as_bytes());
+        out.push(b' ');
+        flag.write_to(out);
     }
     out.extend_from_slice(b"\r\n");
     if let Some(v) = value {

@@ -112,7 +112,8 @@ pub fn write_request(request: &Request, out: &mut Vec<u8>) {
 
 fn write_flags(flags: &[MetaFlag], out: &mut Vec<u8>) {
     for f in flags {
-        out.extend_from_slice(format!(" {f}").as_bytes());
+        out.push(b' ');
+        f.write_to(out);
     }
 }
 

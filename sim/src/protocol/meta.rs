@@ -38,8 +38,9 @@ impl MetaCommand {
 pub struct MetaFlag {
     /// The flag letter.
     pub letter: u8,
-    /// The token that follows the letter, if any.
-    pub token: Option<String>,
+    /// The token that follows the letter, if any: bytes as sent (a key returned by `k`
+    /// or an opaque echoed by `O` need not be text).
+    pub token: Option<Vec<u8>>,
 }
 
 impl MetaFlag {
@@ -53,21 +54,33 @@ impl MetaFlag {
 
     /// A flag with a token.
     pub fn with(letter: u8, token: impl fmt::Display) -> MetaFlag {
+        MetaFlag::with_bytes(letter, token.to_string().into_bytes())
+    }
+
+    /// A flag with a token of any bytes.
+    pub fn with_bytes(letter: u8, token: impl Into<Vec<u8>>) -> MetaFlag {
         MetaFlag {
             letter,
-            token: Some(token.to_string()),
+            token: Some(token.into()),
         }
+    }
+
+    /// The token's bytes, empty for a bare flag.
+    pub fn token_bytes(&self) -> &[u8] {
+        self.token.as_deref().unwrap_or(&[])
+    }
+
+    /// The flag as sent: its letter and its token's bytes.
+    pub fn write_to(&self, out: &mut Vec<u8>) {
+        out.push(self.letter);
+        out.extend_from_slice(self.token_bytes());
     }
 
     /// Parses one flag word such as `T30`.
     pub fn parse(word: &[u8]) -> MetaFlag {
         let letter = word.first().copied().unwrap_or(b'?');
         let rest = &word[word.len().min(1)..];
-        let token = if rest.is_empty() {
-            None
-        } else {
-            Some(String::from_utf8_lossy(rest).into_owned())
-        };
+        let token = (!rest.is_empty()).then(|| rest.to_vec());
         MetaFlag { letter, token }
     }
 }
@@ -78,7 +91,7 @@ impl fmt::Display for MetaFlag {
             f,
             "{}{}",
             self.letter as char,
-            self.token.as_deref().unwrap_or("")
+            String::from_utf8_lossy(self.token_bytes())
         )
     }
 }

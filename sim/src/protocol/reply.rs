@@ -28,12 +28,13 @@ pub struct MetaReply {
 }
 
 impl MetaReply {
-    /// The token of the first return flag with this letter, if the flag is present.
+    /// The token of the first return flag with this letter, if the flag is present and
+    /// its token is text.
     pub fn flag(&self, letter: u8) -> Option<&str> {
         self.flags
             .iter()
             .find(|f| f.letter == letter)
-            .map(|f| f.token.as_deref().unwrap_or(""))
+            .and_then(|f| std::str::from_utf8(f.token_bytes()).ok())
     }
 
     /// True if the reply carries this flag (e.g. `W`, `Z`, `X`).

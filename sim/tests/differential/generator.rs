@@ -82,6 +82,10 @@ impl Generator {
             b"cnt".to_vec(),
             b"k\tt".to_vec(),
             b"x:1".to_vec(),
+            // Control bytes and bytes that are not UTF-8: memcached takes any byte but
+            // space, CR, LF and NUL in a text key, and echoes it back as sent.
+            b"c\x01\x1b\x7f".to_vec(),
+            b"\xff\xfe".to_vec(),
             vec![b'L'; 250],
         ];
         Generator {

@@ -106,7 +106,7 @@ struct Options {
 
 /// A flag's argument, empty when it has none.
 fn token(f: &MetaFlag) -> &[u8] {
-    f.token.as_deref().unwrap_or("").as_bytes()
+    f.token_bytes()
 }
 
 /// memcached's `_meta_flag_preparse`: the shared checks
@@ -190,7 +190,7 @@ fn preparse(
 
 /// True if an `O` flag is longer than memcached copies back.
 fn opaque_too_long(flag: &MetaFlag) -> bool {
-    1 + flag.token.as_deref().map_or(0, str::len) > MAX_OPAQUE
+    1 + flag.token_bytes().len() > MAX_OPAQUE
 }
 
 /// The `k` return flag, and `b` after it for a binary key.
@@ -199,10 +199,7 @@ fn push_key(out: &mut Vec<MetaFlag>, key: &Key, binary: bool) {
         out.push(MetaFlag::with(b'k', base64_encode(key.as_bytes())));
         out.push(MetaFlag::bare(b'b'));
     } else {
-        out.push(MetaFlag::with(
-            b'k',
-            String::from_utf8_lossy(key.as_bytes()),
-        ));
+        out.push(MetaFlag::with_bytes(b'k', key.as_bytes()));
     }
 }
 
