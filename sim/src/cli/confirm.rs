@@ -72,7 +72,7 @@ pub(crate) fn confirm(
             .or_else(|| s.config.servers.first().map(|c| c.phase))
             .unwrap_or_default(),
     };
-    let c = crate::real::confirm(&execution, s.config.servers.len(), &options)?;
+    let c = crate::real::confirm(&execution, &s.config, &options)?;
     for line in &c.lines {
         outln!("{line}");
     }

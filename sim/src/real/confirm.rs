@@ -2,10 +2,12 @@
 //! memcached.
 //!
 //! The shrunk execution's calls are sent in its order, one connection per client, to a
-//! memcached mcsim starts itself (one per simulated server) or to servers given. Faults
-//! become what a real server allows: an eviction a `delete`, a crash a restart (or a
-//! `flush_all` on a server mcsim did not start), a lost reply a call whose reply is read
-//! and dropped, a lost request a call not sent. Virtual waits between calls become real
+//! memcached mcsim starts itself (one per simulated server, with its `-m`, `-I`,
+//! `slab_chunk_max` and `-M`) or to servers given. Faults become what a real server
+//! allows: an eviction a `delete`, a crash the process stopped and started again empty
+//! after the scenario's restart delay (calls meanwhile fail, as in simulation; a server
+//! mcsim did not start is flushed instead), a lost reply a call whose reply is read and
+//! dropped, a lost request a call not sent. Virtual waits between calls become real
 //! sleeps, capped, and the cap is reported. The replay starts at the instant that puts the
 //! first real server's tick edges (read from its `time` stat) where the simulation's fell,
 //! so a TTL ends between the same two calls on both. Every reply is compared with the one the
@@ -16,10 +18,11 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use crate::exec::{Event, Execution};
+use crate::exec::{Event, ExecConfig, Execution};
 use crate::fault::Fault;
 use crate::protocol::{Reply, Request};
-use crate::real::{MemcachedDaemon, TcpClient};
+use crate::real::TcpClient;
+use crate::real::fleet::Fleet;
 use crate::trace::{describe_reply, describe_request};
 
 /// How to confirm.
@@ -87,53 +90,6 @@ pub enum ConfirmError {
     },
 }
 
-/// The servers a confirmation talks to.
-struct Servers {
-    daemons: Vec<Option<MemcachedDaemon>>,
-    addrs: Vec<SocketAddr>,
-}
-
-impl Servers {
-    fn start(count: usize, given: &[SocketAddr]) -> Result<Servers, ConfirmError> {
-        if !given.is_empty() {
-            if given.len() != count {
-                return Err(ConfirmError::Servers {
-                    want: count,
-                    given: given.len(),
-                });
-            }
-            return Ok(Servers {
-                daemons: given.iter().map(|_| None).collect(),
-                addrs: given.to_vec(),
-            });
-        }
-        let mut daemons = Vec::new();
-        for _ in 0..count {
-            let d = MemcachedDaemon::start(&[])?.ok_or(ConfirmError::NoMemcached)?;
-            daemons.push(Some(d));
-        }
-        let addrs = daemons.iter().flatten().map(|d| d.addr()).collect();
-        Ok(Servers { daemons, addrs })
-    }
-
-    /// A crash: a server mcsim started restarts empty; another is flushed.
-    fn crash(&mut self, server: usize) -> Result<String, ConfirmError> {
-        if self.daemons[server].is_some() {
-            self.daemons[server] = None;
-            let d = MemcachedDaemon::start(&[])?.ok_or(ConfirmError::NoMemcached)?;
-            self.addrs[server] = d.addr();
-            self.daemons[server] = Some(d);
-            Ok("restarted empty".into())
-        } else {
-            TcpClient::connect(self.addrs[server])?.call(&Request::FlushAll {
-                delay: None,
-                noreply: false,
-            })?;
-            Ok("flush_all (a server mcsim did not start cannot be restarted)".into())
-        }
-    }
-}
-
 /// The `time` stat: memcached's clock, in whole seconds.
 fn time_stat(conn: &mut TcpClient) -> Result<Option<String>, ConfirmError> {
     Ok(match conn.call(&Request::Stats)? {
@@ -160,17 +116,17 @@ fn align_with_ticks(addr: SocketAddr, phase: Duration) -> Result<(), ConfirmErro
 }
 
 /// Replays `execution` (recorded with its timeline) against real memcached servers, one
-/// per simulated server (`servers`).
+/// per simulated server of `config`.
 pub fn confirm(
     execution: &Execution,
-    servers: usize,
+    config: &ExecConfig,
     options: &ConfirmOptions,
 ) -> Result<Confirmation, ConfirmError> {
     if execution.events.is_empty() {
         return Err(ConfirmError::NoEvents);
     }
-    let mut real = Servers::start(servers.max(1), &options.servers)?;
-    let version = match TcpClient::connect(real.addrs[0])?.call(&Request::Version)? {
+    let mut real = Fleet::start(&config.servers, &options.servers)?;
+    let version = match TcpClient::connect(real.addr(0))?.call(&Request::Version)? {
         Reply::Version(v) => v,
         other => describe_reply(&other),
     };
@@ -183,7 +139,7 @@ pub fn confirm(
         options.max_wait,
         Duration::ZERO,
     );
-    align_with_ticks(real.addrs[0], options.phase)?;
+    align_with_ticks(real.addr(0), options.phase)?;
     // Waits are kept against this start, not added up: the calls' own time does not
     // push later calls off their instants.
     let origin = std::time::Instant::now();
@@ -200,6 +156,14 @@ pub fn confirm(
             + time
                 .since(crate::clock::VirtualTime::ZERO)
                 .saturating_sub(shortened);
+        // Crashed servers come back when their time comes, before any later call.
+        while let Some(at) = real.next_restart().filter(|at| *at <= due) {
+            let now = std::time::Instant::now();
+            if at > now {
+                std::thread::sleep(at - now);
+            }
+            lines.extend(real.restart_due(at)?);
+        }
         let now = std::time::Instant::now();
         if due > now {
             std::thread::sleep(due - now);
@@ -210,7 +174,7 @@ pub fn confirm(
                     Fault::Evict { server, key } => match crate::memcache::Key::new(key.as_bytes())
                     {
                         Ok(key) => {
-                            TcpClient::connect(real.addrs[*server])?.call(&Request::Delete {
+                            TcpClient::connect(real.addr(*server))?.call(&Request::Delete {
                                 key,
                                 noreply: false,
                             })?;
@@ -218,7 +182,10 @@ pub fn confirm(
                         }
                         Err(e) => format!("not reproducible: {e}"),
                     },
-                    Fault::Crash { server } => real.crash(*server)?,
+                    Fault::Crash { server } if config.faults.warm_restart => {
+                        format!("not reproducible here: a warm restart of server {server} (memcached's -e memory file) is not scripted")
+                    }
+                    Fault::Crash { server } => real.crash(*server, config.faults.restart_after)?,
                     other => format!("not reproducible on a real server ({other})"),
                 };
                 lines.push(format!("{step:>5}  --  FAULT {fault}: {did}"));
@@ -245,14 +212,37 @@ pub fn confirm(
                     ));
                     continue;
                 }
-                let addr = real.addrs[*server];
-                let conn = match conns.entry((*client, *server, addr)) {
-                    std::collections::btree_map::Entry::Occupied(e) => e.into_mut(),
-                    std::collections::btree_map::Entry::Vacant(e) => {
-                        e.insert(TcpClient::connect(addr)?)
+                let addr = real.addr(*server);
+                let got = match conns.entry((*client, *server, addr)) {
+                    std::collections::btree_map::Entry::Occupied(mut e) => e.get_mut().call(request),
+                    std::collections::btree_map::Entry::Vacant(e) => match TcpClient::connect(addr) {
+                        Ok(c) => e.insert(c).call(request),
+                        Err(err) => Err(err),
+                    },
+                };
+                // A call to a stopped server fails, as the simulated one's did.
+                let got = match (got, outcome) {
+                    (Ok(reply), _) => reply,
+                    (Err(_), Err(_)) => {
+                        lines.push(format!(
+                            "{step:>5}  c{client}  {what} -> failed (server down), as in simulation"
+                        ));
+                        continue;
+                    }
+                    (Err(e), Ok(expected)) => {
+                        return Ok(Confirmation {
+                            lines,
+                            shortened,
+                            outcome: Outcome::Diverged {
+                                step: *step,
+                                detail: format!(
+                                    "step {step}: {what}: simulation {}, memcached failed: {e}",
+                                    describe_reply(expected)
+                                ),
+                            },
+                        });
                     }
                 };
-                let got = conn.call(request)?;
                 let lost = matches!(fault, Some(Fault::ReplyLost { .. }));
                 let note = if lost {
                     " (reply dropped, as in simulation)"

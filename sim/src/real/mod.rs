@@ -10,9 +10,11 @@
 mod client;
 mod confirm;
 mod daemon;
+mod fleet;
 mod memcache;
 
 pub use client::{Raw, RawEnd, TcpClient};
 pub use confirm::{ConfirmError, ConfirmOptions, Confirmation, Outcome, confirm};
 pub use daemon::{DaemonError, MemcachedDaemon};
+pub use fleet::memcached_args;
 pub use memcache::RealMemcache;
