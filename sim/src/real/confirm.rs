@@ -23,6 +23,7 @@ use crate::fault::Fault;
 use crate::protocol::{Reply, Request};
 use crate::real::TcpClient;
 use crate::real::fleet::Fleet;
+use crate::real::ticks::Ticks;
 use crate::trace::{describe_reply, describe_request};
 
 /// How to confirm.
@@ -90,31 +91,6 @@ pub enum ConfirmError {
     },
 }
 
-/// The `time` stat: memcached's clock, in whole seconds.
-fn time_stat(conn: &mut TcpClient) -> Result<Option<String>, ConfirmError> {
-    Ok(match conn.call(&Request::Stats)? {
-        Reply::Stats(stats) => stats.into_iter().find(|(k, _)| k == "time").map(|(_, v)| v),
-        _ => None,
-    })
-}
-
-/// Waits for the server's next tick edge, then for as long after it as makes the edges
-/// fall `phase` after each whole second of the replay's time, which starts on return.
-fn align_with_ticks(addr: SocketAddr, phase: Duration) -> Result<(), ConfirmError> {
-    let mut conn = TcpClient::connect(addr)?;
-    let first = time_stat(&mut conn)?;
-    if first.is_none() {
-        return Ok(());
-    }
-    let started = std::time::Instant::now();
-    while time_stat(&mut conn)? == first && started.elapsed() < Duration::from_millis(1500) {
-        std::thread::sleep(Duration::from_micros(200));
-    }
-    let lead = (Duration::from_secs(1) - phase.min(Duration::from_secs(1))).as_micros() % 1_000_000;
-    std::thread::sleep(Duration::from_micros(lead as u64));
-    Ok(())
-}
-
 /// Replays `execution` (recorded with its timeline) against real memcached servers, one
 /// per simulated server of `config`.
 pub fn confirm(
@@ -139,10 +115,13 @@ pub fn confirm(
         options.max_wait,
         Duration::ZERO,
     );
-    align_with_ticks(real.addr(0), options.phase)?;
+    let mut ticks = Ticks::align(real.addr(0), options.phase)?;
+    let unix_at_zero = config.servers.first().map_or(0, |c| c.unix_at_zero);
+    let shift = ticks.as_ref().map_or(0, |t| t.unix_shift(unix_at_zero));
     // Waits are kept against this start, not added up: the calls' own time does not
     // push later calls off their instants.
-    let origin = std::time::Instant::now();
+    let origin = std::time::Instant::now() + Duration::from_secs(1)
+        - options.phase.min(Duration::from_millis(999));
     for event in &execution.events {
         let time = match event {
             Event::Call { time, .. } | Event::Fault { time, .. } => *time,
@@ -152,10 +131,17 @@ pub fn confirm(
         let sleep = gap.min(budget);
         budget -= sleep;
         shortened += gap - sleep;
-        let due = origin
-            + time
-                .since(crate::clock::VirtualTime::ZERO)
-                .saturating_sub(shortened);
+        // Timed from the real server's own edges while no wait was cut short; after
+        // that, from the start.
+        let due = match &mut ticks {
+            Some(t) if shortened.is_zero() => t.due(time)?,
+            _ => {
+                origin
+                    + time
+                        .since(crate::clock::VirtualTime::ZERO)
+                        .saturating_sub(shortened)
+            }
+        };
         // Crashed servers come back when their time comes, before any later call.
         while let Some(at) = real.next_restart().filter(|at| *at <= due) {
             let now = std::time::Instant::now();
@@ -183,7 +169,9 @@ pub fn confirm(
                         Err(e) => format!("not reproducible: {e}"),
                     },
                     Fault::Crash { server } if config.faults.warm_restart => {
-                        format!("not reproducible here: a warm restart of server {server} (memcached's -e memory file) is not scripted")
+                        format!(
+                            "not reproducible here: a warm restart of server {server} (memcached's -e memory file) is not scripted"
+                        )
                     }
                     Fault::Crash { server } => real.crash(*server, config.faults.restart_after)?,
                     other => format!("not reproducible on a real server ({other})"),
@@ -213,10 +201,12 @@ pub fn confirm(
                     continue;
                 }
                 let addr = real.addr(*server);
+                let sent = with_real_exptimes(request, shift);
                 let got = match conns.entry((*client, *server, addr)) {
-                    std::collections::btree_map::Entry::Occupied(mut e) => e.get_mut().call(request),
-                    std::collections::btree_map::Entry::Vacant(e) => match TcpClient::connect(addr) {
-                        Ok(c) => e.insert(c).call(request),
+                    std::collections::btree_map::Entry::Occupied(mut e) => e.get_mut().call(&sent),
+                    std::collections::btree_map::Entry::Vacant(e) => match TcpClient::connect(addr)
+                    {
+                        Ok(c) => e.insert(c).call(&sent),
                         Err(err) => Err(err),
                     },
                 };
@@ -291,4 +281,37 @@ pub fn confirm(
         shortened,
         outcome: Outcome::Confirmed { version },
     })
+}
+
+/// `request` with every absolute exptime (above 30 days: a unix time) moved by `shift`
+/// seconds; relative ones and everything else as they are.
+fn with_real_exptimes(request: &Request, shift: i64) -> std::borrow::Cow<'_, Request> {
+    use crate::memcache::{Exptime, MAX_RELATIVE_EXPTIME};
+    use crate::protocol::MetaFlag;
+    let moved = |e: &Exptime| {
+        Exptime(if e.0 > MAX_RELATIVE_EXPTIME {
+            e.0 + shift
+        } else {
+            e.0
+        })
+    };
+    let mut r = request.clone();
+    match &mut r {
+        Request::Store { exptime, .. }
+        | Request::Touch { exptime, .. }
+        | Request::Gat { exptime, .. } => *exptime = moved(exptime),
+        Request::FlushAll { delay: Some(d), .. } => *d = moved(&Exptime(*d)).0,
+        Request::Meta { flags, .. } => {
+            for f in flags.iter_mut().filter(|f| matches!(f.letter, b'T' | b'N')) {
+                if let Some(t) = std::str::from_utf8(f.token_bytes())
+                    .ok()
+                    .and_then(|t| t.parse::<i64>().ok())
+                {
+                    *f = MetaFlag::with(f.letter, moved(&Exptime(t)).0);
+                }
+            }
+        }
+        _ => return std::borrow::Cow::Borrowed(request),
+    }
+    std::borrow::Cow::Owned(r)
 }

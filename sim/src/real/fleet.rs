@@ -45,7 +45,10 @@ pub(super) struct Fleet {
 impl Fleet {
     /// Starts one memcached per simulated server with its settings, or takes the servers
     /// given.
-    pub(super) fn start(configs: &[ServerConfig], given: &[SocketAddr]) -> Result<Fleet, ConfirmError> {
+    pub(super) fn start(
+        configs: &[ServerConfig],
+        given: &[SocketAddr],
+    ) -> Result<Fleet, ConfirmError> {
         if !given.is_empty() {
             if given.len() != configs.len() {
                 return Err(ConfirmError::Servers {
@@ -87,7 +90,11 @@ impl Fleet {
 
     /// A crash: a server mcsim started is stopped (by its process id) and comes back
     /// empty after `restart_after`; one it did not start is flushed.
-    pub(super) fn crash(&mut self, i: usize, restart_after: Duration) -> Result<String, ConfirmError> {
+    pub(super) fn crash(
+        &mut self,
+        i: usize,
+        restart_after: Duration,
+    ) -> Result<String, ConfirmError> {
         let m = &mut self.members[i];
         if m.owned {
             m.daemon = None;

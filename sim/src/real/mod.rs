@@ -12,6 +12,7 @@ mod confirm;
 mod daemon;
 mod fleet;
 mod memcache;
+mod ticks;
 
 pub use client::{Raw, RawEnd, TcpClient};
 pub use confirm::{ConfirmError, ConfirmOptions, Confirmation, Outcome, confirm};
