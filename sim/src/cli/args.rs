@@ -167,8 +167,18 @@ pub(crate) enum Command {
     /// `--server`): the same calls in the same order, faults as a real server allows;
     /// prints "confirmed on memcached …" or where the real run diverged and why.
     Confirm {
-        /// The scenario file.
-        scenario: PathBuf,
+        /// The scenario file; with `--all`, scenario files or directories of them
+        /// (default `scenarios`).
+        #[arg(required_unless_present = "all")]
+        scenario: Vec<PathBuf>,
+        /// Confirm the counterexample of every scenario that is not a sweep and expects a
+        /// violation, and end with `N of M counterexamples confirmed on memcached …`
+        /// (exit status 1 unless all are).
+        #[arg(long, conflicts_with_all = ["seed", "schedule", "clients", "servers"])]
+        all: bool,
+        /// With `--all`: scenarios confirmed at once, each against its own memcached.
+        #[arg(long, default_value_t = 8)]
+        jobs: usize,
         /// The execution of this seed (default: the scenario's first failure, shrunk).
         #[arg(long, conflicts_with = "schedule")]
         seed: Option<u64>,
@@ -181,9 +191,10 @@ pub(crate) enum Command {
         /// A memcached to use instead of starting one (repeat for each simulated server).
         #[arg(long = "server", value_name = "HOST:PORT")]
         servers: Vec<std::net::SocketAddr>,
-        /// Real seconds all virtual waits together may take; longer ones are shortened.
-        #[arg(long, default_value_t = 15.0)]
-        max_wait_s: f64,
+        /// Real seconds all virtual waits together may take; longer ones are shortened
+        /// (default 15, with `--all` 120: a shortened wait can move a TTL's end).
+        #[arg(long)]
+        max_wait_s: Option<f64>,
     },
     /// Serve the simulated memcached on TCP, with injected faults, for clients in any
     /// language; prints `listening on 127.0.0.1:PORT` per server, then serves until

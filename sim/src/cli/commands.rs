@@ -1,6 +1,6 @@
 //! The `run`, `replay` and `explore` commands: parse, call the library, print.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
@@ -226,19 +226,42 @@ pub(crate) fn dispatch(command: Command, families: &[&'static dyn Family]) -> Re
         }
         Command::Confirm {
             scenario,
+            all: true,
+            jobs,
+            max_wait_s,
+            ..
+        } => {
+            let inputs = if scenario.is_empty() {
+                vec![PathBuf::from("scenarios")]
+            } else {
+                scenario
+            };
+            crate::cli::confirm::confirm_all(families, &inputs, jobs, max_wait_s.unwrap_or(120.0))
+        }
+        Command::Confirm {
+            scenario,
             seed,
             schedule,
             clients,
             servers,
             max_wait_s,
-        } => crate::cli::confirm::confirm(
-            &load(&scenario, families)?,
-            seed,
-            schedule.as_deref(),
-            clients,
-            &servers,
-            max_wait_s,
-        ),
+            ..
+        } => {
+            let [path] = &scenario[..] else {
+                bail!("give one scenario file (or --all for several)");
+            };
+            let which = crate::cli::confirm::Which {
+                seed,
+                schedule: schedule.as_deref(),
+                clients,
+            };
+            crate::cli::confirm::confirm(
+                &load(path, families)?,
+                which,
+                &servers,
+                max_wait_s.unwrap_or(15.0),
+            )
+        }
         Command::Serve {
             port,
             servers,

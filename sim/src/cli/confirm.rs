@@ -1,31 +1,44 @@
-//! `mcsim confirm`: the counterexample of a scenario, replayed on a real memcached.
+//! `mcsim confirm`: the counterexample of a scenario, replayed on a real memcached; with
+//! `--all`, every counterexample of a directory of scenarios.
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 
+use crate::exec::Execution;
 use crate::explore::Schedule;
-use crate::real::{ConfirmOptions, Outcome};
+use crate::model::Family;
+use crate::real::{ConfirmOptions, Confirmation, Outcome};
 use crate::run::{self, RunOptions};
 use crate::scenario::Scenario;
 
-pub(crate) fn confirm(
-    s: &Scenario,
-    seed: Option<u64>,
-    schedule: Option<&str>,
-    clients: Option<usize>,
-    servers: &[std::net::SocketAddr],
-    max_wait_s: f64,
-) -> Result<ExitCode> {
-    if !(max_wait_s.is_finite() && (0.0..=3600.0).contains(&max_wait_s)) {
-        bail!("--max-wait-s {max_wait_s}: give 0 to 3600 seconds");
-    }
-    let s = match clients {
+/// Which execution to confirm.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Which<'a> {
+    pub seed: Option<u64>,
+    pub schedule: Option<&'a str>,
+    pub clients: Option<usize>,
+}
+
+/// A scenario's counterexample replayed on memcached, or why there was none to replay.
+struct Confirmed {
+    /// What was replayed: "its first failure, shrunk to N clients", "seed 3", …
+    what: String,
+    /// The invariant the simulation broke.
+    label: String,
+    calls: u64,
+    result: Result<Confirmation, String>,
+}
+
+/// The execution to confirm and what it is; `Err` with why there is none.
+fn counterexample(s: &Scenario, which: Which<'_>) -> Result<Result<(Execution, String), String>> {
+    let s = match which.clients {
         Some(n) => s.with_clients(n).map_err(|e| anyhow::anyhow!("{e}"))?,
         None => s.clone(),
     };
-    let (execution, what) = match (seed, schedule) {
+    let (execution, what) = match (which.seed, which.schedule) {
         (Some(seed), _) => (run::run_seed(&s, s.strategy, seed), format!("seed {seed}")),
         (None, Some(text)) => {
             let schedule = Schedule::parse(text).context("reading --schedule")?;
@@ -34,12 +47,10 @@ pub(crate) fn confirm(
         (None, None) => {
             let report = run::run(&s, &RunOptions::from_scenario(&s));
             let Some(f) = report.first_failure else {
-                outln!(
-                    "{}: no failure in {} executions: nothing to confirm",
-                    s.name,
+                return Ok(Err(format!(
+                    "no failure in {} executions: nothing to confirm",
                     report.executions
-                );
-                return Ok(ExitCode::FAILURE);
+                )));
             };
             let clients = f.clients;
             let s2 = s
@@ -47,45 +58,91 @@ pub(crate) fn confirm(
                 .map_err(|e| anyhow::anyhow!("{e}"))?;
             (
                 run::replay(&s2, &f.execution.schedule),
-                format!("its first failure, shrunk to {clients} clients"),
+                format!(
+                    "its first failure, shrunk to {clients} client{}",
+                    if clients == 1 { "" } else { "s" }
+                ),
             )
         }
     };
     if execution.verdict.is_pass() {
-        outln!(
-            "{}: {what} passes in simulation: nothing to confirm",
-            s.name
-        );
-        return Ok(ExitCode::FAILURE);
+        return Ok(Err(format!(
+            "{what} passes in simulation: nothing to confirm"
+        )));
     }
-    let label = execution.verdict.label();
-    outln!(
-        "{}: {what} breaks {label} in simulation; replaying its {} calls on memcached",
-        s.name,
-        execution.calls
-    );
+    Ok(Ok((execution, what)))
+}
+
+fn confirm_scenario(
+    s: &Scenario,
+    which: Which<'_>,
+    servers: &[std::net::SocketAddr],
+    max_wait: Duration,
+) -> Result<Result<Confirmed, String>> {
+    let (execution, what) = match counterexample(s, which)? {
+        Ok(found) => found,
+        Err(why) => return Ok(Err(why)),
+    };
     let options = ConfirmOptions {
         servers: servers.to_vec(),
-        max_wait: Duration::from_secs_f64(max_wait_s),
+        max_wait,
         phase: execution
             .phase
             .or_else(|| s.config.servers.first().map(|c| c.phase))
             .unwrap_or_default(),
     };
-    let c = crate::real::confirm(&execution, &s.config, &options)?;
-    for line in &c.lines {
+    let result = crate::real::confirm(&execution, &s.config, &options).map_err(|e| e.to_string());
+    Ok(Ok(Confirmed {
+        what,
+        label: execution.verdict.label(),
+        calls: execution.calls,
+        result,
+    }))
+}
+
+fn check_wait(max_wait_s: f64) -> Result<Duration> {
+    if !(max_wait_s.is_finite() && (0.0..=3600.0).contains(&max_wait_s)) {
+        bail!("--max-wait-s {max_wait_s}: give 0 to 3600 seconds");
+    }
+    Ok(Duration::from_secs_f64(max_wait_s))
+}
+
+pub(crate) fn confirm(
+    s: &Scenario,
+    which: Which<'_>,
+    servers: &[std::net::SocketAddr],
+    max_wait_s: f64,
+) -> Result<ExitCode> {
+    let max_wait = check_wait(max_wait_s)?;
+    let c = match confirm_scenario(s, which, servers, max_wait)? {
+        Ok(c) => c,
+        Err(why) => {
+            outln!("{}: {why}", s.name);
+            return Ok(ExitCode::FAILURE);
+        }
+    };
+    outln!(
+        "{}: {} breaks {} in simulation; replaying its {} calls on memcached",
+        s.name,
+        c.what,
+        c.label,
+        c.calls
+    );
+    let c2 = c.result.map_err(|e| anyhow::anyhow!("{e}"))?;
+    for line in &c2.lines {
         outln!("{line}");
     }
-    if !c.shortened.is_zero() {
+    if !c2.shortened.is_zero() {
         outln!(
             "(virtual waits longer than the {max_wait_s} s cap: {:.3} s of them were not waited)",
-            c.shortened.as_secs_f64()
+            c2.shortened.as_secs_f64()
         );
     }
-    match c.outcome {
+    match c2.outcome {
         Outcome::Confirmed { version } => {
             outln!(
-                "confirmed on memcached {version}: every reply as in the simulation, so the recipe sees the same and {label} breaks the same way"
+                "confirmed on memcached {version}: every reply as in the simulation, so the recipe sees the same and {} breaks the same way",
+                c.label
             );
             Ok(ExitCode::SUCCESS)
         }
@@ -94,4 +151,107 @@ pub(crate) fn confirm(
             Ok(ExitCode::FAILURE)
         }
     }
+}
+
+/// One line of `confirm --all`.
+struct Line {
+    name: String,
+    confirmed: Option<String>,
+    text: String,
+}
+
+fn confirm_path(
+    path: &std::path::Path,
+    families: &[&'static dyn Family],
+    max_wait: Duration,
+) -> Option<Line> {
+    let points = match crate::scenario::load_points(path, families) {
+        Ok(p) => p,
+        Err(e) => {
+            return Some(Line {
+                name: path.display().to_string(),
+                confirmed: None,
+                text: format!("not read: {e:#}"),
+            });
+        }
+    };
+    // A sweep's verdict is over its points, and a passing scenario has no
+    // counterexample.
+    let [s] = &points[..] else { return None };
+    if s.expect == "pass" {
+        return None;
+    }
+    let name = s.name.clone();
+    let (confirmed, text) = match confirm_scenario(s, Which::default(), &[], max_wait) {
+        Err(e) => (None, format!("error: {e:#}")),
+        Ok(Err(why)) => (None, why),
+        Ok(Ok(c)) => match c.result {
+            Err(e) => (None, format!("not replayed: {e}")),
+            Ok(r) => match r.outcome {
+                Outcome::Confirmed { version } => (
+                    Some(version),
+                    format!("{} confirmed ({}, {} calls)", c.label, c.what, c.calls),
+                ),
+                Outcome::Diverged { detail, .. } => (None, format!("diverged: {detail}")),
+            },
+        },
+    };
+    Some(Line {
+        name,
+        confirmed,
+        text,
+    })
+}
+
+/// `confirm --all`: every non-sweep scenario expecting a violation, `jobs` at a time
+/// (each against its own memcached); one line each, then `N of M counterexamples
+/// confirmed on memcached …`. Fails unless all are.
+pub(crate) fn confirm_all(
+    families: &[&'static dyn Family],
+    inputs: &[PathBuf],
+    jobs: usize,
+    max_wait_s: f64,
+) -> Result<ExitCode> {
+    let max_wait = check_wait(max_wait_s)?;
+    let paths = crate::cli::gate::scenario_paths(inputs)?;
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let lines = std::sync::Mutex::new(Vec::new());
+    std::thread::scope(|scope| {
+        for _ in 0..jobs.clamp(1, 64) {
+            scope.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let Some(path) = paths.get(i) else { break };
+                    if let Some(line) = confirm_path(path, families, max_wait) {
+                        lines.lock().expect("a job panicked").push((i, line));
+                    }
+                }
+            });
+        }
+    });
+    let mut lines = lines.into_inner().expect("a job panicked");
+    lines.sort_by_key(|(i, _)| *i);
+    let width = lines.iter().map(|(_, l)| l.name.len()).max().unwrap_or(0);
+    for (_, l) in &lines {
+        let mark = if l.confirmed.is_some() {
+            "ok  "
+        } else {
+            "NOT "
+        };
+        outln!("{mark}{:width$}  {}", l.name, l.text);
+    }
+    let confirmed = lines.iter().filter(|(_, l)| l.confirmed.is_some()).count();
+    let version = lines
+        .iter()
+        .find_map(|(_, l)| l.confirmed.clone())
+        .unwrap_or_else(|| "(none answered)".into());
+    outln!(
+        "\n{confirmed} of {} counterexamples confirmed on memcached {version}",
+        lines.len()
+    );
+    Ok(if confirmed == lines.len() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
 }

@@ -315,28 +315,7 @@ pub(crate) fn check(
     outputs: &Outputs,
     shard: Option<(usize, usize)>,
 ) -> Result<ExitCode> {
-    let mut paths: Vec<PathBuf> = Vec::new();
-    for input in inputs {
-        if input.is_dir() {
-            paths.extend(
-                std::fs::read_dir(input)
-                    .with_context(|| format!("reading {}", input.display()))?
-                    .filter_map(|e| e.ok().map(|e| e.path()))
-                    .filter(|p| p.extension().is_some_and(|x| x == "toml")),
-            );
-        } else if input.is_file() {
-            paths.push(input.clone());
-        } else if input.exists() {
-            bail!(
-                "{}: not a regular file (a scenario is a TOML file)",
-                input.display()
-            );
-        } else {
-            bail!("{}: no such scenario file or directory", input.display());
-        }
-    }
-    paths.sort();
-    paths.dedup();
+    let mut paths = scenario_paths(inputs)?;
     if let Some((i, n)) = shard {
         paths = paths
             .into_iter()
@@ -447,4 +426,32 @@ fn fmt_secs(s: f64) -> String {
     } else {
         format!("{} min {} s", (s / 60.0) as u64, (s % 60.0) as u64)
     }
+}
+
+/// The scenario files among `inputs`, files or directories of them (every `*.toml`
+/// inside), sorted and without repeats.
+pub(crate) fn scenario_paths(inputs: &[PathBuf]) -> Result<Vec<PathBuf>> {
+    let mut paths: Vec<PathBuf> = Vec::new();
+    for input in inputs {
+        if input.is_dir() {
+            paths.extend(
+                std::fs::read_dir(input)
+                    .with_context(|| format!("reading {}", input.display()))?
+                    .filter_map(|e| e.ok().map(|e| e.path()))
+                    .filter(|p| p.extension().is_some_and(|x| x == "toml")),
+            );
+        } else if input.is_file() {
+            paths.push(input.clone());
+        } else if input.exists() {
+            bail!(
+                "{}: not a regular file (a scenario is a TOML file)",
+                input.display()
+            );
+        } else {
+            bail!("{}: no such scenario file or directory", input.display());
+        }
+    }
+    paths.sort();
+    paths.dedup();
+    Ok(paths)
 }
