@@ -215,6 +215,7 @@ pub fn describe_reply(r: &Reply) -> String {
         Reply::Deleted => "DELETED".into(),
         Reply::Touched => "TOUCHED".into(),
         Reply::Ok => "OK".into(),
+        Reply::Reset => "RESET".into(),
         Reply::Number(n) => n.to_string(),
         Reply::Error => "ERROR".into(),
         Reply::ClientError(m) => format!("CLIENT_ERROR {m}"),

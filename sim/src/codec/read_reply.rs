@@ -90,6 +90,7 @@ fn simple_line(line: &[u8]) -> Option<Reply> {
         b"DELETED" => Reply::Deleted,
         b"TOUCHED" => Reply::Touched,
         b"OK" => Reply::Ok,
+        b"RESET" => Reply::Reset,
         _ => {
             return line
                 .strip_prefix(b"VERSION ")

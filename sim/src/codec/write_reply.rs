@@ -16,6 +16,7 @@ pub fn write_reply(reply: &Reply, out: &mut Vec<u8>) {
         Reply::Deleted => line(out, "DELETED"),
         Reply::Touched => line(out, "TOUCHED"),
         Reply::Ok => line(out, "OK"),
+        Reply::Reset => line(out, "RESET"),
         Reply::Error => line(out, "ERROR"),
         Reply::Values(entries) => {
             for entry in entries {

@@ -98,6 +98,7 @@ pub fn write_request(request: &Request, out: &mut Vec<u8>) {
             }
         }
         Request::Stats | Request::Version => {}
+        Request::StatsReset => out.extend_from_slice(b" reset"),
         Request::StatsGroup(group) => {
             out.push(b' ');
             out.extend_from_slice(group.name().as_bytes());

@@ -60,6 +60,8 @@ pub enum Reply {
     Touched,
     /// `OK`
     Ok,
+    /// `RESET` (after `stats reset`).
+    Reset,
     /// `VALUE …` lines then `END`; hits only, in request order.
     Values(Vec<ValueEntry>),
     /// The new value after `incr`/`decr`.

@@ -129,6 +129,8 @@ pub enum Request {
     Stats,
     /// `stats items`, `stats slabs` or `stats settings`.
     StatsGroup(StatsGroup),
+    /// `stats reset`: the counters back to zero (not the items, bytes or connections).
+    StatsReset,
     /// `version`.
     Version,
     /// `verbosity n`.
@@ -176,7 +178,7 @@ impl Request {
             Request::Touch { .. } => "touch",
             Request::FlushAll { .. } => "flush_all",
             Request::Meta { command, .. } => command.name(),
-            Request::Stats | Request::StatsGroup(_) => "stats",
+            Request::Stats | Request::StatsGroup(_) | Request::StatsReset => "stats",
             Request::Version => "version",
             Request::Verbosity { .. } => "verbosity",
         }

@@ -354,6 +354,10 @@ impl Server {
                     self.items.flush_marks().1,
                 ),
             }),
+            Request::StatsReset => {
+                self.items.reset_counters();
+                Reply::Reset
+            }
             Request::Version => Reply::Version(self.config.version.clone()),
             Request::Verbosity { level, .. } => {
                 // memcached keeps at most its highest level, 2.

@@ -376,6 +376,7 @@ pub fn execute(p: &Packet, server: &mut Server, now: VirtualTime) -> Executed {
             let request = match &p.key[..] {
                 [] => Request::Stats,
                 b"items" => Request::StatsGroup(StatsGroup::Items),
+                k if k.starts_with(b"reset") => Request::StatsReset,
                 b"slabs" => Request::StatsGroup(StatsGroup::Slabs),
                 k if k.starts_with(b"settings") => Request::StatsGroup(StatsGroup::Settings),
                 _ => {

@@ -199,8 +199,9 @@ pub(super) fn stats(t: &Tokens<'_>) -> Command {
         b"items" => Command::Execute(Request::StatsGroup(StatsGroup::Items)),
         b"slabs" => Command::Execute(Request::StatsGroup(StatsGroup::Slabs)),
         b"settings" => Command::Execute(Request::StatsGroup(StatsGroup::Settings)),
-        b"reset" | b"cachedump" | b"conns" | b"extstore" | b"proxy" | b"sizes"
-        | b"sizes_enable" | b"sizes_disable" => unsupported(format!("stats {}", lossy(t.word(1)))),
+        b"reset" => Command::Execute(Request::StatsReset),
+        b"cachedump" | b"conns" | b"extstore" | b"proxy" | b"sizes" | b"sizes_enable"
+        | b"sizes_disable" => unsupported(format!("stats {}", lossy(t.word(1)))),
         _ => error(),
     }
 }

@@ -212,6 +212,20 @@ impl Items {
         self.lrus[class].remove(&mut self.links, segment, slot, total);
     }
 
+    /// `stats reset`: every counter back to zero but the gauges (`curr_items`, `bytes`,
+    /// `curr_connections`), as memcached's `stats_reset` leaves them.
+    pub fn reset_counters(&mut self) {
+        let s = &self.stats;
+        let kept = (s.curr_items, s.bytes, s.curr_connections);
+        self.stats = Stats {
+            curr_items: kept.0,
+            bytes: kept.1,
+            curr_connections: kept.2,
+            ..Stats::default()
+        };
+        self.classes.clear();
+    }
+
     /// The counters of a class.
     pub(crate) fn class_stats(&mut self, class: usize) -> &mut ClassStats {
         if class >= self.classes.len() {
