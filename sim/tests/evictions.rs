@@ -83,11 +83,10 @@ impl Pair {
     }
 
     fn stat(&mut self, name: &str) -> (u64, u64) {
-        let get = |reply: Reply| match reply {
-            Reply::Stats(s) => s
-                .into_iter()
-                .find(|(k, _)| k == name)
-                .and_then(|(_, v)| v.parse().ok())
+        let get = |reply: Reply| match &reply {
+            Reply::Stats(_) => reply
+                .stat(name)
+                .and_then(|v| v.parse().ok())
                 .unwrap_or(u64::MAX),
             other => panic!("{other:?}"),
         };

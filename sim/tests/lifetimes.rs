@@ -61,14 +61,11 @@ fn request(line: &str) -> Request {
 }
 
 fn stat_time(conn: &mut TcpClient) -> i64 {
-    match conn.call(&Request::Stats).expect("stats") {
-        Reply::Stats(stats) => stats
-            .iter()
-            .find(|(k, _)| k == "time")
-            .and_then(|(_, v)| v.parse().ok())
-            .expect("a time stat"),
-        other => panic!("stats answered {other:?}"),
-    }
+    let stats = conn.call(&Request::Stats).expect("stats");
+    stats
+        .stat("time")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("no time stat in {stats:?}"))
 }
 
 /// A tick edge of the real server: the change of its `time` stat to `time`, seen between

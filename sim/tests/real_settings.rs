@@ -41,14 +41,10 @@ fn arithmetic_on_padded_values_matches() {
 }
 
 fn curr_connections(reply: Reply) -> u64 {
-    match reply {
-        Reply::Stats(s) => s
-            .into_iter()
-            .find(|(k, _)| k == "curr_connections")
-            .and_then(|(_, v)| v.parse().ok())
-            .unwrap(),
-        other => panic!("{other:?}"),
-    }
+    reply
+        .stat("curr_connections")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("no curr_connections in {reply:?}"))
 }
 
 #[test]

@@ -253,7 +253,7 @@ pub(crate) enum Command {
         /// Largest slab chunk, bytes (memcached's -o slab_chunk_max); an --item-size-max
         /// below 512 KiB needs it as low. Settings memcached refuses are refused in its
         /// words, with its exit status 64.
-        #[arg(long, default_value_t = crate::server::SLAB_PAGE_SIZE / 2)]
+        #[arg(long, default_value_t = crate::server::SLAB_CHUNK_MAX_DEFAULT)]
         slab_chunk_max: u32,
     },
     /// Run the whole scenario suite as a gate: exit non-zero if any verdict differs from

@@ -110,14 +110,19 @@ impl Key {
     /// a binary protocol packet): only its length, 1 to 250 bytes, is checked. Such a
     /// key may hold a space or a line end, so no text command can name it.
     pub fn binary(bytes: impl AsRef<[u8]>) -> Result<Key, KeyError> {
-        let bytes = bytes.as_ref();
+        Key::check_len(bytes.as_ref())?;
+        Ok(Key(Repr::from_slice(bytes.as_ref())))
+    }
+
+    /// 1 to 250 bytes.
+    fn check_len(bytes: &[u8]) -> Result<(), KeyError> {
         if bytes.is_empty() {
             return Err(KeyError::Empty);
         }
         if bytes.len() > MAX_KEY_LEN {
             return Err(KeyError::TooLong(bytes.len()));
         }
-        Ok(Key(Repr::from_slice(bytes)))
+        Ok(())
     }
 
     /// Validates the concatenation of `parts` as a key (a prefix and a name, say),
@@ -143,12 +148,7 @@ impl Key {
     }
 
     fn validate(bytes: &[u8]) -> Result<(), KeyError> {
-        if bytes.is_empty() {
-            return Err(KeyError::Empty);
-        }
-        if bytes.len() > MAX_KEY_LEN {
-            return Err(KeyError::TooLong(bytes.len()));
-        }
+        Key::check_len(bytes)?;
         // Checked eight bytes at a time; only a bad key pays for the byte-by-byte search
         // that finds where.
         if !any_forbidden(bytes) {

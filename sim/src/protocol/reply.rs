@@ -84,3 +84,17 @@ pub enum Reply {
     /// Nothing: the request asked for no reply.
     Silent,
 }
+
+impl Reply {
+    /// The value of one `STAT name value` line of a `stats` reply; `None` for another
+    /// reply or a name it does not hold.
+    pub fn stat(&self, name: &str) -> Option<&str> {
+        match self {
+            Reply::Stats(lines) => lines
+                .iter()
+                .find(|(k, _)| k == name)
+                .map(|(_, v)| v.as_str()),
+            _ => None,
+        }
+    }
+}

@@ -295,6 +295,17 @@ fn with_real_exptimes(request: &Request, shift: i64) -> std::borrow::Cow<'_, Req
             e.0
         })
     };
+    let carries_exptime = matches!(
+        request,
+        Request::Store { .. }
+            | Request::Touch { .. }
+            | Request::Gat { .. }
+            | Request::FlushAll { delay: Some(_), .. }
+            | Request::Meta { .. }
+    );
+    if !carries_exptime {
+        return std::borrow::Cow::Borrowed(request);
+    }
     let mut r = request.clone();
     match &mut r {
         Request::Store { exptime, .. }
@@ -311,7 +322,7 @@ fn with_real_exptimes(request: &Request, shift: i64) -> std::borrow::Cow<'_, Req
                 }
             }
         }
-        _ => return std::borrow::Cow::Borrowed(request),
+        _ => {}
     }
     std::borrow::Cow::Owned(r)
 }

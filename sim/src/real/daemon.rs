@@ -126,13 +126,8 @@ impl MemcachedDaemon {
     /// The `pid` the server on this daemon's port reports in `stats`.
     fn answering_pid(&self) -> Option<u32> {
         let mut client = TcpClient::connect(self.addr).ok()?;
-        match client.call(&crate::protocol::Request::Stats).ok()? {
-            crate::protocol::Reply::Stats(stats) => stats
-                .into_iter()
-                .find(|(k, _)| k == "pid")
-                .and_then(|(_, v)| v.parse().ok()),
-            _ => None,
-        }
+        let stats = client.call(&crate::protocol::Request::Stats).ok()?;
+        stats.stat("pid")?.parse().ok()
     }
 
     /// For a test that compares with a real memcached: [`MemcachedDaemon::start`], and

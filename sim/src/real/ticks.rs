@@ -12,18 +12,15 @@ use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use crate::clock::VirtualTime;
-use crate::protocol::{Reply, Request};
+use crate::protocol::Request;
 use crate::real::{ConfirmError, TcpClient};
 
 /// The `time` stat: memcached's clock, in whole seconds.
 fn time_stat(conn: &mut TcpClient) -> Result<Option<u64>, ConfirmError> {
-    Ok(match conn.call(&Request::Stats)? {
-        Reply::Stats(stats) => stats
-            .into_iter()
-            .find(|(k, _)| k == "time")
-            .and_then(|(_, v)| v.parse().ok()),
-        _ => None,
-    })
+    Ok(conn
+        .call(&Request::Stats)?
+        .stat("time")
+        .and_then(|v| v.parse().ok()))
 }
 
 /// The real server's edges as they come, matched to the simulation's.

@@ -73,7 +73,7 @@ impl Default for ServersFile {
             count: Spanned::new(0..0, 1),
             memory_mb: 64,
             item_size_max: 1024 * 1024,
-            slab_chunk_max: crate::server::SLAB_PAGE_SIZE / 2,
+            slab_chunk_max: crate::server::SLAB_CHUNK_MAX_DEFAULT,
             no_evict: false,
             phase_ms: None,
             distribution: Spanned::new(0..0, "modulo".into()),

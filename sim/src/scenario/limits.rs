@@ -148,7 +148,7 @@ pub(crate) fn check(f: &ScenarioFile, source: &str) -> Result<(), FieldError> {
     if let Some(refusal) = server.refusal() {
         // memcached's own words, on the field the file set.
         let key = if refusal.contains("slab_chunk_max")
-            && s.slab_chunk_max != crate::server::SLAB_PAGE_SIZE / 2
+            && s.slab_chunk_max != crate::server::SLAB_CHUNK_MAX_DEFAULT
         {
             "slab_chunk_max"
         } else {

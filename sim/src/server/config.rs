@@ -8,6 +8,9 @@ pub const MIB: u64 = 1024 * 1024;
 /// memcached's slab page size (`slab_page_size`, not settable from its command line).
 pub const SLAB_PAGE_SIZE: u32 = 1024 * 1024;
 
+/// memcached's default `slab_chunk_max`: half a page.
+pub const SLAB_CHUNK_MAX_DEFAULT: u32 = SLAB_PAGE_SIZE / 2;
+
 /// The smallest `slab_chunk_max` modelled: memcached 1.6.18 starts with smaller ones, but
 /// a chunk must at least hold the chunk header and the smallest item.
 pub const SLAB_CHUNK_MAX_MODELLED: u32 = 1024;
@@ -43,7 +46,7 @@ impl Default for ServerConfig {
             item_size_max: MIB as u32,
             no_evict: false,
             growth_factor: 1.25,
-            slab_chunk_max: SLAB_PAGE_SIZE / 2,
+            slab_chunk_max: SLAB_CHUNK_MAX_DEFAULT,
             tcp_port: 11211,
             phase: Duration::ZERO,
             unix_at_zero: 1_700_000_000,

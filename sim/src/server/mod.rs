@@ -35,7 +35,7 @@ use crate::memcache::{Exptime, Key, MAX_RELATIVE_EXPTIME};
 use crate::protocol::{ArithOp, Reply, Request, StatsGroup, StoreMode, ValueEntry};
 
 pub use arith::parse_u64;
-pub use config::{MIB, SLAB_PAGE_SIZE, ServerConfig};
+pub use config::{MIB, SLAB_CHUNK_MAX_DEFAULT, SLAB_PAGE_SIZE, ServerConfig};
 pub use items::{AllocError, Item, Items};
 pub use slab::{PAGE_SIZE, item_total};
 pub use stats::{ClassStats, Hit, Stats};
@@ -513,9 +513,10 @@ impl Server {
             }
             return Reply::NotFound;
         };
-        let too_big = item_total(key.len(), item.flags, item.data.len())
-            > u64::from(self.config.slab_chunk_max);
-        let Some(value) = (!too_big).then(|| arith::parse_u64(&item.data)).flatten() else {
+        let Some(value) = (!item.is_chunked())
+            .then(|| arith::parse_u64(&item.data))
+            .flatten()
+        else {
             return Reply::ClientError(NON_NUMERIC.into());
         };
         let value = arith::apply(incr, value, delta);

@@ -13,10 +13,10 @@
 use std::cell::RefCell;
 use std::sync::Arc;
 
-use crate::server::config::ServerConfig;
+use crate::server::config::{SLAB_PAGE_SIZE, ServerConfig};
 
-/// Size of a slab page.
-pub const PAGE_SIZE: u64 = 1024 * 1024;
+/// Size of a slab page, in bytes ([`SLAB_PAGE_SIZE`] as the slab arithmetic counts).
+pub const PAGE_SIZE: u64 = SLAB_PAGE_SIZE as u64;
 
 /// Bytes of an item's header on a 64-bit build with cas enabled (`sizeof(item)` + cas).
 pub const ITEM_HEADER: u64 = 48 + 8;
@@ -43,6 +43,8 @@ pub struct Placement {
     pub lru_class: usize,
     parts: [(usize, u64); 3],
     len: u8,
+    /// Larger than `slab_chunk_max`: a header and chunks.
+    chunked: bool,
 }
 
 impl Placement {
@@ -51,7 +53,13 @@ impl Placement {
             lru_class: class,
             parts: [(class, chunks), (0, 0), (0, 0)],
             len: 1,
+            chunked: false,
         }
+    }
+
+    /// True for an item stored as a header and chunks (memcached's `ITEM_CHUNKED`).
+    pub fn is_chunked(&self) -> bool {
+        self.chunked
     }
 
     fn push(&mut self, class: usize, chunks: u64) {
@@ -183,6 +191,7 @@ impl Slabs {
         }
         let mut p = Placement::one(self.class_of(header_bytes), 1);
         p.lru_class = self.sizes.len() - 1;
+        p.chunked = true;
         let mut remaining = value_bytes;
         while remaining > 0 {
             let size = (remaining + CHUNK_HEADER).min(self.chunk_max);

@@ -177,9 +177,9 @@ pub(super) fn verbosity(t: &Tokens<'_>) -> Command {
     }
 }
 
-/// `stats [sub]`: the plain form and the `items`, `slabs` and `settings` groups are
-/// modelled (tokens after the group are ignored, as memcached does); `detail on|off` is
-/// answered.
+/// `stats [sub]`: the plain form, the `items`, `slabs` and `settings` groups and `reset`
+/// are modelled (tokens after the group are ignored, as memcached does); `detail on|off`
+/// is answered.
 pub(super) fn stats(t: &Tokens<'_>) -> Command {
     if t.count() == 2 {
         return Command::Execute(Request::Stats);

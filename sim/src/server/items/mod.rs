@@ -57,6 +57,12 @@ impl Item {
         self.class + 1
     }
 
+    /// True if it is stored as a header and chunks (larger than `slab_chunk_max`):
+    /// memcached's arithmetic treats such a value as not a number.
+    pub fn is_chunked(&self) -> bool {
+        self.placement.is_chunked()
+    }
+
     /// The bytes it takes, header included (`size=` of `me`).
     pub fn total(&self) -> u64 {
         self.total
@@ -81,6 +87,14 @@ impl Item {
             segment: Segment::Hot,
         }
     }
+}
+
+/// The counters of `class`, grown into the table on first use.
+fn class_entry(classes: &mut Vec<ClassStats>, class: usize) -> &mut ClassStats {
+    if class >= classes.len() {
+        classes.resize(class + 1, ClassStats::default());
+    }
+    &mut classes[class]
 }
 
 /// Memory reserved for an item that is about to be linked.
@@ -228,17 +242,13 @@ impl Items {
 
     /// The counters of a class.
     pub(crate) fn class_stats(&mut self, class: usize) -> &mut ClassStats {
-        if class >= self.classes.len() {
-            self.classes.resize(class + 1, ClassStats::default());
-        }
-        &mut self.classes[class]
+        class_entry(&mut self.classes, class)
     }
 
     /// Counts a hit on the item the last lookup found, server-wide and in its class.
     pub fn hit(&mut self, hit: Hit) {
         let (class, segment) = self.found;
-        self.class_stats(class);
-        let (s, c) = (&mut self.stats, &mut self.classes[class]);
+        let (s, c) = (&mut self.stats, class_entry(&mut self.classes, class));
         match hit {
             Hit::Get => {
                 s.get_hits += 1;

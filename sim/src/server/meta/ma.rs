@@ -29,13 +29,11 @@ fn add_delta(
     tick: u32,
     digits: &mut String,
 ) -> Delta {
-    let chunk_max = u64::from(server.config.slab_chunk_max);
     let items = &mut server.items;
     let Some(item) = items.find(key, tick) else {
         return Delta::NotFound;
     };
-    let chunked = item_total(key.len(), item.flags, item.data.len()) > chunk_max;
-    if item.data.is_empty() || chunked {
+    if item.data.is_empty() || item.is_chunked() {
         return Delta::NonNumeric;
     }
     if req_cas != 0 && item.cas != req_cas {

@@ -23,7 +23,6 @@ use crate::protocol::number::{parse_i32, parse_u64};
 use crate::protocol::{MetaCode, MetaCommand, MetaFlag, MetaReply, Reply};
 use crate::server::arith;
 use crate::server::items::Item;
-use crate::server::slab::item_total;
 use crate::server::{AllocError, Hit, NON_NUMERIC, Server};
 
 mod base64;
