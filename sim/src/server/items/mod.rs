@@ -16,8 +16,9 @@ use crate::server::config::ServerConfig;
 use crate::server::index::KeyIndex;
 use crate::server::lru::{ClassLru, Links, Segment};
 use crate::server::slab::{CHUNK_HEADER, ITEM_HEADER, Placement, Slabs, item_total};
-use crate::server::stats::{ClassStats, Hit, Stats};
+use crate::server::stats::{ClassStats, Stats};
 
+mod counting;
 mod report;
 mod tail;
 
@@ -87,14 +88,6 @@ impl Item {
             segment: Segment::Hot,
         }
     }
-}
-
-/// The counters of `class`, grown into the table on first use.
-fn class_entry(classes: &mut Vec<ClassStats>, class: usize) -> &mut ClassStats {
-    if class >= classes.len() {
-        classes.resize(class + 1, ClassStats::default());
-    }
-    &mut classes[class]
 }
 
 /// Memory reserved for an item that is about to be linked.
@@ -224,73 +217,6 @@ impl Items {
         let (class, segment, total) = (item.class, item.segment, item.total);
         // A queued item was queued by `relink`, which created its class's LRU.
         self.lrus[class].remove(&mut self.links, segment, slot, total);
-    }
-
-    /// `stats reset`: every counter back to zero but the gauges (`curr_items`, `bytes`,
-    /// `curr_connections`), as memcached's `stats_reset` leaves them.
-    pub fn reset_counters(&mut self) {
-        let s = &self.stats;
-        let kept = (s.curr_items, s.bytes, s.curr_connections);
-        self.stats = Stats {
-            curr_items: kept.0,
-            bytes: kept.1,
-            curr_connections: kept.2,
-            ..Stats::default()
-        };
-        self.classes.clear();
-    }
-
-    /// The counters of a class.
-    pub(crate) fn class_stats(&mut self, class: usize) -> &mut ClassStats {
-        class_entry(&mut self.classes, class)
-    }
-
-    /// Counts a hit on the item the last lookup found, server-wide and in its class.
-    pub fn hit(&mut self, hit: Hit) {
-        let (class, segment) = self.found;
-        let (s, c) = (&mut self.stats, class_entry(&mut self.classes, class));
-        match hit {
-            Hit::Get => {
-                s.get_hits += 1;
-                c.get_hits += 1;
-                match segment {
-                    Segment::Hot => c.hits_to_hot += 1,
-                    Segment::Warm => c.hits_to_warm += 1,
-                    Segment::Cold => c.hits_to_cold += 1,
-                }
-            }
-            Hit::Touch => {
-                s.touch_hits += 1;
-                c.touch_hits += 1;
-            }
-            Hit::Delete => {
-                s.delete_hits += 1;
-                c.delete_hits += 1;
-            }
-            Hit::Incr => {
-                s.incr_hits += 1;
-                c.incr_hits += 1;
-            }
-            Hit::Decr => {
-                s.decr_hits += 1;
-                c.decr_hits += 1;
-            }
-            Hit::CasHit => {
-                s.cas_hits += 1;
-                c.cas_hits += 1;
-            }
-            Hit::CasBadval => {
-                s.cas_badval += 1;
-                c.cas_badval += 1;
-            }
-        }
-    }
-
-    /// Counts a storage command whose item got its memory (memcached counts `cmd_set`
-    /// then, in the new item's class).
-    pub fn count_set(&mut self, r: &Reservation) {
-        self.stats.cmd_set += 1;
-        self.class_stats(r.placement.lru_class).set_cmds += 1;
     }
 
     /// Hands out the next cas unique.
