@@ -43,8 +43,14 @@ example-report:
     -cargo run --release -q -- run scenarios/lock-add-evict.toml > reports/example-lock-add-evict.txt
     cargo run --release -q -- explore scenarios/counter-incr-add.toml > reports/example-explore-counter-incr-add.txt
 
+# the findings report: every recipe's claim judged, rates with 95% intervals, magnitudes,
+# sweeps, a 2-to-16-client sweep, counterexamples confirmed on memcached; writes
+# reports/findings.md, reports/findings.html and reports/findings.json
+findings *ARGS:
+    cargo run --release -- findings {{ARGS}}
+
 # everything under reports/ that is committed: bench.md, the example report and screenshot
-reports: compare example-report
+reports: compare example-report findings
 
 # the scenarios of the example report: a pass, races, a fault, a TTL edge, a sweep
 example_scenarios := "scenarios/counter-get-set.toml scenarios/counter-incr-add.toml scenarios/lock-add-evict.toml scenarios/lock-add.toml scenarios/cache-add-lock-evict.toml scenarios/tags-time-skew.toml scenarios/visitor-as-written.toml scenarios/visitor-as-written-sweep.toml"

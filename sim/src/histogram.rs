@@ -119,6 +119,24 @@ impl Histogram {
         self.counts.iter().map(|(k, c)| (k.0, *c))
     }
 
+    /// The value at quantile `q` (0 to 1) of those counted, at the histogram's rounding:
+    /// the smallest value with at least `q` of the counts at or below it.
+    pub fn quantile(&self, q: f64) -> Option<f64> {
+        let total = self.total();
+        if total == 0 {
+            return None;
+        }
+        let want = ((q.clamp(0.0, 1.0) * total as f64).ceil() as u64).max(1);
+        let mut seen = 0;
+        for (v, c) in self.counts() {
+            seen += c;
+            if seen >= want {
+                return Some(v);
+            }
+        }
+        self.counts.keys().next_back().map(|k| k.0)
+    }
+
     /// Values counted.
     pub fn total(&self) -> u64 {
         self.counts.values().sum()
@@ -133,6 +151,19 @@ impl Histogram {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn quantiles_are_read_from_the_counts() {
+        let mut h = Histogram::default();
+        for v in 1..=10 {
+            h.add(f64::from(v));
+        }
+        assert_eq!(h.quantile(0.5), Some(5.0));
+        assert_eq!(h.quantile(0.9), Some(9.0));
+        assert_eq!(h.quantile(1.0), Some(10.0));
+        assert_eq!(h.quantile(0.0), Some(1.0));
+        assert_eq!(Histogram::default().quantile(0.5), None);
+    }
 
     #[test]
     fn few_distinct_values_are_counted_exactly() {

@@ -64,7 +64,9 @@
 //! replay lines, the suite table (at most 100 columns), JSON and JUnit, shard results
 //! merged ([`report::merge`]), and one self-contained HTML page ([`report::html`]) with
 //! each counterexample as a swimlane timeline ([`report::timeline`]), sweeps as plots and
-//! metrics as histograms ([`histogram`]).
+//! metrics as histograms ([`histogram`]). [`findings`] measures every recipe's claim:
+//! rates with their intervals, magnitudes, sweeps and counterexamples confirmed on a real
+//! memcached (`mcsim findings`).
 
 pub mod cli;
 pub mod clock;
@@ -73,6 +75,7 @@ pub mod codec;
 pub mod exec;
 pub mod explore;
 pub mod fault;
+pub mod findings;
 pub mod guide;
 pub mod histogram;
 pub mod history;

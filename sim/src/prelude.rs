@@ -13,5 +13,5 @@ pub use crate::fault::{FaultKind, FaultPlan};
 pub use crate::history::History;
 pub use crate::invariant::{EndView, Failure};
 pub use crate::memcache::{Cas, Exptime, Key, McError, Memcache, Value};
-pub use crate::model::{Context, Count, Family, FieldError, Millis, Model, Seconds, family};
+pub use crate::model::{Claim, Context, Count, Family, FieldError, Millis, Model, Seconds, family};
 pub use crate::testing::{Check, Figures, check};

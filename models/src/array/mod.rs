@@ -87,6 +87,28 @@ impl Model for ArrayVariant {
     const VARIANTS: &'static [(&'static str, ArrayVariant)] =
         &[("lock", ArrayVariant::Lock), ("cas", ArrayVariant::Cas)];
     const INVARIANTS: &'static [&'static str] = &["array.no_lost_updates", "array.snapshot_reads"];
+    const CLAIMS: &'static [Claim] = &[
+        Claim {
+            variant: "lock",
+            source: "DS MCArray1",
+            says: "changes made under the DS lock (get, filter, set) are never lost and readers see whole arrays.",
+            presented_as_correct: true,
+            magnitude: &[
+                "array.no_lost_updates.lost",
+                "array.no_lost_updates.duplicated",
+            ],
+        },
+        Claim {
+            variant: "cas",
+            source: "DS MCArray1",
+            says: "the lock-free variant DS suggests (gets, cas, add) loses no change.",
+            presented_as_correct: true,
+            magnitude: &[
+                "array.no_lost_updates.lost",
+                "array.no_lost_updates.duplicated",
+            ],
+        },
+    ];
     type Params = Params;
 
     fn setup(&self, p: &Params, cx: &Context, sim: &mut Sim) {

@@ -53,6 +53,22 @@ impl Model for Array2Variant {
         ("fixed", Array2Variant::Fixed),
     ];
     const INVARIANTS: &'static [&'static str] = &["array.no_lost_elements"];
+    const CLAIMS: &'static [Claim] = &[
+        Claim {
+            variant: "as-written",
+            source: "DS MCArray2",
+            says: "add(element) is one append (add when missing), so every element added is kept.",
+            presented_as_correct: true,
+            magnitude: &["array.no_lost_elements.lost"],
+        },
+        Claim {
+            variant: "fixed",
+            source: "mcsim (the seed with its error handling corrected)",
+            says: "append, add on NOT_STORED, retry: every element added is kept.",
+            presented_as_correct: true,
+            magnitude: &["array.no_lost_elements.lost"],
+        },
+    ];
     type Params = Params;
 
     fn setup(&self, p: &Params, cx: &Context, sim: &mut Sim) {

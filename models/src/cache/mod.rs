@@ -101,6 +101,36 @@ impl Model for CacheVariant {
         ("mg-vivify", CacheVariant::MgVivify),
     ];
     const INVARIANTS: &'static [&'static str] = &["cache.single_rebuild"];
+    const CLAIMS: &'static [Claim] = &[
+        Claim {
+            variant: "naive",
+            source: "HL cache rebuild",
+            says: "a plain TTL: every reader that misses rebuilds, the dog-pile HL describes.",
+            presented_as_correct: false,
+            magnitude: &["cache.max_concurrent_rebuilds", "cache.backend_queries"],
+        },
+        Claim {
+            variant: "get-set-lock",
+            source: "HL cache rebuild",
+            says: "the rebuild lock taken with get then set: HL accepts that two readers may rebuild at once.",
+            presented_as_correct: false,
+            magnitude: &["cache.max_concurrent_rebuilds", "cache.backend_queries"],
+        },
+        Claim {
+            variant: "add-lock",
+            source: "HL cache rebuild",
+            says: "a value carrying its own expiry and a rebuild lock taken with add: one rebuild at a time, others serve the stale value.",
+            presented_as_correct: true,
+            magnitude: &["cache.max_concurrent_rebuilds", "cache.oldest_value_ms"],
+        },
+        Claim {
+            variant: "mg-vivify",
+            source: "memcached 1.6 meta commands",
+            says: "mg with N on a miss hands the rebuild to one reader (W) and makes the others wait (Z): one rebuild at a time.",
+            presented_as_correct: true,
+            magnitude: &["cache.max_concurrent_rebuilds", "cache.backend_queries"],
+        },
+    ];
     type Params = Params;
 
     fn setup(&self, p: &Params, cx: &Context, sim: &mut Sim) {

@@ -57,6 +57,13 @@ impl Model for ClusterVariant {
         &[("rehash", ClusterVariant::Rehash)];
     const INVARIANTS: &'static [&'static str] =
         &["cluster.no_lost_keys", "cluster.no_stale_after_rejoin"];
+    const CLAIMS: &'static [Claim] = &[Claim {
+        variant: "rehash",
+        source: "HL clustering",
+        says: "crc32(key) % n spreads keys over the servers; when one leaves, its keys move and come back stale when it returns (consistent hashing moves about 1/n).",
+        presented_as_correct: false,
+        magnitude: &["cluster.moved_fraction", "cluster.stale_fraction"],
+    }];
     type Params = Params;
 
     fn check_params(&self, p: &Params, cx: &Context) -> Result<(), FieldError> {

@@ -58,6 +58,42 @@ impl Model for CounterVariant {
         "counter.no_extra_increments",
         "counter.linearizable",
     ];
+    const CLAIMS: &'static [Claim] = &[
+        Claim {
+            variant: "incr-add",
+            source: "DS MCCounter",
+            says: "incr, and add the delta on a miss, retrying when the add loses, counts every increment exactly once.",
+            presented_as_correct: true,
+            magnitude: &[
+                "counter.no_lost_increments.lost",
+                "counter.no_extra_increments.extra",
+            ],
+        },
+        Claim {
+            variant: "get-set",
+            source: "HL view counter",
+            says: "read, add one, write back: shown as the way that loses views under concurrency.",
+            presented_as_correct: false,
+            magnitude: &["counter.no_lost_increments.lost"],
+        },
+        Claim {
+            variant: "incr-set",
+            source: "HL view counter",
+            says: "incr, and on a miss set the durable count plus one: as first written, two clients that miss together lose a view.",
+            presented_as_correct: false,
+            magnitude: &["counter.no_lost_increments.lost"],
+        },
+        Claim {
+            variant: "incr-add-db",
+            source: "HL view counter",
+            says: "the fix: create with add, and incr again when the add loses, so no view is lost.",
+            presented_as_correct: true,
+            magnitude: &[
+                "counter.no_lost_increments.lost",
+                "counter.no_extra_increments.extra",
+            ],
+        },
+    ];
     type Params = Params;
 
     fn setup(&self, p: &Params, cx: &Context, sim: &mut Sim) {

@@ -103,6 +103,28 @@ impl Model for EventLogVariant {
     ];
     const INVARIANTS: &'static [&'static str] =
         &["eventlog.capacity", "eventlog.window", "eventlog.bytes"];
+    const CLAIMS: &'static [Claim] = &[
+        Claim {
+            variant: "as-written",
+            source: "DS MCEventLog",
+            says: "a ring of numChunks keys holds (numChunks - 1) x timeChunk seconds of events, and a key is gone before its slot is reused.",
+            presented_as_correct: true,
+            magnitude: &[
+                "eventlog.capacity.events_missed",
+                "eventlog.retention_measured_s",
+            ],
+        },
+        Claim {
+            variant: "chunk-keys",
+            source: "mcsim (beyond the seeds)",
+            says: "keys named by absolute chunk number with a TTL one chunk longer, spilling a full chunk into further keys, keep every event of the claimed window.",
+            presented_as_correct: true,
+            magnitude: &[
+                "eventlog.capacity.events_missed",
+                "eventlog.retention_measured_s",
+            ],
+        },
+    ];
     type Params = Params;
 
     fn check_params(&self, p: &Params, _: &Context) -> Result<(), FieldError> {

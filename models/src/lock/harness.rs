@@ -2,13 +2,13 @@
 //! section for a while, and release it; the harness tracks who is inside.
 
 use std::cell::RefCell;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::hash::Hash;
 use std::rc::Rc;
 use std::time::Duration;
 
 use mcsim::memcache::{McError, Memcache};
-use mcsim::{Failure, Sim, Skew};
+use mcsim::{Failure, Sim, Skew, VirtualTime};
 
 use crate::lock::recipe::{Lock, LockVariant};
 
@@ -35,14 +35,22 @@ pub struct LockParams {
 /// the stay or when the client's process dies inside (a dead holder uses nothing).
 struct Inside {
     who: Rc<RefCell<BTreeSet<usize>>>,
+    since: Rc<RefCell<BTreeMap<usize, VirtualTime>>>,
     client: usize,
 }
 
 impl Inside {
-    fn enter(who: &Rc<RefCell<BTreeSet<usize>>>, client: usize) -> Inside {
+    fn enter(
+        who: &Rc<RefCell<BTreeSet<usize>>>,
+        since: &Rc<RefCell<BTreeMap<usize, VirtualTime>>>,
+        client: usize,
+        now: VirtualTime,
+    ) -> Inside {
         who.borrow_mut().insert(client);
+        since.borrow_mut().insert(client, now);
         Inside {
             who: who.clone(),
+            since: since.clone(),
             client,
         }
     }
@@ -51,12 +59,26 @@ impl Inside {
 impl Drop for Inside {
     fn drop(&mut self) {
         self.who.borrow_mut().remove(&self.client);
+        self.since.borrow_mut().remove(&self.client);
+    }
+}
+
+/// How long the first of the clients inside had been there when the last came in.
+fn held_ms(since: &BTreeMap<usize, VirtualTime>) -> i64 {
+    let first = since.values().min();
+    let last = since.values().max();
+    match (first, last) {
+        (Some(first), Some(last)) => last.since(*first).as_millis() as i64,
+        _ => 0,
     }
 }
 
 /// Registers the lock workload: `clients` clients competing for one lock.
 pub fn setup(p: &LockParams, clients: usize, sim: &mut Sim) {
     let inside: Rc<RefCell<BTreeSet<usize>>> = Rc::default();
+    // When each client inside entered: not state the explorer tells apart, only the
+    // figure a violation reports (how long the first holder had held the lock).
+    let since: Rc<RefCell<BTreeMap<usize, VirtualTime>>> = Rc::default();
     let ghost = inside.clone();
     if p.variant == LockVariant::Token {
         // The token names its owner in the value it stores: which client is which
@@ -72,6 +94,7 @@ pub fn setup(p: &LockParams, clients: usize, sim: &mut Sim) {
     }
     for c in 0..clients {
         let inside = inside.clone();
+        let since = since.clone();
         let p = p.clone();
         let skew = p.skews.get(c).copied().unwrap_or_default();
         sim.client(skew, move |mc| async move {
@@ -94,7 +117,7 @@ pub fn setup(p: &LockParams, clients: usize, sim: &mut Sim) {
                         Err(e) => return Err(e),
                     }
                 }
-                let stay = Inside::enter(&inside, c);
+                let stay = Inside::enter(&inside, &since, c, mc.global_now());
                 mc.note("enters critical section");
                 mc.sleep(p.hold).await;
                 drop(stay);
@@ -115,7 +138,8 @@ pub fn setup(p: &LockParams, clients: usize, sim: &mut Sim) {
                 "{} are inside the critical section at once",
                 who.join(" and ")
             ))
-            .with("inside", inside.len() as i64));
+            .with("inside", inside.len() as i64)
+            .with("held_ms", held_ms(&since.borrow())));
         }
         Ok(())
     });

@@ -58,6 +58,29 @@ impl Model for LockVariant {
         ("token", LockVariant::Token),
     ];
     const INVARIANTS: &'static [&'static str] = &["lock.exclusion"];
+    const CLAIMS: &'static [Claim] = &[
+        Claim {
+            variant: "add",
+            source: "DS MCLock; HL locks",
+            says: "add of the lock key with a timeout gives mutual exclusion, and the timeout frees the lock of a holder that died.",
+            presented_as_correct: true,
+            magnitude: &["lock.exclusion.held_ms"],
+        },
+        Claim {
+            variant: "get-set",
+            source: "HL locks",
+            says: "get the key, set it when missing: shown as the obvious but incorrect lock.",
+            presented_as_correct: false,
+            magnitude: &["lock.exclusion.held_ms"],
+        },
+        Claim {
+            variant: "token",
+            source: "mcsim (beyond the seeds)",
+            says: "an owner token added with a timeout and deleted only by its owner (meta delete with the cas read) keeps an expired holder from unlocking the next one.",
+            presented_as_correct: true,
+            magnitude: &["lock.exclusion.held_ms"],
+        },
+    ];
     type Params = Params;
 
     fn setup(&self, p: &Params, cx: &Context, sim: &mut Sim) {

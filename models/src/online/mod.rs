@@ -75,6 +75,38 @@ impl Model for OnlineVariant {
         ("spare-key", OnlineVariant::SpareKey),
     ];
     const INVARIANTS: &'static [&'static str] = &["online.window_exact"];
+    const CLAIMS: &'static [Claim] = &[
+        Claim {
+            variant: "set",
+            source: "HL online users",
+            says: "six per-minute keys, created with set: the shown sum counts the users of the last five minutes.",
+            presented_as_correct: true,
+            magnitude: &[
+                "online.window_exact.under_max",
+                "online.window_exact.over_max",
+            ],
+        },
+        Claim {
+            variant: "add",
+            source: "HL online users",
+            says: "the same created with add, which HL gives against the race of two first hits.",
+            presented_as_correct: true,
+            magnitude: &[
+                "online.window_exact.under_max",
+                "online.window_exact.over_max",
+            ],
+        },
+        Claim {
+            variant: "spare-key",
+            source: "mcsim (beyond the seeds)",
+            says: "a seventh spare key and a TTL ending inside the spare minute keep the shown sum exact.",
+            presented_as_correct: true,
+            magnitude: &[
+                "online.window_exact.under_max",
+                "online.window_exact.over_max",
+            ],
+        },
+    ];
     type Params = Params;
 
     fn check_params(&self, p: &Params, _: &Context) -> Result<(), FieldError> {

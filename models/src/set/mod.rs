@@ -81,6 +81,29 @@ impl Model for SetVariant {
         ("compact-set", SetVariant::CompactSet),
     ];
     const INVARIANTS: &'static [&'static str] = &["set.compaction_safe", "set.linearizable"];
+    const CLAIMS: &'static [Claim] = &[
+        Claim {
+            variant: "as-written",
+            source: "SET",
+            says: "append +m / -m tokens, add the index when missing, compact with cas: the set loses no modification (as the code is shown, with no retry).",
+            presented_as_correct: true,
+            magnitude: &["set.lost"],
+        },
+        Claim {
+            variant: "retry",
+            source: "SET",
+            says: "the same with the retry the text prescribes when both append and add fail: no modification is lost.",
+            presented_as_correct: true,
+            magnitude: &["set.lost"],
+        },
+        Claim {
+            variant: "compact-set",
+            source: "mcsim (beyond the seeds)",
+            says: "compaction by a plain set instead of cas: shows why the compaction needs cas.",
+            presented_as_correct: false,
+            magnitude: &["set.lost", "set.erased_by_compaction"],
+        },
+    ];
     type Params = Params;
 
     fn check_params(&self, p: &Params, _: &Context) -> Result<(), FieldError> {

@@ -94,6 +94,16 @@ impl Model for TableVariant {
         "table.consistent",
         "table.instant_consistent",
     ];
+    const CLAIMS: &'static [Claim] = &[Claim {
+        variant: "as-written",
+        source: "DS MCTable",
+        says: "marker keys for has() and a member list for fetch(), both written under the lock, give a consistent set with O(1) membership.",
+        presented_as_correct: true,
+        magnitude: &[
+            "table.no_lost_members.lost",
+            "table.consistent.false_negatives",
+        ],
+    }];
     type Params = Params;
 
     fn setup(&self, p: &Params, cx: &Context, sim: &mut Sim) {

@@ -90,6 +90,28 @@ impl Model for TagsVariant {
         ("time", TagsVariant::Time),
     ];
     const INVARIANTS: &'static [&'static str] = &["tags.no_stale_after_invalidate"];
+    const CLAIMS: &'static [Claim] = &[
+        Claim {
+            variant: "counter",
+            source: "HL tags",
+            says: "tag versions as counters bumped by incr: shown as broken once a tag key is lost and restarts at the same number.",
+            presented_as_correct: false,
+            magnitude: &[
+                "tags.max_stale_ms",
+                "tags.no_stale_after_invalidate.stale_reads",
+            ],
+        },
+        Claim {
+            variant: "time",
+            source: "HL tag versions",
+            says: "tag versions as the writer's clock in milliseconds: a lost tag comes back newer, so no stale entry becomes valid again.",
+            presented_as_correct: true,
+            magnitude: &[
+                "tags.max_stale_ms",
+                "tags.no_stale_after_invalidate.stale_reads",
+            ],
+        },
+    ];
     type Params = Params;
 
     fn check_params(&self, p: &Params, _: &Context) -> Result<(), FieldError> {

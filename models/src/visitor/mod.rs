@@ -72,6 +72,29 @@ impl Model for VisitorVariant {
         ("window-key", VisitorVariant::WindowKey),
     ];
     const INVARIANTS: &'static [&'static str] = &["visitor.window_exact"];
+    const CLAIMS: &'static [Claim] = &[
+        Claim {
+            variant: "as-written",
+            source: "DS MCVisitorCounter",
+            says: "two shadow keys with TTL 2T: during period i+1, value() is the number of visits of period i.",
+            presented_as_correct: true,
+            magnitude: &["visitor.window_exact.missing", "visitor.shift_seconds"],
+        },
+        Claim {
+            variant: "aligned",
+            source: "DS MCVisitorCounter",
+            says: "the correction DS gives: TTL 2T - now % T makes each key end on its period boundary, so value() is exact.",
+            presented_as_correct: true,
+            magnitude: &["visitor.window_exact.missing", "visitor.shift_seconds"],
+        },
+        Claim {
+            variant: "window-key",
+            source: "mcsim (beyond the seeds)",
+            says: "one key per period number, TTL 3T: no key is reused, so no TTL has to end on a boundary.",
+            presented_as_correct: true,
+            magnitude: &["visitor.window_exact.missing"],
+        },
+    ];
     type Params = Params;
 
     fn check_params(&self, p: &Params, _: &Context) -> Result<(), FieldError> {

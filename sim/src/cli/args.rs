@@ -286,6 +286,33 @@ pub(crate) enum Command {
         #[arg(long, value_parser = parse_shard)]
         shard: Option<(usize, usize)>,
     },
+    /// Measure every recipe's claims and write the findings report (`findings.md`,
+    /// `findings.html`, `findings.json`): per variant its verdict, violation rates with
+    /// 95% intervals, magnitudes, sweeps, a 2-to-16-client sweep, the shrunk
+    /// counterexample, and whether it breaks a real memcached the same way.
+    Findings {
+        /// Scenario files, or directories of them.
+        #[arg(default_value = "scenarios")]
+        dir: Vec<PathBuf>,
+        /// Where to write the reports.
+        #[arg(long, default_value = "reports")]
+        out: PathBuf,
+        /// Parallel jobs (default: the number of cores).
+        #[arg(long)]
+        jobs: Option<usize>,
+        /// Executions per scenario (at least the scenario's own budget).
+        #[arg(long, default_value_t = 1000)]
+        executions: u64,
+        /// Executions per point of a sweep (at least the scenario's own budget).
+        #[arg(long, default_value_t = 200)]
+        point_executions: u64,
+        /// Executions per client count of each variant's client sweep (0: no sweep).
+        #[arg(long, default_value_t = 200)]
+        client_executions: u64,
+        /// Do not replay the counterexamples on a real memcached.
+        #[arg(long)]
+        no_confirm: bool,
+    },
     /// Combine the results of `check --shard i/n` runs into one summary, one set of
     /// reports and one exit code (every shard must be there, each once).
     Merge {

@@ -369,6 +369,26 @@ pub(crate) fn dispatch(command: Command, families: &[&'static dyn Family]) -> Re
             &outputs,
             shard,
         ),
+        Command::Findings {
+            dir,
+            out,
+            jobs,
+            executions,
+            point_executions,
+            client_executions,
+            no_confirm,
+        } => crate::cli::findings::run(
+            families,
+            &dir,
+            &out,
+            jobs,
+            crate::findings::Budgets {
+                executions,
+                point_executions,
+                client_executions,
+            },
+            !no_confirm,
+        ),
         Command::Merge { inputs, outputs } => crate::cli::merge::run(&inputs, &outputs),
     }
 }

@@ -100,7 +100,7 @@ fn confirm_scenario(
     }))
 }
 
-fn check_wait(max_wait_s: f64) -> Result<Duration> {
+pub(crate) fn check_wait(max_wait_s: f64) -> Result<Duration> {
     if !(max_wait_s.is_finite() && (0.0..=3600.0).contains(&max_wait_s)) {
         bail!("--max-wait-s {max_wait_s}: give 0 to 3600 seconds");
     }
@@ -153,11 +153,12 @@ pub(crate) fn confirm(
     }
 }
 
-/// One line of `confirm --all`.
-struct Line {
-    name: String,
-    confirmed: Option<String>,
-    text: String,
+/// One line of `confirm --all`: a scenario, the memcached version that confirmed it (if
+/// one did), and what happened.
+pub(crate) struct Line {
+    pub name: String,
+    pub confirmed: Option<String>,
+    pub text: String,
 }
 
 fn confirm_path(
@@ -203,8 +204,22 @@ fn confirm_path(
     })
 }
 
-/// `confirm --all`: every non-sweep scenario expecting a violation, `jobs` at a time
-/// (each against its own memcached); one line each, then `N of M counterexamples
+/// The counterexample of every scenario of `paths` that is not a sweep and expects a
+/// violation, confirmed `jobs` at a time (each against its own memcached), in the order
+/// of `paths`.
+pub(crate) fn confirm_lines(
+    families: &[&'static dyn Family],
+    paths: &[PathBuf],
+    jobs: usize,
+    max_wait: Duration,
+) -> Vec<Line> {
+    crate::cli::parallel(paths, jobs, |path| confirm_path(path, families, max_wait))
+        .into_iter()
+        .flatten()
+        .collect()
+}
+
+/// `confirm --all`: [`confirm_lines`], one line each, then `N of M counterexamples
 /// confirmed on memcached …`. Fails unless all are.
 pub(crate) fn confirm_all(
     families: &[&'static dyn Family],
@@ -214,25 +229,9 @@ pub(crate) fn confirm_all(
 ) -> Result<ExitCode> {
     let max_wait = check_wait(max_wait_s)?;
     let paths = crate::cli::gate::scenario_paths(inputs)?;
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let lines = std::sync::Mutex::new(Vec::new());
-    std::thread::scope(|scope| {
-        for _ in 0..jobs.clamp(1, 64) {
-            scope.spawn(|| {
-                loop {
-                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    let Some(path) = paths.get(i) else { break };
-                    if let Some(line) = confirm_path(path, families, max_wait) {
-                        lines.lock().expect("a job panicked").push((i, line));
-                    }
-                }
-            });
-        }
-    });
-    let mut lines = lines.into_inner().expect("a job panicked");
-    lines.sort_by_key(|(i, _)| *i);
-    let width = lines.iter().map(|(_, l)| l.name.len()).max().unwrap_or(0);
-    for (_, l) in &lines {
+    let lines = confirm_lines(families, &paths, jobs, max_wait);
+    let width = lines.iter().map(|l| l.name.len()).max().unwrap_or(0);
+    for l in &lines {
         let mark = if l.confirmed.is_some() {
             "ok  "
         } else {
@@ -240,10 +239,10 @@ pub(crate) fn confirm_all(
         };
         outln!("{mark}{:width$}  {}", l.name, l.text);
     }
-    let confirmed = lines.iter().filter(|(_, l)| l.confirmed.is_some()).count();
+    let confirmed = lines.iter().filter(|l| l.confirmed.is_some()).count();
     let version = lines
         .iter()
-        .find_map(|(_, l)| l.confirmed.clone())
+        .find_map(|l| l.confirmed.clone())
         .unwrap_or_else(|| "(none answered)".into());
     outln!(
         "\n{confirmed} of {} counterexamples confirmed on memcached {version}",

@@ -28,6 +28,7 @@ mod args;
 mod commands;
 mod confirm;
 mod explore;
+mod findings;
 mod gate;
 mod merge;
 mod progress;
@@ -42,6 +43,31 @@ use clap::Parser;
 use crate::model::Family;
 
 pub use crate::report::program;
+
+/// Each of `items` through `work`, `jobs` at a time, results in the order of `items`.
+pub(crate) fn parallel<T: Sync, R: Send>(
+    items: &[T],
+    jobs: usize,
+    work: impl Fn(&T) -> R + Sync,
+) -> Vec<R> {
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let out = std::sync::Mutex::new(Vec::new());
+    std::thread::scope(|scope| {
+        for _ in 0..jobs.clamp(1, 64) {
+            scope.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let Some(item) = items.get(i) else { break };
+                    let r = work(item);
+                    out.lock().expect("a job panicked").push((i, r));
+                }
+            });
+        }
+    });
+    let mut out = out.into_inner().expect("a job panicked");
+    out.sort_by_key(|(i, _)| *i);
+    out.into_iter().map(|(_, r)| r).collect()
+}
 
 /// Parses the process's arguments and runs the command against `families`.
 pub fn main(families: &[&'static dyn Family]) -> ExitCode {

@@ -6,7 +6,7 @@ use std::rc::Rc;
 
 use crate::exec::Sim;
 use crate::model::field::{FieldError, did_you_mean};
-use crate::model::{Context, Model, ParamSource};
+use crate::model::{Claim, Context, Model, ParamSource};
 
 /// What a family builds for a scenario: registers one execution's clients and invariants.
 pub type Setup = Rc<dyn Fn(&mut Sim)>;
@@ -21,6 +21,11 @@ pub trait Family: Sync {
 
     /// The invariants it checks.
     fn invariants(&self) -> &'static [&'static str];
+
+    /// What its variants' sources claim ([`Model::CLAIMS`]).
+    fn claims(&self) -> &'static [Claim] {
+        &[]
+    }
 
     /// The setup of a scenario's executions from its variant and `[params]` table.
     #[doc(hidden)]
@@ -54,6 +59,10 @@ impl<M: Model> Family for FamilyOf<M> {
 
     fn invariants(&self) -> &'static [&'static str] {
         M::INVARIANTS
+    }
+
+    fn claims(&self) -> &'static [Claim] {
+        M::CLAIMS
     }
 
     fn build(

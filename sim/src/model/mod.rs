@@ -19,6 +19,7 @@
 //! A model never reads the wall clock, never uses a thread RNG and never iterates a std
 //! `HashMap`: its executions must replay from their schedule.
 
+mod claim;
 mod family;
 pub(crate) mod field;
 mod knobs;
@@ -29,6 +30,7 @@ use std::fmt::Debug;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
+pub use claim::Claim;
 pub use family::{Family, Setup, family};
 pub use knobs::{Count, MAX_COUNT, Millis, Seconds, YEAR_S};
 pub use params::ParamSource;
@@ -52,6 +54,10 @@ pub trait Model: Copy + PartialEq + Debug + 'static {
     /// The invariants [`Model::setup`] registers, by name: the verdicts a scenario may
     /// expect besides `pass`, `livelock`, `stuck`, `panic` and `client_error`.
     const INVARIANTS: &'static [&'static str];
+
+    /// What each variant's source claims, for the findings report (`mcsim findings`);
+    /// a variant without one is reported by its invariants alone.
+    const CLAIMS: &'static [Claim] = &[];
 
     /// The parameters, read from a scenario's `[params]` table: every field needs a
     /// default (`#[serde(default)]` with a `Default` impl). Fields mcsim's own types

@@ -125,6 +125,9 @@ pub struct RunReport {
     /// Per condition a scenario may ask for in `sometimes` (`faults.KIND.injected`,
     /// `faults.KIND.bit`, each metric): the executions that met it.
     pub met: BTreeMap<String, u64>,
+    /// The numbers of each violation over the executions that broke an invariant, by
+    /// `invariant.number` (`counter.no_lost_increments.lost`): by how much it broke.
+    pub at_violation: BTreeMap<String, Summary>,
 }
 
 /// How often a kind of fault fired over a run, and how often it bit.
@@ -213,6 +216,7 @@ pub fn run_observed(
         faults: BTreeMap::new(),
         checks: BTreeMap::new(),
         met: BTreeMap::new(),
+        at_violation: BTreeMap::new(),
     };
     let expect = &options.expect;
     let allowed = |l: &String| expect.must.contains(l) || expect.may.contains(l);
@@ -246,6 +250,12 @@ pub fn run_observed(
         }
         if e.verdict.is_pass() {
             continue;
+        }
+        if let Verdict::Violation(v) = &e.verdict {
+            for (name, n) in &v.failure.numbers {
+                let key = format!("{}.{name}", v.invariant);
+                report.at_violation.entry(key).or_default().add(*n as f64);
+            }
         }
         let labels = failing_labels(&e);
         for l in &labels {

@@ -12,14 +12,17 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use self::plot::Series;
-use self::svg::{esc, num};
+use self::svg::num;
 use crate::report::{Row, short_name as short};
 
-pub use self::plot::{histogram, lines};
+pub use self::plot::{Series as PlotSeries, histogram, lines};
+pub(crate) use self::svg::esc;
 pub use self::swimlane::render as swimlane;
 
-const CSS: &str = include_str!("page.css");
-const JS: &str = include_str!("page.js");
+/// The page's style, for other pages drawn from the same parts (the findings report).
+pub const CSS: &str = include_str!("page.css");
+/// The page's script: sortable tables, copy buttons and the self-check.
+pub const JS: &str = include_str!("page.js");
 
 /// What the page's header says about the run.
 #[derive(Debug, Clone, Default)]

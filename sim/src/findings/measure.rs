@@ -1,0 +1,402 @@
+//! Measuring one scenario file for the findings report: every execution of a fixed
+//! budget run to its end (no stop at the first failure), so the violation rate is a
+//! rate; the numbers of each violation and each metric as distributions; the first
+//! failure shrunk, as the counterexample.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::Serialize;
+
+use crate::model::Family;
+use crate::report::timeline::Timeline;
+use crate::run::{self, FaultFigures, RunOptions, RunReport, Summary};
+use crate::scenario::Scenario;
+
+/// Executions each measurement runs.
+#[derive(Debug, Clone, Copy)]
+pub struct Budgets {
+    /// Per scenario that is not a sweep (at least the scenario's own budget).
+    pub executions: u64,
+    /// Per point of a sweep (at least the scenario's own budget).
+    pub point_executions: u64,
+    /// Per client count of a variant's client sweep.
+    pub client_executions: u64,
+}
+
+impl Default for Budgets {
+    fn default() -> Budgets {
+        Budgets {
+            executions: 1000,
+            point_executions: 200,
+            client_executions: 200,
+        }
+    }
+}
+
+/// A distribution: a metric over executions, or a violation's number over the
+/// executions that broke the invariant.
+#[derive(Debug, Clone, Serialize)]
+pub struct Distribution {
+    /// `counter.lost`, or `invariant.number` for a violation's number.
+    pub name: String,
+    /// True for a violation's number (counted over failing executions only).
+    pub at_violation: bool,
+    /// Values counted.
+    pub count: u64,
+    /// Mean, median, 90th percentile, largest.
+    pub mean: f64,
+    /// Median.
+    pub p50: f64,
+    /// 90th percentile.
+    pub p90: f64,
+    /// Largest.
+    pub max: f64,
+    /// Each value (rounded when there were many) with its count.
+    pub histogram: Vec<(f64, u64)>,
+}
+
+impl Distribution {
+    fn of(name: &str, at_violation: bool, s: &Summary) -> Distribution {
+        Distribution {
+            name: name.to_string(),
+            at_violation,
+            count: s.count,
+            mean: s.mean(),
+            p50: s.histogram.quantile(0.5).unwrap_or(0.0),
+            p90: s.histogram.quantile(0.9).unwrap_or(0.0),
+            max: s.max,
+            histogram: s.histogram.counts().collect(),
+        }
+    }
+
+    /// `mean 1.54, median 2, p90 2, max 2`.
+    pub fn brief(&self) -> String {
+        format!(
+            "mean {}, median {}, p90 {}, max {}",
+            short(self.mean),
+            short(self.p50),
+            short(self.p90),
+            short(self.max)
+        )
+    }
+}
+
+/// A number as the report prints it: at most three decimals, no trailing zeros.
+pub fn short(v: f64) -> String {
+    let s = format!("{v:.3}");
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    if s == "-0" { "0".into() } else { s.into() }
+}
+
+/// A shrunk counterexample.
+#[derive(Debug, Clone, Serialize)]
+pub struct Counterexample {
+    /// Its verdict.
+    pub label: String,
+    /// The command that replays it.
+    pub replay: String,
+    /// Clients, steps, calls and faults after shrinking.
+    pub size: String,
+    /// The swimlane's data.
+    pub timeline: Timeline,
+}
+
+/// One scenario, or one point of a sweep, measured.
+#[derive(Debug, Clone, Serialize)]
+pub struct Measured {
+    /// The point's swept values (`rate_per_s=0.5`); empty for a whole scenario.
+    pub point: Vec<String>,
+    /// Executions run.
+    pub executions: u64,
+    /// Executions whose verdict was not `pass`.
+    pub failing: u64,
+    /// Executions per verdict label.
+    pub verdicts: BTreeMap<String, u64>,
+    /// Per fault kind: injected, and how many bit.
+    pub faults: BTreeMap<String, FaultFigures>,
+    /// Each metric and each violation's numbers.
+    pub distributions: Vec<Distribution>,
+}
+
+impl Measured {
+    fn of(point: Vec<String>, r: &RunReport) -> Measured {
+        let mut distributions: Vec<Distribution> = r
+            .at_violation
+            .iter()
+            .map(|(n, s)| Distribution::of(n, true, s))
+            .collect();
+        distributions.extend(r.metrics.iter().map(|(n, s)| Distribution::of(n, false, s)));
+        Measured {
+            point,
+            executions: r.executions,
+            failing: r.executions - r.verdicts.get("pass").copied().unwrap_or(0),
+            verdicts: r.verdicts.clone(),
+            faults: r.faults.clone(),
+            distributions,
+        }
+    }
+
+    /// The distribution named `name`, if it was recorded.
+    pub fn distribution(&self, name: &str) -> Option<&Distribution> {
+        self.distributions.iter().find(|d| d.name == name)
+    }
+}
+
+/// One scenario file measured.
+#[derive(Debug, Clone, Serialize)]
+pub struct ScenarioFindings {
+    /// Its name.
+    pub name: String,
+    /// Its file.
+    pub file: String,
+    /// What it shows.
+    pub description: String,
+    /// Recipe family and variant.
+    pub recipe: String,
+    /// Variant.
+    pub variant: String,
+    /// Clients.
+    pub clients: usize,
+    /// The verdict its file expects.
+    pub expect: String,
+    /// True for a sweep.
+    pub sweep: bool,
+    /// The whole run (a sweep's points summed).
+    pub total: Measured,
+    /// A sweep's points.
+    pub points: Vec<Measured>,
+    /// The first failure, shrunk.
+    pub counterexample: Option<Counterexample>,
+    /// Whether its counterexample replayed on a real memcached: `Ok(version)` or the
+    /// reason it did not; `None` when not tried (a sweep, a pass, or no server).
+    pub confirmed: Option<Result<String, String>>,
+    /// A file that could not be read.
+    pub error: Option<String>,
+}
+
+impl ScenarioFindings {
+    /// True when some execution broke it.
+    pub fn breaks(&self) -> bool {
+        self.total.failing > 0
+    }
+
+    /// Each fault kind as `kind injected/bit`, or `–`.
+    pub fn faults_text(&self) -> String {
+        let faults: Vec<String> = self
+            .total
+            .faults
+            .iter()
+            .map(|(k, f)| format!("{k} {}/{}", f.injected, f.bit))
+            .collect();
+        if faults.is_empty() {
+            "–".into()
+        } else {
+            faults.join(", ")
+        }
+    }
+
+    /// Whether its counterexample was confirmed on memcached, in words.
+    pub fn memcached_text(&self) -> String {
+        match &self.confirmed {
+            Some(Ok(version)) => format!("confirmed ({version})"),
+            Some(Err(why)) => format!("not confirmed: {why}"),
+            None => "–".into(),
+        }
+    }
+}
+
+fn run_all(s: &Scenario, executions: u64, shrink: bool) -> RunReport {
+    let mut options = RunOptions::from_scenario(s);
+    options.executions = executions.max(s.executions).max(1);
+    options.keep_going = true;
+    options.shrink = shrink;
+    run::run(s, &options)
+}
+
+fn counterexample(s: &Scenario, r: &RunReport) -> Option<Counterexample> {
+    let f = r.first_failure.as_ref()?;
+    let s2 = s.with_clients(f.clients).ok()?;
+    let size = crate::shrink::size(&s2, &f.execution);
+    Some(Counterexample {
+        label: f.execution.verdict.label(),
+        replay: crate::report::replay_lines(s, s.strategy, f)
+            .last()
+            .map(|l| l.command.clone())
+            .unwrap_or_default(),
+        size: size.to_string(),
+        timeline: Timeline::of(&f.execution, f.clients),
+    })
+}
+
+/// Measures the scenario file `path`: each point at its budget, every execution run.
+pub fn scenario(path: &Path, families: &[&'static dyn Family], b: Budgets) -> ScenarioFindings {
+    let mut out = ScenarioFindings {
+        name: path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+        file: path.display().to_string(),
+        description: String::new(),
+        recipe: String::new(),
+        variant: String::new(),
+        clients: 0,
+        expect: String::new(),
+        sweep: false,
+        total: Measured::of(Vec::new(), &RunReport::default()),
+        points: Vec::new(),
+        counterexample: None,
+        confirmed: None,
+        error: None,
+    };
+    let points = match crate::scenario::load_points(path, families) {
+        Ok(p) => p,
+        Err(e) => {
+            out.error = Some(format!("{e:#}"));
+            return out;
+        }
+    };
+    let first = &points[0];
+    out.sweep = points.len() > 1;
+    if !out.sweep {
+        out.name = first.name.clone();
+    }
+    out.description = first.description.clone();
+    out.recipe = first.recipe.clone();
+    out.variant = first.variant.clone();
+    out.clients = first.clients;
+    out.expect = first.expect.clone();
+    let mut total = RunReport::default();
+    for s in &points {
+        let budget = if out.sweep {
+            b.point_executions
+        } else {
+            b.executions
+        };
+        let shrink = out.counterexample.is_none();
+        let r = run_all(s, budget, shrink);
+        if out.counterexample.is_none() {
+            out.counterexample = counterexample(s, &r);
+        }
+        if out.sweep {
+            out.points.push(Measured::of(s.point.clone(), &r));
+        }
+        add(&mut total, &r);
+    }
+    out.total = Measured::of(Vec::new(), &total);
+    out
+}
+
+/// Adds run `r` into `total` (a sweep's points summed).
+fn add(total: &mut RunReport, r: &RunReport) {
+    total.executions += r.executions;
+    for (k, v) in &r.verdicts {
+        *total.verdicts.entry(k.clone()).or_insert(0) += v;
+    }
+    for (k, f) in &r.faults {
+        let t = total.faults.entry(k.clone()).or_default();
+        t.injected += f.injected;
+        t.bit += f.bit;
+    }
+    for (into, from) in [
+        (&mut total.metrics, &r.metrics),
+        (&mut total.at_violation, &r.at_violation),
+    ] {
+        for (k, s) in from {
+            let t = into.entry(k.clone()).or_default();
+            if t.count == 0 {
+                *t = s.clone();
+            } else if s.count > 0 {
+                t.min = t.min.min(s.min);
+                t.max = t.max.max(s.max);
+                t.count += s.count;
+                t.sum += s.sum;
+                t.histogram.merge(&s.histogram);
+            }
+        }
+    }
+}
+
+/// One client count of a variant's client sweep.
+#[derive(Debug, Clone, Serialize)]
+pub struct ClientPoint {
+    /// Clients.
+    pub clients: usize,
+    /// Executions run.
+    pub executions: u64,
+    /// Executions that failed.
+    pub failing: u64,
+    /// Why it ran fewer executions than asked, or none.
+    pub cut: Option<String>,
+}
+
+/// The client counts of a client sweep.
+pub const CLIENT_COUNTS: [usize; 4] = [2, 4, 8, 16];
+
+/// Wall time one client count may take. Some invariants (linearizability) cost
+/// exponentially more with clients: a count that reaches it runs fewer executions, and
+/// the larger counts are not run.
+pub const CLIENT_POINT_CAP: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// A count runs only if one execution at the count before it took at most this long:
+/// doubling the clients can cost an invariant's check a thousandfold, time and memory.
+pub const NEXT_COUNT_MAX_COST: std::time::Duration = std::time::Duration::from_millis(2);
+
+/// Runs the scenario file `path` (not a sweep) at each of [`CLIENT_COUNTS`] clients,
+/// from the scenario's seed, up to the budget or [`CLIENT_POINT_CAP`] per count.
+pub fn clients(
+    path: &Path,
+    families: &[&'static dyn Family],
+    b: Budgets,
+) -> Result<Vec<ClientPoint>, String> {
+    let s = Scenario::load(path, families).map_err(|e| format!("{e:#}"))?;
+    let mut out: Vec<ClientPoint> = Vec::new();
+    // The mean wall time of one execution at the last count.
+    let mut last_cost = std::time::Duration::ZERO;
+    for n in CLIENT_COUNTS {
+        if let Some(prev) = out.last()
+            && (prev.cut.is_some() || last_cost > NEXT_COUNT_MAX_COST)
+        {
+            out.push(ClientPoint {
+                clients: n,
+                executions: 0,
+                failing: 0,
+                cut: Some(format!(
+                    "not run: at {} clients one execution took {:.1} ms",
+                    prev.clients,
+                    last_cost.as_secs_f64() * 1e3
+                )),
+            });
+            continue;
+        }
+        let s = s.with_clients(n).map_err(|e| format!("{e:#}"))?;
+        let started = std::time::Instant::now();
+        let (mut executions, mut failing) = (0, 0);
+        let mut cut = None;
+        while executions < b.client_executions.max(1) {
+            if started.elapsed() > CLIENT_POINT_CAP {
+                cut = Some(format!(
+                    "stopped after {executions} executions at the {} s cap",
+                    CLIENT_POINT_CAP.as_secs()
+                ));
+                break;
+            }
+            let mut options = RunOptions::from_scenario(&s);
+            options.seed = s.seed.wrapping_add(executions);
+            options.executions = 1;
+            options.keep_going = true;
+            options.shrink = false;
+            let r = run::run(&s, &options);
+            executions += r.executions;
+            failing += r.executions - r.verdicts.get("pass").copied().unwrap_or(0);
+        }
+        last_cost = started.elapsed() / executions.max(1) as u32;
+        out.push(ClientPoint {
+            clients: n,
+            executions,
+            failing,
+            cut,
+        });
+    }
+    Ok(out)
+}
