@@ -130,7 +130,7 @@ impl Measured {
         Measured {
             point,
             executions: r.executions,
-            failing: r.executions - r.verdicts.get("pass").copied().unwrap_or(0),
+            failing: r.failing(),
             verdicts: r.verdicts.clone(),
             faults: r.faults.clone(),
             distributions,
@@ -176,6 +176,25 @@ pub struct ScenarioFindings {
 }
 
 impl ScenarioFindings {
+    /// A scenario file that could not be read, and why.
+    fn unread(name: String, file: String, error: String) -> ScenarioFindings {
+        ScenarioFindings {
+            name,
+            file,
+            description: String::new(),
+            recipe: String::new(),
+            variant: String::new(),
+            clients: 0,
+            expect: String::new(),
+            sweep: false,
+            total: Measured::of(Vec::new(), &RunReport::default()),
+            points: Vec::new(),
+            counterexample: None,
+            confirmed: None,
+            error: Some(error),
+        }
+    }
+
     /// True when some execution broke it.
     pub fn breaks(&self) -> bool {
         self.total.failing > 0
@@ -216,104 +235,63 @@ fn run_all(s: &Scenario, executions: u64, shrink: bool) -> RunReport {
 
 fn counterexample(s: &Scenario, r: &RunReport) -> Option<Counterexample> {
     let f = r.first_failure.as_ref()?;
-    let s2 = s.with_clients(f.clients).ok()?;
-    let size = crate::shrink::size(&s2, &f.execution);
     Some(Counterexample {
         label: f.execution.verdict.label(),
         replay: crate::report::replay_lines(s, s.strategy, f)
             .last()
             .map(|l| l.command.clone())
             .unwrap_or_default(),
-        size: size.to_string(),
+        size: f.size(s).to_string(),
         timeline: Timeline::of(&f.execution, f.clients),
     })
 }
 
 /// Measures the scenario file `path`: each point at its budget, every execution run.
 pub fn scenario(path: &Path, families: &[&'static dyn Family], b: Budgets) -> ScenarioFindings {
-    let mut out = ScenarioFindings {
-        name: path
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_default(),
-        file: path.display().to_string(),
-        description: String::new(),
-        recipe: String::new(),
-        variant: String::new(),
-        clients: 0,
-        expect: String::new(),
-        sweep: false,
-        total: Measured::of(Vec::new(), &RunReport::default()),
-        points: Vec::new(),
-        counterexample: None,
-        confirmed: None,
-        error: None,
-    };
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let file = path.display().to_string();
     let points = match crate::scenario::load_points(path, families) {
         Ok(p) => p,
-        Err(e) => {
-            out.error = Some(format!("{e:#}"));
-            return out;
-        }
+        Err(e) => return ScenarioFindings::unread(stem, file, format!("{e:#}")),
     };
-    let first = &points[0];
-    out.sweep = points.len() > 1;
-    if !out.sweep {
-        out.name = first.name.clone();
-    }
-    out.description = first.description.clone();
-    out.recipe = first.recipe.clone();
-    out.variant = first.variant.clone();
-    out.clients = first.clients;
-    out.expect = first.expect.clone();
+    let sweep = points.len() > 1;
+    let budget = if sweep {
+        b.point_executions
+    } else {
+        b.executions
+    };
     let mut total = RunReport::default();
+    let mut measured = Vec::new();
+    let mut shown = None;
     for s in &points {
-        let budget = if out.sweep {
-            b.point_executions
-        } else {
-            b.executions
-        };
-        let shrink = out.counterexample.is_none();
-        let r = run_all(s, budget, shrink);
-        if out.counterexample.is_none() {
-            out.counterexample = counterexample(s, &r);
+        let r = run_all(s, budget, shown.is_none());
+        if shown.is_none() {
+            shown = counterexample(s, &r);
         }
-        if out.sweep {
-            out.points.push(Measured::of(s.point.clone(), &r));
+        if sweep {
+            measured.push(Measured::of(s.point.clone(), &r));
         }
-        add(&mut total, &r);
+        total.absorb(&r);
     }
-    out.total = Measured::of(Vec::new(), &total);
-    out
-}
-
-/// Adds run `r` into `total` (a sweep's points summed).
-fn add(total: &mut RunReport, r: &RunReport) {
-    total.executions += r.executions;
-    for (k, v) in &r.verdicts {
-        *total.verdicts.entry(k.clone()).or_insert(0) += v;
-    }
-    for (k, f) in &r.faults {
-        let t = total.faults.entry(k.clone()).or_default();
-        t.injected += f.injected;
-        t.bit += f.bit;
-    }
-    for (into, from) in [
-        (&mut total.metrics, &r.metrics),
-        (&mut total.at_violation, &r.at_violation),
-    ] {
-        for (k, s) in from {
-            let t = into.entry(k.clone()).or_default();
-            if t.count == 0 {
-                *t = s.clone();
-            } else if s.count > 0 {
-                t.min = t.min.min(s.min);
-                t.max = t.max.max(s.max);
-                t.count += s.count;
-                t.sum += s.sum;
-                t.histogram.merge(&s.histogram);
-            }
-        }
+    let first = &points[0];
+    ScenarioFindings {
+        // A sweep's points are named after their values; the sweep, after its file.
+        name: if sweep { stem } else { first.name.clone() },
+        file,
+        description: first.description.clone(),
+        recipe: first.recipe.clone(),
+        variant: first.variant.clone(),
+        clients: first.clients,
+        expect: first.expect.clone(),
+        sweep,
+        total: Measured::of(Vec::new(), &total),
+        points: measured,
+        counterexample: shown,
+        confirmed: None,
+        error: None,
     }
 }
 
@@ -388,7 +366,7 @@ pub fn clients(
             options.shrink = false;
             let r = run::run(&s, &options);
             executions += r.executions;
-            failing += r.executions - r.verdicts.get("pass").copied().unwrap_or(0);
+            failing += r.failing();
         }
         last_cost = started.elapsed() / executions.max(1) as u32;
         out.push(ClientPoint {

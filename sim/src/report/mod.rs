@@ -173,10 +173,7 @@ pub fn render_failure(scenario: &Scenario, strategy: StrategyKind, failure: &Fin
     }
     match &failure.original {
         Some(before) => {
-            let after = crate::shrink::Size {
-                clients: failure.clients,
-                ..crate::shrink::size(scenario, e)
-            };
+            let after = failure.size(scenario);
             let _ = writeln!(out, "  found        {before}");
             let _ = writeln!(out, "  shrunk to    {after}");
             if failure.cut_short {

@@ -249,9 +249,7 @@ impl Row {
     /// scenario asks for), and says them again in [`Row::coverage`].
     pub fn add_coverage(&mut self, report: &RunReport, sometimes: &[String]) {
         for (k, f) in &report.faults {
-            let mine = self.faults.entry(k.clone()).or_default();
-            mine.injected += f.injected;
-            mine.bit += f.bit;
+            *self.faults.entry(k.clone()).or_default() += *f;
         }
         for (k, n) in &report.checks {
             *self.checks.entry(k.clone()).or_insert(0) += n;

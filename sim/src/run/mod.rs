@@ -80,6 +80,22 @@ impl Summary {
         self.sum += v;
         self.histogram.add(v);
     }
+
+    /// Adds every value of `other` (another run of the same metric).
+    pub fn merge(&mut self, other: &Summary) {
+        if other.count == 0 {
+            return;
+        }
+        if self.count == 0 {
+            *self = other.clone();
+            return;
+        }
+        self.min = self.min.min(other.min);
+        self.max = self.max.max(other.max);
+        self.count += other.count;
+        self.sum += other.sum;
+        self.histogram.merge(&other.histogram);
+    }
 }
 
 /// A failing execution, with what it takes to replay it.
@@ -98,6 +114,16 @@ pub struct Finding {
     pub found_hash: Option<u64>,
     /// True if shrinking stopped at its budget (a smaller counterexample may exist).
     pub cut_short: bool,
+}
+
+impl Finding {
+    /// Its size as shown: the execution's, with the clients it was shrunk to.
+    pub fn size(&self, scenario: &Scenario) -> Size {
+        Size {
+            clients: self.clients,
+            ..shrink::size(scenario, &self.execution)
+        }
+    }
 }
 
 /// The outcome of running a scenario.
@@ -137,6 +163,13 @@ pub struct FaultFigures {
     pub injected: u64,
     /// Times it changed what a later call saw.
     pub bit: u64,
+}
+
+impl std::ops::AddAssign for FaultFigures {
+    fn add_assign(&mut self, other: FaultFigures) {
+        self.injected += other.injected;
+        self.bit += other.bit;
+    }
 }
 
 impl RunReport {
@@ -179,6 +212,31 @@ impl RunReport {
     /// The run judged against what its scenario expects.
     pub fn judge(&self, expect: &Expectation) -> Judgement {
         expect.judge(&self.found, &self.met)
+    }
+
+    /// Executions whose verdict was not `pass`.
+    pub fn failing(&self) -> u64 {
+        self.executions - self.verdicts.get("pass").copied().unwrap_or(0)
+    }
+
+    /// Adds the executions, verdicts, faults and distributions of `other` (another point
+    /// of a sweep); the first failure, checks and conditions stay this run's.
+    pub fn absorb(&mut self, other: &RunReport) {
+        self.executions += other.executions;
+        for (k, v) in &other.verdicts {
+            *self.verdicts.entry(k.clone()).or_insert(0) += v;
+        }
+        for (k, f) in &other.faults {
+            *self.faults.entry(k.clone()).or_default() += *f;
+        }
+        for (into, from) in [
+            (&mut self.metrics, &other.metrics),
+            (&mut self.at_violation, &other.at_violation),
+        ] {
+            for (k, s) in from {
+                into.entry(k.clone()).or_default().merge(s);
+            }
+        }
     }
 
     /// The verdict label of the run: the first failure's, or `pass`.
