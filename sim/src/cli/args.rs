@@ -177,7 +177,7 @@ pub(crate) enum Command {
         #[arg(long, conflicts_with_all = ["seed", "schedule", "clients", "servers"])]
         all: bool,
         /// With `--all`: scenarios confirmed at once, each against its own memcached.
-        #[arg(long, default_value_t = 8)]
+        #[arg(long, default_value_t = crate::cli::confirm::ALL_JOBS)]
         jobs: usize,
         /// The execution of this seed (default: the scenario's first failure, shrunk).
         #[arg(long, conflicts_with = "schedule")]

@@ -236,7 +236,12 @@ pub(crate) fn dispatch(command: Command, families: &[&'static dyn Family]) -> Re
             } else {
                 scenario
             };
-            crate::cli::confirm::confirm_all(families, &inputs, jobs, max_wait_s.unwrap_or(120.0))
+            crate::cli::confirm::confirm_all(
+                families,
+                &inputs,
+                jobs,
+                max_wait_s.unwrap_or(crate::cli::confirm::ALL_MAX_WAIT_S),
+            )
         }
         Command::Confirm {
             scenario,

@@ -153,6 +153,12 @@ pub(crate) fn confirm(
     }
 }
 
+/// Scenarios `confirm --all` confirms at once by default, each against its own memcached.
+pub(crate) const ALL_JOBS: usize = 8;
+
+/// Real seconds `confirm --all` lets one scenario's virtual waits take by default.
+pub(crate) const ALL_MAX_WAIT_S: f64 = 120.0;
+
 /// One line of `confirm --all`: a scenario, the memcached version that confirmed it (if
 /// one did), and what happened.
 pub(crate) struct Line {

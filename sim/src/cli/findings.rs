@@ -35,7 +35,12 @@ fn confirm(
     paths: &[PathBuf],
     scenarios: &mut [ScenarioFindings],
 ) -> Option<String> {
-    let lines = crate::cli::confirm::confirm_lines(families, paths, 8, Duration::from_secs(120));
+    let lines = crate::cli::confirm::confirm_lines(
+        families,
+        paths,
+        crate::cli::confirm::ALL_JOBS,
+        Duration::from_secs_f64(crate::cli::confirm::ALL_MAX_WAIT_S),
+    );
     let mut version = None;
     for l in lines {
         if let Some(s) = scenarios.iter_mut().find(|s| s.name == l.name) {
@@ -64,9 +69,7 @@ pub(crate) fn run(
     if paths.is_empty() {
         bail!("no scenario files (*.toml) in the inputs");
     }
-    let jobs = jobs
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
-        .max(1);
+    let jobs = crate::cli::jobs_or_cores(jobs);
     let mut command = format!("{} findings", crate::report::program());
     for i in inputs {
         command.push_str(&format!(" {}", i.display()));
@@ -139,10 +142,7 @@ pub(crate) fn run(
             v.agreement.phrase()
         );
     }
-    outln!(
-        "\n{}",
-        findings::markdown::confirm_line(&f).replace("**", "")
-    );
+    outln!("\n{}", findings::text::confirm_line(&f));
     outln!(
         "reports: {}, {}, {}",
         md.display(),

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use crate::cli::progress;
@@ -330,63 +330,39 @@ pub(crate) fn check(
         bail!("no scenario files (*.toml) in {shown}");
     }
     let started = Instant::now();
-    let jobs = jobs
-        .unwrap_or_else(|| {
-            std::thread::available_parallelism()
-                .map(|n| n.get())
-                .unwrap_or(1)
-        })
-        .max(1);
-    let queue = Arc::new(Mutex::new(paths.clone()));
-    let rows = Arc::new(Mutex::new(Vec::new()));
+    let jobs = crate::cli::jobs_or_cores(jobs);
     let bar = progress::bar(paths.len() as u64, "scenarios");
     let executions = std::sync::atomic::AtomicU64::new(0);
+    let done = std::sync::atomic::AtomicUsize::new(0);
     let heartbeat = Mutex::new(started);
-    std::thread::scope(|scope| {
-        for _ in 0..jobs.min(paths.len()) {
-            let (queue, rows, bar, executions) = (queue.clone(), rows.clone(), &bar, &executions);
-            let (heartbeat, paths) = (&heartbeat, &paths);
-            scope.spawn(move || {
-                loop {
-                    let next = queue.lock().map(|mut q| q.pop()).unwrap_or(None);
-                    let Some(path) = next else { break };
-                    let mut row = run_one(&path, families, judging);
-                    row.shard = shard;
-                    // On a terminal each scenario shows above the bar as it ends; off one,
-                    // the table names every scenario once, and a long suite says only
-                    // how far it got, every 10 s.
-                    if !bar.is_hidden() {
-                        let mark = if row.ok() { "ok  " } else { "FAIL" };
-                        bar.println(format!("{mark} {} ({} ms)", row.scenario, row.millis));
-                    } else if let Ok(mut last) = heartbeat.lock()
-                        && last.elapsed() >= Duration::from_secs(10)
-                    {
-                        *last = Instant::now();
-                        let done = rows.lock().map(|r| r.len() + 1).unwrap_or(0);
-                        eprintln!(
-                            "… {done} of {} scenarios run ({})",
-                            paths.len(),
-                            fmt_secs(started.elapsed().as_secs_f64())
-                        );
-                    }
-                    let done = executions
-                        .fetch_add(row.executions, std::sync::atomic::Ordering::Relaxed)
-                        + row.executions;
-                    let rate = done as f64 / started.elapsed().as_secs_f64().max(1e-3);
-                    bar.set_message(format!("· {rate:.0} executions/s"));
-                    bar.inc(1);
-                    if let Ok(mut r) = rows.lock() {
-                        r.push(row);
-                    }
-                }
-            });
+    let mut rows = crate::cli::parallel(&paths, jobs, |path| {
+        let mut row = run_one(path, families, judging);
+        row.shard = shard;
+        let finished = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+        // On a terminal each scenario shows above the bar as it ends; off one, the table
+        // names every scenario once, and a long suite says only how far it got, every
+        // 10 s.
+        if !bar.is_hidden() {
+            let mark = if row.ok() { "ok  " } else { "FAIL" };
+            bar.println(format!("{mark} {} ({} ms)", row.scenario, row.millis));
+        } else if let Ok(mut last) = heartbeat.lock()
+            && last.elapsed() >= Duration::from_secs(10)
+        {
+            *last = Instant::now();
+            eprintln!(
+                "… {finished} of {} scenarios run ({})",
+                paths.len(),
+                fmt_secs(started.elapsed().as_secs_f64())
+            );
         }
+        let total = executions.fetch_add(row.executions, std::sync::atomic::Ordering::Relaxed)
+            + row.executions;
+        let rate = total as f64 / started.elapsed().as_secs_f64().max(1e-3);
+        bar.set_message(format!("· {rate:.0} executions/s"));
+        bar.inc(1);
+        row
     });
     bar.finish_and_clear();
-    let mut rows = Arc::try_unwrap(rows)
-        .map_err(|_| anyhow::anyhow!("worker still running"))?
-        .into_inner()
-        .map_err(|_| anyhow::anyhow!("a worker panicked"))?;
     rows.sort_by(|a, b| a.file.cmp(&b.file));
     if judging.exhaustive {
         let proved = rows.iter().filter(|r| r.exhaustive.is_some()).count();

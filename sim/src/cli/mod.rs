@@ -44,6 +44,12 @@ use crate::model::Family;
 
 pub use crate::report::program;
 
+/// `jobs` if given, else the number of cores; at least 1.
+pub(crate) fn jobs_or_cores(jobs: Option<usize>) -> usize {
+    jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+        .max(1)
+}
+
 /// Each of `items` through `work`, `jobs` at a time, results in the order of `items`.
 pub(crate) fn parallel<T: Sync, R: Send>(
     items: &[T],

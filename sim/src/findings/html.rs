@@ -4,10 +4,9 @@
 
 use std::fmt::Write as _;
 
-use super::interval::{percent, wilson};
-use super::markdown::confirm_line;
+use super::interval::{fraction, percent, wilson};
 use super::measure::ScenarioFindings;
-use super::{Findings, Holding, MODELLED, VariantFindings, profile};
+use super::{Findings, Holding, MODELLED, VariantFindings, profile, rate, text};
 use crate::report::html::{CSS, JS, PlotSeries, esc, histogram, lines, swimlane};
 
 fn anchor(family: &str, variant: &str) -> String {
@@ -29,7 +28,7 @@ pub fn render(f: &Findings) -> String {
         f.executions,
         f.point_executions,
         f.client_executions,
-        esc(&confirm_line(f).replace("**", ""))
+        esc(&text::confirm_line(f))
     );
     summary(&mut s, f);
     let mut family = "";
@@ -61,32 +60,7 @@ pub fn render(f: &Findings) -> String {
 fn summary(s: &mut String, f: &Findings) {
     s.push_str("<h2 id=\"summary\">Summary</h2><table class=\"suite\"><thead><tr><th>family</th><th>variant</th><th>claim</th><th>verdict</th><th>source</th><th>rate</th><th>magnitude</th><th>confirmed</th></tr></thead><tbody>");
     for v in &f.variants {
-        let head = v.headline();
-        let rate = head.map(|h| h.total.failing as f64 / h.total.executions.max(1) as f64);
-        let rate_text = head
-            .map(|h| {
-                format!(
-                    "{} in {}",
-                    percent(h.total.failing, h.total.executions),
-                    h.name
-                )
-            })
-            .unwrap_or_else(|| "–".into());
-        let magnitude = v
-            .magnitude()
-            .filter(|_| head.is_some_and(ScenarioFindings::breaks))
-            .map(|d| format!("{}: {}", d.name, d.brief()))
-            .unwrap_or_else(|| "–".into());
-        let claim = v
-            .claim
-            .map(|c| format!("{}: {}", c.source, c.says))
-            .unwrap_or_else(|| "(none stated)".into());
-        let tried = v.scenarios.iter().filter(|s| s.confirmed.is_some()).count();
-        let ok = v
-            .scenarios
-            .iter()
-            .filter(|s| matches!(s.confirmed, Some(Ok(_))))
-            .count();
+        let rate = v.headline().map_or(0.0, |h| rate(&h.total));
         let class = match v.holding {
             Holding::Holds => "ok",
             _ => "fail",
@@ -97,17 +71,13 @@ fn summary(s: &mut String, f: &Findings) {
             esc(&v.family),
             anchor(&v.family, &v.variant),
             esc(&v.variant),
-            esc(&claim),
+            esc(&v.claim_text()),
             v.holding.word(),
             v.agreement.phrase(),
-            rate.unwrap_or(0.0),
-            esc(&rate_text),
-            esc(&magnitude),
-            if tried == 0 {
-                "–".to_string()
-            } else {
-                format!("{ok} of {tried}")
-            }
+            rate,
+            esc(&v.rate_text()),
+            esc(&v.magnitude_text()),
+            v.confirmed_text()
         );
     }
     s.push_str("</tbody></table>");
@@ -121,29 +91,19 @@ fn variant(s: &mut String, v: &VariantFindings) {
         esc(&v.family),
         esc(&v.variant)
     );
-    if let Some(c) = v.claim {
+    if let Some(c) = &v.claim {
         let _ = write!(
             s,
             "<p><b>Claim</b> ({}): {} {}</p>",
             esc(c.source),
             esc(c.says),
-            if c.presented_as_correct {
-                "The source presents it as correct."
-            } else {
-                "The source presents it as broken."
-            }
+            text::stance(c)
         );
     }
-    let verdict = match &v.holding {
-        Holding::OnlyWhenNot(b) => {
-            format!("holds in its plain scenario; broken in {}", b.join(", "))
-        }
-        other => other.word().to_string(),
-    };
     let _ = write!(
         s,
         "<p><b>Verdict</b>: {}. Against the source: <b>{}</b>.</p>",
-        esc(&verdict),
+        esc(&v.verdict_text()),
         v.agreement.phrase()
     );
     if !v.scenarios.is_empty() {
@@ -185,26 +145,20 @@ fn variant(s: &mut String, v: &VariantFindings) {
 }
 
 fn magnitudes(s: &mut String, v: &VariantFindings) {
-    let names = v.claim.map(|c| c.magnitude).unwrap_or(&[]);
-    for sc in v.scenarios.iter().filter(|sc| sc.breaks()) {
-        for d in &sc.total.distributions {
-            let wanted = names.contains(&d.name.as_str()) || (names.is_empty() && d.at_violation);
-            if wanted && d.count > 0 && !d.histogram.is_empty() {
-                let over = if d.at_violation {
-                    "violating executions"
-                } else {
-                    "executions"
-                };
-                let _ = write!(
-                    s,
-                    "<figure>{}<figcaption>{}: {} over {} {over}</figcaption></figure>",
-                    histogram(&format!("{} — {}", sc.name, d.name), &d.name, &d.histogram),
-                    esc(&sc.name),
-                    esc(&d.brief()),
-                    d.count
-                );
-            }
-        }
+    for (sc, d) in v.shown_magnitudes() {
+        let over = if d.at_violation {
+            "violating executions"
+        } else {
+            "executions"
+        };
+        let _ = write!(
+            s,
+            "<figure>{}<figcaption>{}: {} over {} {over}</figcaption></figure>",
+            histogram(&format!("{} — {}", sc.name, d.name), &d.name, &d.histogram),
+            esc(&sc.name),
+            esc(&d.brief()),
+            d.count
+        );
     }
 }
 
@@ -231,7 +185,7 @@ fn sweep(s: &mut String, sc: &ScenarioFindings) {
             } else {
                 rest.join(", ")
             };
-            let y = 100.0 * p.failing as f64 / p.executions.max(1) as f64;
+            let y = 100.0 * rate(p);
             match series.iter_mut().find(|s| s.name == name) {
                 Some(s) => s.points.push((xv, y)),
                 None => series.push(PlotSeries {
@@ -253,15 +207,11 @@ fn sweep(s: &mut String, sc: &ScenarioFindings) {
     }
     s.push_str("<ul>");
     for (field, values) in &fields {
-        let cells: Vec<String> = values
-            .iter()
-            .map(|(v, n, k)| format!("{v}: {}", percent(*k, *n)))
-            .collect();
         let _ = write!(
             s,
             "<li><code>{}</code>: {}</li>",
             esc(field),
-            esc(&cells.join("; "))
+            esc(&text::value_rates(values))
         );
     }
     s.push_str("</ul>");
@@ -278,12 +228,7 @@ fn clients(s: &mut String, v: &VariantFindings) {
     }
     let mid: Vec<(f64, f64)> = ran
         .iter()
-        .map(|c| {
-            (
-                c.clients as f64,
-                100.0 * c.failing as f64 / c.executions.max(1) as f64,
-            )
-        })
+        .map(|c| (c.clients as f64, 100.0 * fraction(c.failing, c.executions)))
         .collect();
     let hi: Vec<(f64, f64)> = ran
         .iter()

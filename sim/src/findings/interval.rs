@@ -27,11 +27,20 @@ pub fn wilson(k: u64, n: u64) -> (f64, f64) {
     (low, high)
 }
 
+/// `k` of `n` as a fraction (0 when `n` is 0).
+pub fn fraction(k: u64, n: u64) -> f64 {
+    if n == 0 { 0.0 } else { k as f64 / n as f64 }
+}
+
 /// A rate with its interval in percent, as the report prints it: `12.3% (11.0–13.7%)`.
 pub fn percent(k: u64, n: u64) -> String {
     let (lo, hi) = wilson(k, n);
-    let p = if n == 0 { 0.0 } else { k as f64 / n as f64 };
-    format!("{} ({}–{}%)", pct(p), pct_bare(lo), pct_bare(hi))
+    format!(
+        "{} ({}–{}%)",
+        pct(fraction(k, n)),
+        pct_bare(lo),
+        pct_bare(hi)
+    )
 }
 
 fn pct(f: f64) -> String {

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use super::interval::percent;
 use super::measure::{Distribution, Measured, ScenarioFindings, short};
-use super::{Findings, Holding, MODELLED, VariantFindings, profile};
+use super::{Findings, MODELLED, VariantFindings, profile, text};
 use crate::report::timeline::Timeline;
 
 /// Rows of a counterexample's lanes the Markdown keeps (the last ones, up to the verdict).
@@ -37,15 +37,13 @@ pub fn render(f: &Findings) -> String {
     s
 }
 
-/// `N of M counterexamples confirmed on memcached 1.6.18`, or why it was not tried.
-pub fn confirm_line(f: &Findings) -> String {
-    let (ok, n) = f.confirmed();
-    match (&f.memcached, &f.confirm_skipped) {
-        (Some(version), _) => {
-            format!("**{ok} of {n} counterexamples confirmed on memcached {version}**")
-        }
-        (None, Some(why)) => format!("Counterexamples not confirmed on memcached: {why}."),
-        (None, None) => "Counterexamples not confirmed on memcached.".into(),
+/// The confirmation line, in bold when memcached answered.
+fn confirm_line(f: &Findings) -> String {
+    let line = text::confirm_line(f);
+    if f.memcached.is_some() {
+        format!("**{line}**")
+    } else {
+        line
     }
 }
 
@@ -62,80 +60,40 @@ fn summary(s: &mut String, f: &Findings) {
     s.push_str("| family | variant | claim | verdict | source | rate | magnitude | confirmed |\n");
     s.push_str("|---|---|---|---|---|---|---|---|\n");
     for v in &f.variants {
-        let claim = v
-            .claim
-            .map(|c| format!("{}: {}", c.source, c.says))
-            .unwrap_or_else(|| "(none stated)".into());
-        let head = v.headline();
-        let rate = head
-            .map(|h| format!("{} in {}", rate_of(&h.total), h.name))
-            .unwrap_or_else(|| "–".into());
-        let magnitude = v
-            .magnitude()
-            .filter(|_| head.is_some_and(ScenarioFindings::breaks))
-            .map(|d| format!("{}: {}", d.name, d.brief()))
-            .unwrap_or_else(|| "–".into());
-        let confirmed = confirmed_cell(v);
         let _ = writeln!(
             s,
             "| {} | {} | {} | {} | {} | {} | {} | {} |",
             v.family,
             v.variant,
-            cell(&claim),
+            cell(&v.claim_text()),
             v.holding.word(),
             v.agreement.phrase(),
-            cell(&rate),
-            cell(&magnitude),
-            confirmed
+            cell(&v.rate_text()),
+            cell(&v.magnitude_text()),
+            v.confirmed_text()
         );
     }
     s.push('\n');
 }
 
-fn confirmed_cell(v: &VariantFindings) -> String {
-    let tried: Vec<&ScenarioFindings> = v
-        .scenarios
-        .iter()
-        .filter(|s| s.confirmed.is_some())
-        .collect();
-    if tried.is_empty() {
-        return "–".into();
-    }
-    let ok = tried
-        .iter()
-        .filter(|s| matches!(s.confirmed, Some(Ok(_))))
-        .count();
-    format!("{ok} of {}", tried.len())
-}
-
 fn variant(s: &mut String, v: &VariantFindings) {
     let _ = writeln!(s, "### {}/{}\n", v.family, v.variant);
-    match v.claim {
+    match &v.claim {
         Some(c) => {
             let _ = writeln!(
                 s,
                 "**Claim** ({}): {} {}\n",
                 c.source,
                 c.says,
-                if c.presented_as_correct {
-                    "The source presents it as correct."
-                } else {
-                    "The source presents it as broken."
-                }
+                text::stance(c)
             );
         }
         None => s.push_str("**Claim**: none stated by the family.\n\n"),
     }
-    let verdict = match &v.holding {
-        Holding::OnlyWhenNot(breaking) => format!(
-            "holds in its plain scenario; broken in {}",
-            breaking.join(", ")
-        ),
-        other => other.word().to_string(),
-    };
     let _ = writeln!(
         s,
-        "**Verdict**: {verdict}. Against the source: **{}**.\n",
+        "**Verdict**: {}. Against the source: **{}**.\n",
+        v.verdict_text(),
         v.agreement.phrase()
     );
     if v.scenarios.is_empty() {
@@ -170,7 +128,7 @@ fn variant(s: &mut String, v: &VariantFindings) {
         sweep(s, sc);
     }
     clients(s, v);
-    if let Some(sc) = v.headline().filter(|h| h.counterexample.is_some())
+    if let Some(sc) = v.headline()
         && let Some(c) = &sc.counterexample
     {
         let _ = writeln!(
@@ -202,34 +160,27 @@ fn histogram_line(d: &Distribution) -> String {
 }
 
 fn magnitudes(s: &mut String, v: &VariantFindings) {
-    let names = v.claim.map(|c| c.magnitude).unwrap_or(&[]);
-    let mut lines = Vec::new();
-    for sc in v.scenarios.iter().filter(|sc| sc.breaks()) {
-        for d in &sc.total.distributions {
-            let wanted = names.contains(&d.name.as_str()) || (names.is_empty() && d.at_violation);
-            if wanted && d.count > 0 {
-                let over = if d.at_violation {
-                    format!("over the {} violating executions", d.count)
-                } else {
-                    format!("over all {} executions", d.count)
-                };
-                lines.push(format!(
-                    "- {} `{}` {over}: {}; values {}",
-                    sc.name,
-                    d.name,
-                    d.brief(),
-                    histogram_line(d)
-                ));
-            }
-        }
+    let shown = v.shown_magnitudes();
+    if shown.is_empty() {
+        return;
     }
-    if !lines.is_empty() {
-        s.push_str("**By how much** (value×executions):\n\n");
-        for l in lines {
-            let _ = writeln!(s, "{l}");
-        }
-        s.push('\n');
+    s.push_str("**By how much** (value×executions):\n\n");
+    for (sc, d) in shown {
+        let over = if d.at_violation {
+            format!("over the {} violating executions", d.count)
+        } else {
+            format!("over all {} executions", d.count)
+        };
+        let _ = writeln!(
+            s,
+            "- {} `{}` {over}: {}; values {}",
+            sc.name,
+            d.name,
+            d.brief(),
+            histogram_line(d)
+        );
     }
+    s.push('\n');
 }
 
 fn sweep(s: &mut String, sc: &ScenarioFindings) {
@@ -240,17 +191,17 @@ fn sweep(s: &mut String, sc: &ScenarioFindings) {
         sc.points.len()
     );
     for (field, values) in profile(&sc.points) {
-        let cells: Vec<String> = values
-            .iter()
-            .map(|(v, n, k)| format!("{v}: {}", percent(*k, *n)))
-            .collect();
         let from = values.iter().position(|(_, _, k)| *k > 0);
         let threshold = match from {
             None => "never breaks".to_string(),
             Some(0) => format!("breaks from its first value, {}", values[0].0),
             Some(i) => format!("breaks from {}", values[i].0),
         };
-        let _ = writeln!(s, "- `{field}` ({threshold}): {}", cells.join("; "));
+        let _ = writeln!(
+            s,
+            "- `{field}` ({threshold}): {}",
+            text::value_rates(&values)
+        );
     }
     s.push('\n');
 }

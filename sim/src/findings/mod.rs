@@ -14,6 +14,7 @@ pub mod interval;
 pub mod markdown;
 pub mod measure;
 mod semantics;
+pub mod text;
 pub mod verdict;
 
 use std::collections::BTreeMap;
@@ -82,11 +83,7 @@ impl VariantFindings {
 
 /// A measured fraction of failing executions.
 pub fn rate(m: &Measured) -> f64 {
-    if m.executions == 0 {
-        0.0
-    } else {
-        m.failing as f64 / m.executions as f64
-    }
+    interval::fraction(m.failing, m.executions)
 }
 
 /// Every family, judged.
@@ -158,15 +155,9 @@ impl Findings {
         out
     }
 
-    /// Counterexamples tried on memcached, and those confirmed.
+    /// Counterexamples confirmed on memcached, and those tried.
     pub fn confirmed(&self) -> (usize, usize) {
-        let tried = self.scenarios().filter(|s| s.confirmed.is_some());
-        let (mut n, mut ok) = (0, 0);
-        for s in tried {
-            n += 1;
-            ok += usize::from(matches!(s.confirmed, Some(Ok(_))));
-        }
-        (ok, n)
+        text::confirmed(self.scenarios())
     }
 
     /// Every scenario of every variant.
