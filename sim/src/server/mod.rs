@@ -91,9 +91,9 @@ impl Server {
         self.clock.tick(now)
     }
 
-    /// The counters.
-    pub fn stats(&self) -> &Stats {
-        &self.items.stats
+    /// The counters, as `stats` reports them.
+    pub fn stats(&self) -> Stats {
+        self.items.stats()
     }
 
     /// Sets the number of client connections `stats` reports as `curr_connections` (the
@@ -138,7 +138,7 @@ impl Server {
             (marks, item.key_binary).hash(h);
         }
         self.items.flush_marks().hash(h);
-        self.items.stats.hash(h);
+        self.items.stats().hash(h);
     }
 
     /// False between a crash and the restart.
@@ -343,7 +343,7 @@ impl Server {
             } => meta::execute(self, *command, key.as_ref(), flags, data.as_deref(), now),
             Request::Stats => {
                 let uptime = tick.saturating_sub(crate::clock::FIRST_TICK) + 2;
-                Reply::Stats(self.items.stats.lines(self.config.memory_limit, uptime))
+                Reply::Stats(self.items.stats().lines(self.config.memory_limit, uptime))
             }
             Request::StatsGroup(group) => Reply::Stats(match group {
                 StatsGroup::Items => self.items.items_report(tick),

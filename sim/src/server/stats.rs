@@ -1,6 +1,8 @@
 //! The counters `stats` reports.
 
-/// Counters of one server, named as in memcached's `stats` output.
+/// Counters of one server, named as in memcached's `stats` output. The server keeps the
+/// ones also counted per slab class (hits, `cmd_set`, evictions, reclaims) only per class
+/// ([`ClassStats`]); [`Server::stats`](crate::server::Server::stats) sums them in.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
 #[allow(missing_docs)]
 pub struct Stats {

@@ -140,7 +140,8 @@ pub struct Items {
     oldest_cas: u64,
     item_size_max: u64,
     evict_to_free: bool,
-    /// Counters.
+    /// The server-wide counters without a per-class twin; those with one stay 0 here and
+    /// [`Items::stats`] sums them from `classes`.
     pub stats: Stats,
     /// Counters per slab class, grown when a class first counts something.
     classes: Vec<ClassStats>,

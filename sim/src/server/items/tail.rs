@@ -28,15 +28,11 @@ impl Items {
         done
     }
 
-    /// Counts the eviction of the item in `slot`, server-wide and in its class.
+    /// Counts the eviction of the item in `slot` in its class.
     pub(super) fn count_eviction(&mut self, slot: u32, tick: u32) {
         let item = &self.slot(slot).item;
         let (class, time, exptime) = (item.class, item.time, item.exptime);
         let (fetched, active) = (item.fetched, item.active);
-        self.stats.evictions += 1;
-        if !fetched {
-            self.stats.evicted_unfetched += 1;
-        }
         let c = self.class_stats(class);
         c.evicted += 1;
         c.evicted_time = tick.wrapping_sub(time);
@@ -67,10 +63,6 @@ impl Items {
             let item = &self.slot(slot).item;
             if (item.exptime != 0 && item.exptime < tick) || self.is_flushed(item, tick) {
                 let fetched = item.fetched;
-                self.stats.reclaimed += 1;
-                if !fetched {
-                    self.stats.expired_unfetched += 1;
-                }
                 let c = self.class_stats(class);
                 c.reclaimed += 1;
                 c.expired_unfetched += u64::from(!fetched);
