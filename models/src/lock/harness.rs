@@ -2,7 +2,7 @@
 //! section for a while, and release it; the harness tracks who is inside.
 
 use std::cell::RefCell;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::hash::Hash;
 use std::rc::Rc;
 use std::time::Duration;
@@ -34,23 +34,18 @@ pub struct LockParams {
 /// A client's stay in the critical section: it leaves when the guard drops, at the end of
 /// the stay or when the client's process dies inside (a dead holder uses nothing).
 struct Inside {
-    who: Rc<RefCell<BTreeSet<usize>>>,
-    since: Rc<RefCell<BTreeMap<usize, VirtualTime>>>,
+    who: Who,
     client: usize,
 }
 
+/// The clients inside the critical section, each with the instant it entered.
+type Who = Rc<RefCell<BTreeMap<usize, VirtualTime>>>;
+
 impl Inside {
-    fn enter(
-        who: &Rc<RefCell<BTreeSet<usize>>>,
-        since: &Rc<RefCell<BTreeMap<usize, VirtualTime>>>,
-        client: usize,
-        now: VirtualTime,
-    ) -> Inside {
-        who.borrow_mut().insert(client);
-        since.borrow_mut().insert(client, now);
+    fn enter(who: &Who, client: usize, now: VirtualTime) -> Inside {
+        who.borrow_mut().insert(client, now);
         Inside {
             who: who.clone(),
-            since: since.clone(),
             client,
         }
     }
@@ -59,14 +54,13 @@ impl Inside {
 impl Drop for Inside {
     fn drop(&mut self) {
         self.who.borrow_mut().remove(&self.client);
-        self.since.borrow_mut().remove(&self.client);
     }
 }
 
 /// How long the first of the clients inside had been there when the last came in.
-fn held_ms(since: &BTreeMap<usize, VirtualTime>) -> i64 {
-    let first = since.values().min();
-    let last = since.values().max();
+fn held_ms(inside: &BTreeMap<usize, VirtualTime>) -> i64 {
+    let first = inside.values().min();
+    let last = inside.values().max();
     match (first, last) {
         (Some(first), Some(last)) => last.since(*first).as_millis() as i64,
         _ => 0,
@@ -75,26 +69,29 @@ fn held_ms(since: &BTreeMap<usize, VirtualTime>) -> i64 {
 
 /// Registers the lock workload: `clients` clients competing for one lock.
 pub fn setup(p: &LockParams, clients: usize, sim: &mut Sim) {
-    let inside: Rc<RefCell<BTreeSet<usize>>> = Rc::default();
-    // When each client inside entered: not state the explorer tells apart, only the
-    // figure a violation reports (how long the first holder had held the lock).
-    let since: Rc<RefCell<BTreeMap<usize, VirtualTime>>> = Rc::default();
+    // Who is inside, and since when. The explorer tells states apart by who is inside
+    // only: the instants are the figure a violation reports (how long the first holder
+    // had held the lock).
+    let inside: Who = Rc::default();
     let ghost = inside.clone();
     if p.variant == LockVariant::Token {
         // The token names its owner in the value it stores: which client is which
         // matters.
-        sim.ghost(move |h| ghost.borrow().hash(h));
+        sim.ghost(move |h| {
+            let inside = ghost.borrow();
+            inside.len().hash(h);
+            inside.keys().for_each(|c| c.hash(h));
+        });
     } else {
         // Every client runs the same code and stores the same value: the clients are
         // interchangeable (those of one clock skew), and what tells them apart is
         // whether each is inside.
         let count = inside.clone();
         sim.ghost(move |h| count.borrow().len().hash(h));
-        sim.symmetric(move |c, h| ghost.borrow().contains(&c).hash(h));
+        sim.symmetric(move |c, h| ghost.borrow().contains_key(&c).hash(h));
     }
     for c in 0..clients {
         let inside = inside.clone();
-        let since = since.clone();
         let p = p.clone();
         let skew = p.skews.get(c).copied().unwrap_or_default();
         sim.client(skew, move |mc| async move {
@@ -117,7 +114,7 @@ pub fn setup(p: &LockParams, clients: usize, sim: &mut Sim) {
                         Err(e) => return Err(e),
                     }
                 }
-                let stay = Inside::enter(&inside, &since, c, mc.global_now());
+                let stay = Inside::enter(&inside, c, mc.global_now());
                 mc.note("enters critical section");
                 mc.sleep(p.hold).await;
                 drop(stay);
@@ -133,13 +130,13 @@ pub fn setup(p: &LockParams, clients: usize, sim: &mut Sim) {
     sim.always("lock.exclusion", move || {
         let inside = inside.borrow();
         if inside.len() > 1 {
-            let who: Vec<String> = inside.iter().map(|c| format!("c{c}")).collect();
+            let who: Vec<String> = inside.keys().map(|c| format!("c{c}")).collect();
             return Err(Failure::new(format!(
                 "{} are inside the critical section at once",
                 who.join(" and ")
             ))
             .with("inside", inside.len() as i64)
-            .with("held_ms", held_ms(&since.borrow())));
+            .with("held_ms", held_ms(&inside)));
         }
         Ok(())
     });
