@@ -314,11 +314,9 @@ fn with_real_exptimes(request: &Request, shift: i64) -> std::borrow::Cow<'_, Req
         Request::FlushAll { delay: Some(d), .. } => *d = moved(&Exptime(*d)).0,
         Request::Meta { flags, .. } => {
             for f in flags.iter_mut().filter(|f| matches!(f.letter, b'T' | b'N')) {
-                if let Some(t) = std::str::from_utf8(f.token_bytes())
-                    .ok()
-                    .and_then(|t| t.parse::<i64>().ok())
-                {
-                    *f = MetaFlag::with(f.letter, moved(&Exptime(t)).0);
+                // Read as the server reads it (`safe_strtol`).
+                if let Some(t) = crate::protocol::number::parse_i32(f.token_bytes()) {
+                    *f = MetaFlag::with(f.letter, moved(&Exptime(i64::from(t))).0);
                 }
             }
         }
