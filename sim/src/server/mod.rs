@@ -138,7 +138,7 @@ impl Server {
             (marks, item.key_binary).hash(h);
         }
         self.items.flush_marks().hash(h);
-        self.items.stats().hash(h);
+        self.items.hash_counters(h);
     }
 
     /// False between a crash and the restart.

@@ -24,22 +24,69 @@ impl Items {
     /// also counted per class (hits, `cmd_set`, evictions, reclaims), which memcached
     /// adds up from its per-class counters the same way.
     pub fn stats(&self) -> Stats {
-        let mut s = self.stats.clone();
-        for c in &self.classes {
-            s.get_hits += c.get_hits;
-            s.touch_hits += c.touch_hits;
-            s.delete_hits += c.delete_hits;
-            s.incr_hits += c.incr_hits;
-            s.decr_hits += c.decr_hits;
-            s.cas_hits += c.cas_hits;
-            s.cas_badval += c.cas_badval;
-            s.cmd_set += c.set_cmds;
-            s.evictions += c.evicted;
-            s.reclaimed += c.reclaimed;
-            s.expired_unfetched += c.expired_unfetched;
-            s.evicted_unfetched += c.evicted_unfetched;
+        let [
+            get_hits,
+            touch_hits,
+            delete_hits,
+            incr_hits,
+            decr_hits,
+            cas_hits,
+            cas_badval,
+            cmd_set,
+            evictions,
+            reclaimed,
+            expired_unfetched,
+            evicted_unfetched,
+        ] = self.class_sums();
+        Stats {
+            get_hits,
+            touch_hits,
+            delete_hits,
+            incr_hits,
+            decr_hits,
+            cas_hits,
+            cas_badval,
+            cmd_set,
+            evictions,
+            reclaimed,
+            expired_unfetched,
+            evicted_unfetched,
+            ..self.stats.clone()
         }
-        s
+    }
+
+    /// Hashes what [`Items::stats`] reports, without building it (an explorer's
+    /// fingerprint takes it at every state).
+    pub fn hash_counters(&self, h: &mut impl std::hash::Hasher) {
+        use std::hash::Hash;
+        self.stats.hash(h);
+        self.class_sums().hash(h);
+    }
+
+    /// The per-class counters the server-wide ones sum, in the order [`Items::stats`]
+    /// reads them.
+    fn class_sums(&self) -> [u64; 12] {
+        let mut sums = [0; 12];
+        for c in &self.classes {
+            let values = [
+                c.get_hits,
+                c.touch_hits,
+                c.delete_hits,
+                c.incr_hits,
+                c.decr_hits,
+                c.cas_hits,
+                c.cas_badval,
+                c.set_cmds,
+                c.evicted,
+                c.reclaimed,
+                c.expired_unfetched,
+                c.evicted_unfetched,
+            ];
+            for (sum, v) in sums.iter_mut().zip(values) {
+                *sum += v;
+            }
+        }
+        sums
     }
 
     /// The counters of a class.
