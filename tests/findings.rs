@@ -69,6 +69,8 @@ fn findings_judge_each_claim_with_rates_magnitudes_and_counterexamples() {
         // The magnitude: lost increments, the time the first holder had held the lock.
         "`counter.no_lost_increments.lost` over the",
         "`lock.exclusion.held_ms` over the",
+        // Run on past the violation: how long the two holders were inside together.
+        "`lock.overlap_ms` over all 200 executions",
         // A sweep's profile and the client sweep.
         "**Conditions**, visitor-as-written-sweep",
         "`phase_ms` (",

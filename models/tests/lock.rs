@@ -132,3 +132,43 @@ fn a_dead_client_makes_the_others_wait_out_the_ttl_without_breaking_exclusion() 
     assert!(wait.max >= 9.9 && wait.max < 11.0, "{wait:?}");
     assert_eq!(support::metric(&report, "liveness.stuck_clients").max, 0.0);
 }
+
+/// Every execution of the scenario's budget, run on past its first violation (as
+/// `mcsim findings` measures) or stopped at it.
+fn measure(name: &str, past_violation: bool) -> run::RunReport {
+    let mut s = load(name);
+    s.config.past_violation = past_violation;
+    let mut options = run::RunOptions::from_scenario(&s);
+    options.keep_going = true;
+    options.shrink = false;
+    run::run(&s, &options)
+}
+
+#[test]
+fn run_past_the_violation_the_get_set_lock_reports_how_long_two_holders_overlapped() {
+    let stopped = measure("lock-get-set", false);
+    let measured = measure("lock-get-set", true);
+    // The same executions, the same verdicts: running on changes no verdict.
+    assert_eq!(stopped.verdicts, measured.verdicts);
+    assert!(measured.failing() > 0);
+    // Stopped at the violation, nothing says how long it lasted.
+    assert!(!stopped.metrics.contains_key("lock.overlap_ms"));
+    // Run on, every violating execution records the overlap, and only those: both
+    // clients saw the key missing and stayed their 5 ms inside, so they overlapped for
+    // up to that (less the latency between their entries), never for nothing.
+    let overlap = &measured.metrics["lock.overlap_ms"];
+    assert_eq!(overlap.count, measured.failing());
+    assert!(overlap.min > 0.0 && overlap.max <= 10.0, "{overlap:?}");
+}
+
+#[test]
+fn a_holder_paused_past_the_timeout_overlaps_the_next_for_its_whole_stay() {
+    let measured = measure("lock-add-holder-pause", true);
+    let overlap = &measured.metrics["lock.overlap_ms"];
+    assert_eq!(overlap.count, measured.failing());
+    assert!(overlap.max >= 50.0, "{overlap:?}");
+    // The sound lock never records one.
+    let sound = measure("lock-add", true);
+    assert_eq!(sound.failing(), 0);
+    assert!(!sound.metrics.contains_key("lock.overlap_ms"));
+}

@@ -24,6 +24,9 @@ fn as_written_loses_a_modification_when_two_clients_create_the_index() {
         v.failure.message
     );
     assert!(v.faults.is_empty(), "{}", v.cause());
+    // By how much: the adds the recipe returned as done that never reached the index.
+    assert!(report.metrics["set.dropped"].max >= 1.0);
+    assert_eq!(report.metrics["set.phantoms"].max, 0.0);
 }
 
 #[test]
@@ -44,6 +47,7 @@ fn retry_is_linearizable_and_its_compactions_are_safe() {
         "cas refused some compactions"
     );
     assert_eq!(report.metrics["set.erased_by_compaction"].max, 0.0);
+    assert_eq!(report.metrics["set.dropped"].max, 0.0, "every race retried");
 }
 
 #[test]
@@ -187,6 +191,8 @@ fn as_written_codec_corrupts_a_set_whose_members_hold_spaces_or_signs() {
     );
     assert_eq!(f.clients, 1, "shrunk to one client");
     assert!(v.faults.is_empty(), "{}", v.cause());
+    // By how much: readers were shown members nobody added (`m0` of `m0 -m0_0x`).
+    assert!(report.metrics["set.phantoms"].max >= 1.0);
 }
 
 #[test]
@@ -201,4 +207,6 @@ fn escaped_codec_with_retry_keeps_the_same_hostile_members() {
         support::metric(&report, "set.bytes").max > 300.0,
         "long members were stored"
     );
+    assert_eq!(report.metrics["set.phantoms"].max, 0.0);
+    assert_eq!(report.metrics["set.dropped"].max, 0.0);
 }

@@ -8,7 +8,7 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use mcsim::memcache::{McError, Memcache};
-use mcsim::{Failure, Sim, Skew, VirtualTime};
+use mcsim::{Client, Failure, Sim, Skew, VirtualTime};
 
 use crate::lock::recipe::{Lock, LockVariant};
 
@@ -35,25 +35,55 @@ pub struct LockParams {
 /// the stay or when the client's process dies inside (a dead holder uses nothing).
 struct Inside {
     who: Who,
+    overlap: Rc<RefCell<Overlap>>,
     client: usize,
+    clock: Client,
 }
 
 /// The clients inside the critical section, each with the instant it entered.
 type Who = Rc<RefCell<BTreeMap<usize, VirtualTime>>>;
 
+/// How long two or more clients were inside at once: the figure of how much exclusion
+/// broke (bookkeeping only: the explorer does not tell states apart by it).
+#[derive(Debug, Default)]
+struct Overlap {
+    /// Since when more than one client is inside, while they are.
+    since: Option<VirtualTime>,
+    /// The time more than one was inside, over the stays that ended.
+    total: Duration,
+    /// True once more than one was inside.
+    seen: bool,
+}
+
 impl Inside {
-    fn enter(who: &Who, client: usize, now: VirtualTime) -> Inside {
-        who.borrow_mut().insert(client, now);
+    fn enter(who: &Who, overlap: &Rc<RefCell<Overlap>>, client: usize, clock: Client) -> Inside {
+        let now = clock.global_now();
+        let mut inside = who.borrow_mut();
+        inside.insert(client, now);
+        let mut o = overlap.borrow_mut();
+        if inside.len() > 1 && o.since.is_none() {
+            o.since = Some(now);
+            o.seen = true;
+        }
         Inside {
             who: who.clone(),
+            overlap: overlap.clone(),
             client,
+            clock,
         }
     }
 }
 
 impl Drop for Inside {
     fn drop(&mut self) {
-        self.who.borrow_mut().remove(&self.client);
+        let mut inside = self.who.borrow_mut();
+        inside.remove(&self.client);
+        let mut o = self.overlap.borrow_mut();
+        if inside.len() < 2
+            && let Some(since) = o.since.take()
+        {
+            o.total += self.clock.global_now().since(since);
+        }
     }
 }
 
@@ -90,8 +120,10 @@ pub fn setup(p: &LockParams, clients: usize, sim: &mut Sim) {
         sim.ghost(move |h| count.borrow().len().hash(h));
         sim.symmetric(move |c, h| ghost.borrow().contains_key(&c).hash(h));
     }
+    let overlap: Rc<RefCell<Overlap>> = Rc::default();
     for c in 0..clients {
         let inside = inside.clone();
+        let overlap = overlap.clone();
         let p = p.clone();
         let skew = p.skews.get(c).copied().unwrap_or_default();
         sim.client(skew, move |mc| async move {
@@ -114,7 +146,7 @@ pub fn setup(p: &LockParams, clients: usize, sim: &mut Sim) {
                         Err(e) => return Err(e),
                     }
                 }
-                let stay = Inside::enter(&inside, c, mc.global_now());
+                let stay = Inside::enter(&inside, &overlap, c, mc.clone());
                 mc.note("enters critical section");
                 mc.sleep(p.hold).await;
                 drop(stay);
@@ -127,6 +159,19 @@ pub fn setup(p: &LockParams, clients: usize, sim: &mut Sim) {
             Ok(())
         });
     }
+    // By how much exclusion broke, when an execution runs on past the violation to its
+    // end (`mcsim findings`): recorded only by executions in which it broke.
+    sim.at_end("lock.exclusion", move |view| {
+        let o = overlap.borrow();
+        if o.seen {
+            let open = o
+                .since
+                .map_or(Duration::ZERO, |since| view.now().since(since));
+            let total = o.total + open;
+            view.metric("lock.overlap_ms", total.as_secs_f64() * 1000.0);
+        }
+        Ok(())
+    });
     sim.always("lock.exclusion", move || {
         let inside = inside.borrow();
         if inside.len() > 1 {

@@ -8,7 +8,10 @@
 //!   expired holder cannot remove the next holder's lock.
 //!
 //! Invariant `lock.exclusion`: no two clients inside the critical section at the same
-//! virtual instant (ghost state the harness keeps, never read from memcached).
+//! virtual instant (ghost state the harness keeps, never read from memcached). Its
+//! violation reports `held_ms`, how long the first holder had held the lock when the
+//! second came in; an execution run on past the violation (`mcsim findings`) records
+//! `lock.overlap_ms`, how long two or more clients were inside at once.
 //!
 //! Parameters: `timeout_s` (the lock's TTL, 10), `hold_ms` (50), `backoff_ms` between
 //! failed attempts (10), `rounds` per client (2), `attempts` after which a client gives
@@ -64,21 +67,21 @@ impl Model for LockVariant {
             source: "DS MCLock; HL locks",
             says: "add of the lock key with a timeout gives mutual exclusion, and the timeout frees the lock of a holder that died.",
             presented_as_correct: true,
-            magnitude: &["lock.exclusion.held_ms"],
+            magnitude: &["lock.overlap_ms", "lock.exclusion.held_ms"],
         },
         Claim {
             variant: "get-set",
             source: "HL locks",
             says: "get the key, set it when missing: shown as the obvious but incorrect lock.",
             presented_as_correct: false,
-            magnitude: &["lock.exclusion.held_ms"],
+            magnitude: &["lock.overlap_ms", "lock.exclusion.held_ms"],
         },
         Claim {
             variant: "token",
             source: "mcsim (beyond the seeds)",
             says: "an owner token added with a timeout and deleted only by its owner (meta delete with the cas read) keeps an expired holder from unlocking the next one.",
             presented_as_correct: true,
-            magnitude: &["lock.exclusion.held_ms"],
+            magnitude: &["lock.overlap_ms", "lock.exclusion.held_ms"],
         },
     ];
     type Params = Params;

@@ -27,7 +27,9 @@
 //!
 //! Metrics: `set.modifications`, `set.compactions`, `set.compactions_refused`,
 //! `set.erased_by_compaction`, `set.lost` and `set.resurrected` (members whose last
-//! completed modification the index disagrees with at quiescence), `set.bytes`,
+//! completed modification the index disagrees with at quiescence), `set.dropped` (adds
+//! the recipe returned as done while none of the client's writes reached the index),
+//! `set.phantoms` (members a reader was shown that no client ever added), `set.bytes`,
 //! `set.dirtiness`.
 
 pub mod encoding;
@@ -87,14 +89,14 @@ impl Model for SetVariant {
             source: "SET",
             says: "append +m / -m tokens, add the index when missing, compact with cas: the set loses no modification (as the code is shown, with no retry).",
             presented_as_correct: true,
-            magnitude: &["set.lost"],
+            magnitude: &["set.dropped", "set.phantoms", "set.lost"],
         },
         Claim {
             variant: "retry",
             source: "SET",
             says: "the same with the retry the text prescribes when both append and add fail: no modification is lost.",
             presented_as_correct: true,
-            magnitude: &["set.lost"],
+            magnitude: &["set.dropped", "set.lost"],
         },
         Claim {
             variant: "compact-set",

@@ -50,6 +50,14 @@ impl IndexLog {
         self.modifications.len()
     }
 
+    /// Modifications of `client` that reached the index (its `append`s and `add`s stored).
+    pub fn writes_by(&self, client: usize) -> usize {
+        self.modifications
+            .iter()
+            .filter(|(_, c)| *c == client)
+            .count()
+    }
+
     fn record(&mut self, client: usize, request: &Request, reply: &Reply) {
         self.seq += 1;
         let now = self.seq;

@@ -66,6 +66,11 @@ pub struct ExecConfig {
     /// execution and `dfs` searches its classes; false pins every server to the phase in
     /// its [`ServerConfig`]. A replayed schedule that carries a phase runs at it either way.
     pub phase_free: bool,
+    /// Run on past the first step check's violation to the execution's end, that
+    /// violation staying the verdict, so the end checks record their metrics (by how much
+    /// it broke: how long two holders overlapped, not only that they did). For measuring
+    /// (`mcsim findings`); a search, a gate and a replay stop at the violation.
+    pub past_violation: bool,
 }
 
 impl Default for ExecConfig {
@@ -80,6 +85,7 @@ impl Default for ExecConfig {
             faults: FaultPlan::none(),
             trace: true,
             phase_free: true,
+            past_violation: false,
         }
     }
 }

@@ -146,18 +146,13 @@ fn variant(s: &mut String, v: &VariantFindings) {
 
 fn magnitudes(s: &mut String, v: &VariantFindings) {
     for (sc, d) in v.shown_magnitudes() {
-        let over = if d.at_violation {
-            "violating executions"
-        } else {
-            "executions"
-        };
         let _ = write!(
             s,
-            "<figure>{}<figcaption>{}: {} over {} {over}</figcaption></figure>",
+            "<figure>{}<figcaption>{}: {} {}</figcaption></figure>",
             histogram(&format!("{} — {}", sc.name, d.name), &d.name, &d.histogram),
             esc(&sc.name),
             esc(&d.brief()),
-            d.count
+            esc(&d.over(sc.total.executions))
         );
     }
 }

@@ -166,16 +166,12 @@ fn magnitudes(s: &mut String, v: &VariantFindings) {
     }
     s.push_str("**By how much** (value×executions):\n\n");
     for (sc, d) in shown {
-        let over = if d.at_violation {
-            format!("over the {} violating executions", d.count)
-        } else {
-            format!("over all {} executions", d.count)
-        };
         let _ = writeln!(
             s,
-            "- {} `{}` {over}: {}; values {}",
+            "- {} `{}` {}: {}; values {}",
             sc.name,
             d.name,
+            d.over(sc.total.executions),
             d.brief(),
             histogram_line(d)
         );

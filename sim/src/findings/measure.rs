@@ -70,6 +70,19 @@ impl Distribution {
         }
     }
 
+    /// Which executions it is over: `over the 12 violating executions`, `over all 1000
+    /// executions`, or, for a figure only some executions record (how long two holders
+    /// overlapped, recorded where they did), `over the 12 executions that recorded it`.
+    pub fn over(&self, executions: u64) -> String {
+        if self.at_violation {
+            format!("over the {} violating executions", self.count)
+        } else if self.count == executions {
+            format!("over all {} executions", self.count)
+        } else {
+            format!("over the {} executions that recorded it", self.count)
+        }
+    }
+
     /// `mean 1.54, median 2, p90 2, max 2`.
     pub fn brief(&self) -> String {
         format!(
@@ -225,12 +238,28 @@ impl ScenarioFindings {
     }
 }
 
+/// Every execution of the budget, each run on past its first violation to its end, so the
+/// end checks record by how much it broke ([`ExecConfig::past_violation`]); the first
+/// failure, shrunk when asked, is taken again from the same execution stopped at its
+/// violation, as `mcsim replay` runs it.
+///
+/// [`ExecConfig::past_violation`]: crate::ExecConfig::past_violation
 fn run_all(s: &Scenario, executions: u64, shrink: bool) -> RunReport {
     let mut options = RunOptions::from_scenario(s);
     options.executions = executions.max(s.executions).max(1);
     options.keep_going = true;
-    options.shrink = shrink;
-    run::run(s, &options)
+    options.shrink = false;
+    let mut measuring = s.clone();
+    measuring.config.past_violation = true;
+    let mut report = run::run(&measuring, &options);
+    let first = report.first_failure.as_ref().and_then(|f| f.seed);
+    if let (true, Some(seed)) = (shrink, first) {
+        // The executions up to it again, stopping at violations: the same first failure.
+        options.executions = seed.wrapping_sub(options.seed) + 1;
+        options.shrink = true;
+        report.first_failure = run::run(s, &options).first_failure;
+    }
+    report
 }
 
 fn counterexample(s: &Scenario, r: &RunReport) -> Option<Counterexample> {

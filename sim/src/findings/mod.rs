@@ -69,14 +69,15 @@ impl VariantFindings {
         }
     }
 
-    /// The headline magnitude: the first of the claim's figures that was recorded, in
-    /// the headline scenario.
+    /// The headline magnitude: the first of the claim's figures that the headline
+    /// scenario recorded above zero (else the first it recorded at all).
     pub fn magnitude(&self) -> Option<&measure::Distribution> {
         let s = self.headline()?;
         let names = self.claim.map(|c| c.magnitude).unwrap_or(&[]);
-        names
-            .iter()
-            .find_map(|n| s.total.distribution(n))
+        let recorded = || names.iter().filter_map(|n| s.total.distribution(n));
+        recorded()
+            .find(|d| d.max > 0.0)
+            .or_else(|| recorded().next())
             .or_else(|| s.total.distributions.iter().find(|d| d.at_violation))
     }
 }

@@ -87,7 +87,8 @@ impl VariantFindings {
 
     /// The distributions that say by how much it breaks, with their scenario: the
     /// claim's figures (or, without any, every violation's numbers) in each scenario that
-    /// breaks.
+    /// breaks, leaving out a figure that is zero in every execution (it says nothing of
+    /// that scenario: `set.lost` where the loss is undone before the end).
     pub fn shown_magnitudes(&self) -> Vec<(&ScenarioFindings, &Distribution)> {
         let names = self.claim.map(|c| c.magnitude).unwrap_or(&[]);
         let mut out = Vec::new();
@@ -95,7 +96,7 @@ impl VariantFindings {
             for d in &sc.total.distributions {
                 let wanted =
                     names.contains(&d.name.as_str()) || (names.is_empty() && d.at_violation);
-                if wanted && d.count > 0 {
+                if wanted && d.count > 0 && d.max > 0.0 {
                     out.push((sc, d));
                 }
             }

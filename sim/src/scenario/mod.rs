@@ -400,6 +400,7 @@ impl Scenario {
             faults,
             trace: false,
             phase_free: f.servers.phase_ms.is_none(),
+            past_violation: false,
         };
 
         let recipe = f.recipe.get_ref().clone();

@@ -18,13 +18,27 @@ impl Engine<'_> {
         self.step_checks += 1;
         for (name, check) in &self.always {
             if let Err(failure) = check() {
-                self.violated.push(name.to_string());
+                if !self.violated.iter().any(|v| v == name) {
+                    self.violated.push(name.to_string());
+                }
                 if verdict.is_none() {
                     verdict = Some(self.violation(name.to_string(), failure));
                 }
             }
         }
-        verdict.map_or(Ok(()), Err)
+        match verdict {
+            // Measuring by how much it breaks: the first violation is held as the
+            // verdict and the execution runs on to its end checks.
+            Some(v) if self.config.past_violation => {
+                if self.held.is_none() {
+                    self.log(Actor::World, || format!("{} (run on past it)", v.label()));
+                    self.held = Some(v);
+                }
+                Ok(())
+            }
+            Some(v) => Err(v),
+            None => Ok(()),
+        }
     }
 
     pub(super) fn violation(&self, invariant: String, failure: Failure) -> Verdict {

@@ -162,6 +162,9 @@ struct Engine<'c> {
     violated: Vec<String>,
     /// True once the end checks ran.
     ended: bool,
+    /// The first step-check violation, held while the execution runs on past it
+    /// ([`ExecConfig::past_violation`]).
+    held: Option<Verdict>,
 }
 
 /// Why the loop stopped early.
@@ -229,6 +232,7 @@ impl<'c> Engine<'c> {
             edge_timed: vec![false; n],
             violated: Vec::new(),
             ended: false,
+            held: None,
         }
     }
 
@@ -263,6 +267,8 @@ impl<'c> Engine<'c> {
             Ok(()) => self.finish(),
             Err(stop) => stop,
         };
+        // Run on past a step check's violation, the first one stays the verdict.
+        let verdict = self.held.take().unwrap_or(verdict);
         if matches!(
             verdict,
             Verdict::Pass | Verdict::Stuck { .. } | Verdict::Livelock { .. }
