@@ -55,16 +55,31 @@ struct Overlap {
     seen: bool,
 }
 
+impl Overlap {
+    /// A client came in at `now`, leaving `inside` clients inside.
+    fn entered(&mut self, inside: usize, now: VirtualTime) {
+        if inside > 1 && self.since.is_none() {
+            self.since = Some(now);
+            self.seen = true;
+        }
+    }
+
+    /// A client left at `now`, leaving `inside` clients inside.
+    fn left(&mut self, inside: usize, now: VirtualTime) {
+        if inside < 2
+            && let Some(since) = self.since.take()
+        {
+            self.total += now.since(since);
+        }
+    }
+}
+
 impl Inside {
     fn enter(who: &Who, overlap: &Rc<RefCell<Overlap>>, client: usize, clock: Client) -> Inside {
         let now = clock.global_now();
         let mut inside = who.borrow_mut();
         inside.insert(client, now);
-        let mut o = overlap.borrow_mut();
-        if inside.len() > 1 && o.since.is_none() {
-            o.since = Some(now);
-            o.seen = true;
-        }
+        overlap.borrow_mut().entered(inside.len(), now);
         Inside {
             who: who.clone(),
             overlap: overlap.clone(),
@@ -78,12 +93,9 @@ impl Drop for Inside {
     fn drop(&mut self) {
         let mut inside = self.who.borrow_mut();
         inside.remove(&self.client);
-        let mut o = self.overlap.borrow_mut();
-        if inside.len() < 2
-            && let Some(since) = o.since.take()
-        {
-            o.total += self.clock.global_now().since(since);
-        }
+        self.overlap
+            .borrow_mut()
+            .left(inside.len(), self.clock.global_now());
     }
 }
 
@@ -185,4 +197,32 @@ pub fn setup(p: &LockParams, clients: usize, sim: &mut Sim) {
         }
         Ok(())
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(ms: u64) -> VirtualTime {
+        VirtualTime::ZERO + Duration::from_millis(ms)
+    }
+
+    #[test]
+    fn overlap_lasts_while_two_or_more_are_inside() {
+        let mut o = Overlap::default();
+        o.entered(1, at(0));
+        o.left(0, at(5));
+        assert!(!o.seen && o.total.is_zero(), "one at a time is no overlap");
+        // Three come in at 10, 12 and 14; one leaves at 20 (two still inside), the next
+        // at 30: two or more were inside from 12 to 30.
+        o.entered(1, at(10));
+        o.entered(2, at(12));
+        o.entered(3, at(14));
+        o.left(2, at(20));
+        assert_eq!(o.since, Some(at(12)), "still two inside");
+        o.left(1, at(30));
+        o.left(0, at(31));
+        assert!(o.seen);
+        assert_eq!(o.total, Duration::from_millis(18));
+    }
 }
