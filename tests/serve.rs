@@ -129,6 +129,35 @@ fn bad_input_gets_memcacheds_answers_and_the_server_stays_up() {
 }
 
 #[test]
+fn a_client_that_stops_reading_its_replies_stalls_only_itself() {
+    // One worker serves every connection: a reply the socket cannot take must wait for
+    // it without blocking the worker, as memcached's workers do.
+    let serve = Serve::start(&["--threads", "1"]);
+    let mut a = serve.connect();
+    let value = "x".repeat(500_000);
+    let stored = a.line(&format!("set big 0 0 {}\r\n{value}\r\n", value.len()));
+    assert_eq!(stored, "STORED\r\n");
+    // 200 pipelined gets of 500 KB each (100 MB of replies), none read yet.
+    a.0.write_all("get big\r\n".repeat(200).as_bytes()).unwrap();
+    let mut b = serve.connect();
+    assert_eq!(b.line("set small 0 0 1\r\nx\r\n"), "STORED\r\n");
+    assert_eq!(
+        b.ask("get small\r\n", "END\r\n"),
+        "VALUE small 0 1\r\nx\r\nEND\r\n"
+    );
+    // The stalled client is still served once it reads: every reply, whole.
+    let mut got = 0usize;
+    let mut buf = vec![0u8; 1 << 16];
+    let whole = 200 * ("VALUE big 0 500000\r\n".len() + 500_002 + "END\r\n".len());
+    while got < whole {
+        let n = a.0.read(&mut buf).unwrap();
+        assert!(n > 0, "closed after {got} of {whole} bytes");
+        got += n;
+    }
+    assert_eq!(got, whole);
+}
+
+#[test]
 fn the_trace_kept_in_memory_is_a_window_and_the_file_has_every_line() {
     let dir = std::env::temp_dir().join(format!("mcsim-serve-window-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();

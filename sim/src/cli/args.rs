@@ -255,6 +255,10 @@ pub(crate) enum Command {
         /// words, with its exit status 64.
         #[arg(long, default_value_t = crate::server::SLAB_CHUNK_MAX_DEFAULT)]
         slab_chunk_max: u32,
+        /// Event-loop workers serving the connections (memcached's -t); under
+        /// --lockstep or --delay-ms each connection has a thread of its own instead.
+        #[arg(long, default_value_t = crate::serve::DEFAULT_THREADS as u64, value_parser = clap::value_parser!(u64).range(1..=256))]
+        threads: u64,
     },
     /// Run the whole scenario suite as a gate: exit non-zero if any verdict differs from
     /// the one its scenario expects.

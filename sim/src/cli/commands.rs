@@ -283,6 +283,7 @@ pub(crate) fn dispatch(command: Command, families: &[&'static dyn Family]) -> Re
             memory_mb,
             item_size_max,
             slab_chunk_max,
+            threads,
         } => {
             for (name, p) in [("--lose-reply", lose_reply), ("--evict", evict)] {
                 if !(0.0..=1.0).contains(&p) {
@@ -331,6 +332,7 @@ pub(crate) fn dispatch(command: Command, families: &[&'static dyn Family]) -> Re
                 trace,
                 trace_window,
                 name_key,
+                threads: threads as usize,
             };
             crate::serve::serve(&config, |addrs| {
                 // Whoever started it may stop reading after the ports: serving goes on.

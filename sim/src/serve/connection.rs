@@ -19,7 +19,7 @@ use crate::trace::{describe_reply, describe_request};
 
 /// Bytes read from the socket at a time (memcached reads 16 KiB; the session models its
 /// read buffer whatever arrives at once).
-const READ_CHUNK: usize = 64 * 1024;
+pub(crate) const READ_CHUNK: usize = 64 * 1024;
 
 /// One client connection.
 pub(crate) struct Connection {
@@ -89,11 +89,7 @@ impl Connection {
                 Ok(0) | Err(_) => return,
                 Ok(n) => n,
             };
-            let mut gate = ServeGate {
-                conn: self,
-                shared,
-                world: None,
-            };
+            let mut gate = ServeGate::new(self, shared);
             out.clear();
             session.feed_into(&buf[..n], &mut gate, &mut out);
             if !out.is_empty() {
@@ -166,10 +162,21 @@ impl Connection {
 
 /// A connection's part around each command of its session: the world is locked from
 /// [`admit`](Gate::admit) to [`ran`](Gate::ran), one command at a time.
-struct ServeGate<'a> {
+pub(crate) struct ServeGate<'a> {
     conn: &'a mut Connection,
     shared: &'a Shared,
     world: Option<MutexGuard<'a, World>>,
+}
+
+impl<'a> ServeGate<'a> {
+    /// The gate of `conn` for one read's commands.
+    pub(crate) fn new(conn: &'a mut Connection, shared: &'a Shared) -> ServeGate<'a> {
+        ServeGate {
+            conn,
+            shared,
+            world: None,
+        }
+    }
 }
 
 impl ServeGate<'_> {

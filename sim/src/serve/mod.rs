@@ -6,6 +6,9 @@
 //! [`Session`](crate::codec::Session), which frames it as memcached does (pipelined, split
 //! and malformed input alike), and a [`Gate`](crate::codec::gate::Gate) around each
 //! command takes the lockstep turn, injects faults, moves the clock and writes the trace.
+//! Connections are served by four event-loop workers (`--threads`), as memcached's worker threads serve
+//! theirs ([`workers`]); under lockstep or a reply delay, where a connection waits, each
+//! has a thread of its own.
 //! The trace keeps its last lines in memory (`--trace-window`) and every line in the
 //! `--trace` file, so memory stays flat. Faults come by policy (`--lose-reply`, `--evict`, `--delay-ms`, drawn from
 //! `--seed`) or on command over the same connection (`mcsim evict KEY`, `mcsim advance
@@ -18,6 +21,7 @@
 mod connection;
 pub mod control;
 mod lockstep;
+mod workers;
 mod world;
 
 use std::net::{SocketAddr, TcpListener};
@@ -28,6 +32,7 @@ use std::time::Duration;
 
 use crate::server::ServerConfig;
 use connection::Connection;
+use workers::Inbox;
 
 pub use world::{ClockMode, FaultPolicy};
 
@@ -62,7 +67,13 @@ pub struct ServeConfig {
     /// `get` is a `get`. The prefix is chosen at start, so no key of the recipe's is taken
     /// for it.
     pub name_key: Option<String>,
+    /// Event-loop workers serving the connections (memcached's `-t`); unused under
+    /// lockstep or a reply delay, where each connection has a thread.
+    pub threads: usize,
 }
+
+/// Event-loop workers by default (memcached's `-t 4`).
+pub const DEFAULT_THREADS: usize = 4;
 
 /// The trace lines `mcsim serve` keeps in memory by default.
 pub const DEFAULT_TRACE_WINDOW: usize = 10_000;
@@ -140,12 +151,19 @@ pub fn serve(config: &ServeConfig, ready: impl FnOnce(&[SocketAddr])) -> std::io
         delay: config.faults.delay,
         name_key: config.name_key.clone(),
     });
+    // Nothing makes a connection wait for another: a few event-loop workers serve them
+    // all, as memcached's do; lockstep and reply delays block, a thread per connection.
+    let inboxes = if config.lockstep.is_none() && config.faults.delay.is_zero() {
+        workers::start(&shared, config.threads)?
+    } else {
+        Vec::new()
+    };
     ready(&addrs);
     let mut threads = Vec::new();
     for (server, listener) in listeners.into_iter().enumerate() {
-        let shared = shared.clone();
+        let (shared, inboxes) = (shared.clone(), inboxes.clone());
         threads.push(std::thread::spawn(move || {
-            accept(&shared, server, &listener)
+            accept(&shared, server, &listener, &inboxes)
         }));
     }
     for t in threads {
@@ -171,7 +189,10 @@ fn listen(port: u16) -> std::io::Result<TcpListener> {
     Ok(socket.into())
 }
 
-fn accept(shared: &Arc<Shared>, server: usize, listener: &TcpListener) {
+/// Accepts connections to `server` and hands each to the next worker's inbox in turn, or,
+/// without workers, to a thread of its own.
+fn accept(shared: &Arc<Shared>, server: usize, listener: &TcpListener, inboxes: &[Arc<Inbox>]) {
+    let mut next = 0;
     loop {
         let stream = match listener.accept() {
             Ok((stream, _)) => stream,
@@ -190,6 +211,11 @@ fn accept(shared: &Arc<Shared>, server: usize, listener: &TcpListener) {
         let id = shared
             .next_id
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        if !inboxes.is_empty() {
+            inboxes[next % inboxes.len()].give(stream, server, id);
+            next += 1;
+            continue;
+        }
         let shared = shared.clone();
         let spawned = std::thread::Builder::new()
             .stack_size(CONNECTION_STACK)

@@ -225,6 +225,7 @@ pub(crate) fn start_serve() -> SocketAddr {
         trace: None,
         trace_window: 0,
         name_key: None,
+        threads: mcsim::serve::DEFAULT_THREADS,
     };
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {

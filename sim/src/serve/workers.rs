@@ -1,0 +1,242 @@
+//! Connections served by a few event-loop workers, as memcached's worker threads serve
+//! theirs, when nothing makes a connection wait for another: no lockstep and no reply
+//! delay (those keep a thread per connection, which may block).
+//!
+//! The listener hands each accepted connection to the next worker in turn. A worker
+//! waits on its connections with one `epoll` (through `mio`), reads whatever a ready
+//! connection has, gives it whole to the connection's [`Session`] (the same framing,
+//! gate and trace as a connection thread), and writes the replies without blocking: what
+//! the socket does not take waits for it, and the connection is not read again until it
+//! has, as memcached stops reading a connection whose replies back up. A connection that
+//! keeps sending is read a few times and then waits its turn behind the others that are
+//! ready, so a burst of large multi-gets does not stall a small `get` on the same worker.
+
+use std::io::{ErrorKind, Read, Write};
+use std::sync::Arc;
+
+use mio::net::TcpStream;
+use mio::{Events, Interest, Poll, Token, Waker};
+use parking_lot::Mutex;
+
+use crate::codec::Session;
+use crate::serve::Shared;
+use crate::serve::connection::{Connection, ServeGate};
+
+/// Reads of one connection before the worker turns to the others that are ready
+/// (memcached's `-R`, requests per event, plays the same part).
+const READS_PER_TURN: usize = 4;
+
+/// The waker's token; connections use their slot's index.
+const WAKE: Token = Token(usize::MAX);
+
+/// A worker's inbox: connections accepted for it, and how to wake it.
+pub(crate) struct Inbox {
+    accepted: Mutex<Vec<(std::net::TcpStream, usize, u64)>>,
+    waker: Waker,
+}
+
+impl Inbox {
+    /// Hands the connection `stream` (to server `server`, numbered `id`) to the worker.
+    pub(crate) fn give(&self, stream: std::net::TcpStream, server: usize, id: u64) {
+        self.accepted.lock().push((stream, server, id));
+        let _ = self.waker.wake();
+    }
+}
+
+/// Starts `count` workers; each serves the connections given to its inbox.
+pub(crate) fn start(shared: &Arc<Shared>, count: usize) -> std::io::Result<Vec<Arc<Inbox>>> {
+    let mut inboxes = Vec::new();
+    for i in 0..count.max(1) {
+        let poll = Poll::new()?;
+        let inbox = Arc::new(Inbox {
+            accepted: Mutex::new(Vec::new()),
+            waker: Waker::new(poll.registry(), WAKE)?,
+        });
+        let (shared, mine) = (shared.clone(), inbox.clone());
+        std::thread::Builder::new()
+            .name(format!("mcsim-worker-{i}"))
+            .spawn(move || Worker::new(poll).run(&shared, &mine))?;
+        inboxes.push(inbox);
+    }
+    Ok(inboxes)
+}
+
+/// One client connection on a worker.
+struct Conn {
+    stream: TcpStream,
+    conn: Connection,
+    session: Session,
+    /// Replies the socket has not taken yet, from `sent` on.
+    out: Vec<u8>,
+    sent: usize,
+    /// The peer may have sent more than was read (readiness is reported once).
+    unread: bool,
+    /// The session closed: the connection ends once its replies are written.
+    closing: bool,
+}
+
+struct Worker {
+    poll: Poll,
+    conns: Vec<Option<Conn>>,
+    free: Vec<usize>,
+    buf: Vec<u8>,
+    /// Connections with input left to read once the others have had their turn.
+    again: Vec<usize>,
+}
+
+impl Worker {
+    fn new(poll: Poll) -> Worker {
+        Worker {
+            poll,
+            conns: Vec::new(),
+            free: Vec::new(),
+            buf: vec![0u8; super::connection::READ_CHUNK],
+            again: Vec::new(),
+        }
+    }
+
+    fn run(mut self, shared: &Shared, inbox: &Inbox) {
+        let mut events = Events::with_capacity(256);
+        loop {
+            // Connections with input still waiting are served again without sleeping.
+            let timeout = (!self.again.is_empty()).then_some(std::time::Duration::ZERO);
+            if let Err(e) = self.poll.poll(&mut events, timeout) {
+                if e.kind() == ErrorKind::Interrupted {
+                    continue;
+                }
+                return;
+            }
+            let mut ready: Vec<usize> = std::mem::take(&mut self.again);
+            for event in events.iter() {
+                if event.token() == WAKE {
+                    self.adopt(shared, inbox);
+                    continue;
+                }
+                let slot = event.token().0;
+                if let Some(Some(c)) = self.conns.get_mut(slot) {
+                    if event.is_readable() || event.is_read_closed() || event.is_error() {
+                        c.unread = true;
+                    }
+                    if !ready.contains(&slot) {
+                        ready.push(slot);
+                    }
+                }
+            }
+            for slot in ready {
+                // A panic while serving one connection ends that connection, as it ends
+                // its thread without workers, not the worker's others.
+                let served = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    self.serve(shared, slot)
+                }));
+                if served.is_err() {
+                    self.close(shared, slot);
+                }
+            }
+        }
+    }
+
+    /// Registers the connections accepted for this worker.
+    fn adopt(&mut self, shared: &Shared, inbox: &Inbox) {
+        let accepted = std::mem::take(&mut *inbox.accepted.lock());
+        for (stream, server, id) in accepted {
+            let _ = stream.set_nodelay(true);
+            if stream.set_nonblocking(true).is_err() {
+                continue;
+            }
+            let mut stream = TcpStream::from_std(stream);
+            let slot = self.free.pop().unwrap_or_else(|| {
+                self.conns.push(None);
+                self.conns.len() - 1
+            });
+            if self
+                .poll
+                .registry()
+                .register(
+                    &mut stream,
+                    Token(slot),
+                    Interest::READABLE | Interest::WRITABLE,
+                )
+                .is_err()
+            {
+                self.free.push(slot);
+                continue;
+            }
+            self.conns[slot] = Some(Conn {
+                stream,
+                conn: Connection::new(id, server, shared),
+                session: Session::new(),
+                out: Vec::new(),
+                sent: 0,
+                // Bytes may have arrived before the registration.
+                unread: true,
+                closing: false,
+            });
+        }
+    }
+
+    /// Writes what it can, then reads and answers while the replies are taken, a few
+    /// reads at most; ends the connection when it is done.
+    fn serve(&mut self, shared: &Shared, slot: usize) {
+        let Some(c) = self.conns.get_mut(slot).and_then(Option::as_mut) else {
+            return;
+        };
+        let mut reads = 0;
+        let open = loop {
+            match flush(c) {
+                Err(()) => break false,
+                Ok(false) => break true, // the socket is full: wait until it is writable
+                Ok(true) if c.closing => break false,
+                Ok(true) => {}
+            }
+            if !c.unread {
+                break true;
+            }
+            if reads == READS_PER_TURN {
+                self.again.push(slot);
+                break true;
+            }
+            reads += 1;
+            let n = match c.stream.read(&mut self.buf) {
+                Ok(0) => break false,
+                Ok(n) => n,
+                Err(e) if e.kind() == ErrorKind::WouldBlock => {
+                    c.unread = false;
+                    continue;
+                }
+                Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+                Err(_) => break false,
+            };
+            let mut gate = ServeGate::new(&mut c.conn, shared);
+            c.session.feed_into(&self.buf[..n], &mut gate, &mut c.out);
+            c.closing = c.session.is_closed();
+        };
+        if !open {
+            self.close(shared, slot);
+        }
+    }
+
+    fn close(&mut self, shared: &Shared, slot: usize) {
+        if let Some(mut c) = self.conns[slot].take() {
+            let _ = self.poll.registry().deregister(&mut c.stream);
+            c.conn.close(shared);
+            self.free.push(slot);
+        }
+    }
+}
+
+/// Writes the connection's pending replies: `Ok(true)` when all are written, `Ok(false)`
+/// when the socket took what it could, `Err` when the connection is gone.
+fn flush(c: &mut Conn) -> Result<bool, ()> {
+    while c.sent < c.out.len() {
+        match c.stream.write(&c.out[c.sent..]) {
+            Ok(0) => return Err(()),
+            Ok(n) => c.sent += n,
+            Err(e) if e.kind() == ErrorKind::WouldBlock => return Ok(false),
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(_) => return Err(()),
+        }
+    }
+    c.out.clear();
+    c.sent = 0;
+    Ok(true)
+}
