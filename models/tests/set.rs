@@ -28,7 +28,10 @@ fn as_written_loses_a_modification_when_two_clients_create_the_index() {
     let dropped = report.metrics["set.dropped"].max;
     assert!(dropped >= 1.0);
     // Each dropped add lost the race to create the index.
-    assert!(dropped <= report.metrics["set.creation_races"].max, "{dropped}");
+    assert!(
+        dropped <= report.metrics["set.creation_races"].max,
+        "{dropped}"
+    );
     assert_eq!(report.metrics["set.phantoms"].max, 0.0);
 }
 

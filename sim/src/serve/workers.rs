@@ -9,8 +9,11 @@
 //! the socket does not take waits for it, and the connection is not read again until it
 //! has, as memcached stops reading a connection whose replies back up. A connection that
 //! keeps sending is read a few times and then waits its turn behind the others that are
-//! ready, so a burst of large multi-gets does not stall a small `get` on the same worker.
+//! ready, and a round of turns ends once it has made a megabyte of replies so that the
+//! worker looks for newly ready connections: a burst of large multi-gets does not stall
+//! a small `get` on the same worker.
 
+use std::collections::VecDeque;
 use std::io::{ErrorKind, Read, Write};
 use std::sync::Arc;
 
@@ -25,6 +28,9 @@ use crate::serve::connection::{Connection, ServeGate};
 /// Reads of one connection before the worker turns to the others that are ready
 /// (memcached's `-R`, requests per event, plays the same part).
 const READS_PER_TURN: usize = 4;
+
+/// Replies a worker makes in one round before it looks for newly ready connections.
+const ROUND_BYTES: usize = 1 << 20;
 
 /// The waker's token; connections use their slot's index.
 const WAKE: Token = Token(usize::MAX);
@@ -73,6 +79,8 @@ struct Conn {
     unread: bool,
     /// The session closed: the connection ends once its replies are written.
     closing: bool,
+    /// It is in the worker's round or waits for a turn.
+    queued: bool,
 }
 
 struct Worker {
@@ -80,8 +88,9 @@ struct Worker {
     conns: Vec<Option<Conn>>,
     free: Vec<usize>,
     buf: Vec<u8>,
-    /// Connections with input left to read once the others have had their turn.
-    again: Vec<usize>,
+    /// Connections waiting for a turn, longest first: input left to read once the
+    /// others have had theirs, or a round that ended before them.
+    waiting: VecDeque<usize>,
 }
 
 impl Worker {
@@ -91,22 +100,26 @@ impl Worker {
             conns: Vec::new(),
             free: Vec::new(),
             buf: vec![0u8; super::connection::READ_CHUNK],
-            again: Vec::new(),
+            waiting: VecDeque::new(),
         }
     }
 
     fn run(mut self, shared: &Shared, inbox: &Inbox) {
         let mut events = Events::with_capacity(256);
+        let mut round: VecDeque<usize> = VecDeque::new();
         loop {
-            // Connections with input still waiting are served again without sleeping.
-            let timeout = (!self.again.is_empty()).then_some(std::time::Duration::ZERO);
+            // Connections still waiting for a turn are served without sleeping.
+            let timeout = (!self.waiting.is_empty()).then_some(std::time::Duration::ZERO);
             if let Err(e) = self.poll.poll(&mut events, timeout) {
                 if e.kind() == ErrorKind::Interrupted {
                     continue;
                 }
                 return;
             }
-            let mut ready: Vec<usize> = std::mem::take(&mut self.again);
+            // A round: the connection that has waited longest, then those just ready (a
+            // small `get` is not kept behind every large reply already waiting), then
+            // the others that wait, until the round has made ROUND_BYTES of replies.
+            round.extend(self.waiting.pop_front());
             for event in events.iter() {
                 if event.token() == WAKE {
                     self.adopt(shared, inbox);
@@ -117,19 +130,28 @@ impl Worker {
                     if event.is_readable() || event.is_read_closed() || event.is_error() {
                         c.unread = true;
                     }
-                    if !ready.contains(&slot) {
-                        ready.push(slot);
+                    if !c.queued {
+                        c.queued = true;
+                        round.push_back(slot);
                     }
                 }
             }
-            for slot in ready {
+            round.extend(self.waiting.drain(..));
+            let mut made = 0;
+            while let Some(slot) = round.pop_front() {
+                if made >= ROUND_BYTES {
+                    self.waiting.push_back(slot);
+                    self.waiting.extend(round.drain(..));
+                    break;
+                }
                 // A panic while serving one connection ends that connection, as it ends
                 // its thread without workers, not the worker's others.
                 let served = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                     self.serve(shared, slot)
                 }));
-                if served.is_err() {
-                    self.close(shared, slot);
+                match served {
+                    Ok(bytes) => made += bytes,
+                    Err(_) => self.close(shared, slot),
                 }
             }
         }
@@ -170,16 +192,20 @@ impl Worker {
                 // Bytes may have arrived before the registration.
                 unread: true,
                 closing: false,
+                queued: true,
             });
+            self.waiting.push_back(slot);
         }
     }
 
     /// Writes what it can, then reads and answers while the replies are taken, a few
-    /// reads at most; ends the connection when it is done.
-    fn serve(&mut self, shared: &Shared, slot: usize) {
+    /// reads at most; ends the connection when it is done. The bytes of replies made.
+    fn serve(&mut self, shared: &Shared, slot: usize) -> usize {
         let Some(c) = self.conns.get_mut(slot).and_then(Option::as_mut) else {
-            return;
+            return 0;
         };
+        c.queued = false;
+        let mut made = 0;
         let mut reads = 0;
         let open = loop {
             match flush(c) {
@@ -192,7 +218,8 @@ impl Worker {
                 break true;
             }
             if reads == READS_PER_TURN {
-                self.again.push(slot);
+                c.queued = true;
+                self.waiting.push_back(slot);
                 break true;
             }
             reads += 1;
@@ -208,11 +235,13 @@ impl Worker {
             };
             let mut gate = ServeGate::new(&mut c.conn, shared);
             c.session.feed_into(&self.buf[..n], &mut gate, &mut c.out);
+            made += c.out.len();
             c.closing = c.session.is_closed();
         };
         if !open {
             self.close(shared, slot);
         }
+        made
     }
 
     fn close(&mut self, shared: &Shared, slot: usize) {
