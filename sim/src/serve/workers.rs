@@ -81,6 +81,8 @@ struct Conn {
     closing: bool,
     /// It is in the worker's round or waits for a turn.
     queued: bool,
+    /// The peer closed its side or the socket failed: read until the read says so.
+    ended: bool,
 }
 
 struct Worker {
@@ -129,6 +131,9 @@ impl Worker {
                 if let Some(Some(c)) = self.conns.get_mut(slot) {
                     if event.is_readable() || event.is_read_closed() || event.is_error() {
                         c.unread = true;
+                    }
+                    if event.is_read_closed() || event.is_error() {
+                        c.ended = true;
                     }
                     if !c.queued {
                         c.queued = true;
@@ -193,6 +198,7 @@ impl Worker {
                 unread: true,
                 closing: false,
                 queued: true,
+                ended: false,
             });
             self.waiting.push_back(slot);
         }
@@ -225,7 +231,16 @@ impl Worker {
             reads += 1;
             let n = match c.stream.read(&mut self.buf) {
                 Ok(0) => break false,
-                Ok(n) => n,
+                Ok(n) => {
+                    // A read that did not fill the buffer took all there was: more input
+                    // makes the socket ready again, so no read is spent to hear
+                    // `WouldBlock` (memcached's reads stop the same way). The end of the
+                    // peer's input makes it ready only once: that is read to its end.
+                    if n < self.buf.len() && !c.ended {
+                        c.unread = false;
+                    }
+                    n
+                }
                 Err(e) if e.kind() == ErrorKind::WouldBlock => {
                     c.unread = false;
                     continue;
