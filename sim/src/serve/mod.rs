@@ -7,7 +7,7 @@
 //! and malformed input alike), and a [`Gate`](crate::codec::gate::Gate) around each
 //! command takes the lockstep turn, injects faults, moves the clock and writes the trace.
 //! Connections are served by four event-loop workers (`--threads`), as memcached's worker threads serve
-//! theirs ([`workers`]); under lockstep or a reply delay, where a connection waits, each
+//! theirs; under lockstep or a reply delay, where a connection waits, each
 //! has a thread of its own.
 //! The trace keeps its last lines in memory (`--trace-window`) and every line in the
 //! `--trace` file, so memory stays flat. Faults come by policy (`--lose-reply`, `--evict`, `--delay-ms`, drawn from
