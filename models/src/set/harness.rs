@@ -154,7 +154,8 @@ pub fn setup(p: &SetParams, clients: usize, sim: &mut Sim) {
         let decoded = value.as_ref().map(|v| reader.decode(&v.data));
         let log = l.borrow();
         let erased: usize = log.drops.iter().map(|d| d.erased.len()).sum();
-        let (lost, extra) = membership_errors(&h.entries(), decoded.as_ref());
+        let entries = h.entries();
+        let (lost, extra) = membership_errors(&entries, decoded.as_ref());
         view.metric("set.modifications", log.modifications() as f64);
         view.metric("set.creation_races", log.races as f64);
         view.metric("set.compactions", log.compactions as f64);
@@ -162,10 +163,7 @@ pub fn setup(p: &SetParams, clients: usize, sim: &mut Sim) {
         view.metric("set.erased_by_compaction", erased as f64);
         view.metric("set.lost", lost as f64);
         view.metric("set.dropped", dropped.get() as f64);
-        view.metric(
-            "set.phantoms",
-            phantoms(&h.entries(), decoded.as_ref()) as f64,
-        );
+        view.metric("set.phantoms", phantoms(&entries, decoded.as_ref()) as f64);
         view.metric("set.resurrected", extra as f64);
         view.metric(
             "set.bytes",
@@ -236,9 +234,6 @@ fn final_read(
     }
 }
 
-/// Members whose owner's last completed modification disagrees with the index at
-/// quiescence: `(lost, resurrected)`. A member whose last modification's outcome is
-/// unknown is skipped.
 /// Members a reader was shown (by a read, or at quiescence) that no client ever added:
 /// what an encoding that splits or misreads members makes up.
 fn phantoms(
@@ -266,6 +261,9 @@ fn phantoms(
     shown.difference(&added).count()
 }
 
+/// Members whose owner's last completed modification disagrees with the index at
+/// quiescence: `(lost, resurrected)`. A member whose last modification's outcome is
+/// unknown is skipped.
 fn membership_errors(
     entries: &[Entry<SetOp, Option<Vec<String>>>],
     decoded: Option<&Result<crate::set::encoding::Decoded, McError>>,

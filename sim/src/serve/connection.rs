@@ -177,9 +177,7 @@ impl<'a> ServeGate<'a> {
             world: None,
         }
     }
-}
 
-impl ServeGate<'_> {
     /// Lets the world go: other connections may run.
     fn release(&mut self) {
         self.world = None;
