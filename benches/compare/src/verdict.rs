@@ -178,20 +178,22 @@ fn hunt_bug(bug: &Bug, s: &Scenario, seeds: u64) -> Row {
     };
     // Interleaved per seed, so a slow patch of the machine slows every checker alike.
     let mut hunts: [Vec<Hunt>; 5] = Default::default();
-    // The order rotates from seed to seed, so no checker always runs first (on caches
-    // the one before it left).
+    // The order rotates from seed to seed, so no checker always runs first. Each timed
+    // hunt comes right after an untimed one of the same checker on another seed, so it
+    // finds the caches as its own work leaves them, not as the checker before it did.
     for k in 0..seeds {
         let seed = k << 32;
         for j in 0..hunts.len() {
             let i = (j + k as usize) % hunts.len();
-            let hunt = match i {
+            let hunt = |seed: u64| match i {
                 0 => mcsim_hunt(s, s.strategy.make(seed)),
                 1 => mcsim_hunt(s, StrategyKind::Random.make(seed)),
                 2 => mcsim_hunt(s, pct.make(seed)),
                 3 => shuttle_hunt(bug.shuttle, || RandomScheduler::new_from_seed(seed, CAP)),
                 _ => shuttle_hunt(bug.shuttle, || PctScheduler::new_from_seed(seed, 3, CAP)),
             };
-            hunts[i].push(hunt);
+            hunt(!seed);
+            hunts[i].push(hunt(seed));
         }
     }
     // `explore` is deterministic: repeated for its time only.
@@ -222,9 +224,13 @@ pub(crate) fn section_time_to_violation(md: &mut String, seeds: u64) -> (f64, us
          end of the first violating one (scenario files already loaded; shuttle's `Runner` \
          built inside the timing, and with it what shuttle prints on a failure: its random \
          scheduler writes the failing seed to stderr when it is dropped), median over {seeds} seeds (`k << 32`, the same for every \
-         checker, the checkers interleaved per seed in an order that rotates), with the median executions; a \
+         checker, the checkers interleaved per seed in an order that rotates, each timed hunt right \
+         after an untimed one of the same checker on another seed, so that it finds the caches as \
+         its own work leaves them), with the median executions; a \
          search that finds nothing in {CAP} executions counts as slower than all. mcsim's \
-         default strategy is the scenario's own (`random` in every file here); `pct` at \
+         default strategy is the scenario's own (`swarm` in every file here: the plan's fault \
+         probabilities scaled per execution and faults aimed where they can matter, \
+         `mcsim::explore::swarm`); `random` keeps the plan's probabilities; `pct` at \
          depth 3 with 100 steps estimated on both sides. `explore` is mcsim's exhaustive \
          search with the scenario's bounds, iterative deepening, to its verdict including \
          the replay and shrinking of the counterexample (deterministic: the median is over \

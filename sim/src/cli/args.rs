@@ -16,6 +16,7 @@ pub(crate) struct Cli {
 
 #[derive(Clone, Copy, ValueEnum)]
 pub(crate) enum StrategyArg {
+    Swarm,
     Random,
     Pct,
 }
@@ -34,10 +35,11 @@ impl StrategyOpts {
     pub(crate) fn resolve(&self, scenario: &Scenario) -> StrategyKind {
         let steps = match scenario.strategy {
             StrategyKind::Pct { steps, .. } => steps,
-            StrategyKind::Random => 100,
+            StrategyKind::Random | StrategyKind::Swarm => 100,
         };
         match self.strategy {
             None => scenario.strategy,
+            Some(StrategyArg::Swarm) => StrategyKind::Swarm,
             Some(StrategyArg::Random) => StrategyKind::Random,
             Some(StrategyArg::Pct) => StrategyKind::Pct {
                 depth: self.depth,

@@ -5,13 +5,14 @@
 //! [`Strategy`] picks one [`Choice`]; the sequence of choices is the [`Schedule`], which
 //! replays the execution exactly without the strategy that produced it.
 //!
-//! One file per strategy: [`random`], [`pct`], [`dfs`], [`replay`].
+//! One file per strategy: [`random`], [`swarm`], [`pct`], [`dfs`], [`replay`].
 
 pub mod dfs;
 pub mod pct;
 pub mod random;
 pub mod replay;
 mod schedule;
+pub mod swarm;
 mod visit;
 
 use crate::clock::VirtualTime;
@@ -22,6 +23,7 @@ pub use pct::Pct;
 pub use random::Random;
 pub use replay::Replay;
 pub use schedule::{Choice, Schedule, ScheduleError};
+pub use swarm::Swarm;
 
 /// A pending call that may execute at this step.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -74,6 +76,10 @@ pub struct FaultOption {
     pub fault: Fault,
     /// The plan's per-step probability for this kind.
     pub probability: f64,
+    /// True where this fault is likeliest to matter: a lost request or reply of a call
+    /// that writes, a pause or death of a client whose last call changed the server
+    /// (it may be holding what it wrote). [`Swarm`] prefers these.
+    pub aimed: bool,
 }
 
 /// Everything a strategy may pick from at one step.

@@ -11,7 +11,7 @@ use serde::Serialize;
 use crate::model::Family;
 use crate::report::timeline::Timeline;
 use crate::run::{self, FaultFigures, RunOptions, RunReport, Summary};
-use crate::scenario::Scenario;
+use crate::scenario::{Scenario, StrategyKind};
 
 /// Executions each measurement runs.
 #[derive(Debug, Clone, Copy)]
@@ -246,6 +246,8 @@ impl ScenarioFindings {
 /// [`ExecConfig::past_violation`]: crate::ExecConfig::past_violation
 fn run_all(s: &Scenario, executions: u64, shrink: bool) -> RunReport {
     let mut options = RunOptions::from_scenario(s);
+    // Rates under the plan's own fault probabilities: `random`, not the search default.
+    options.strategy = StrategyKind::Random;
     options.executions = executions.max(s.executions).max(1);
     options.keep_going = true;
     options.shrink = false;
@@ -266,7 +268,7 @@ fn counterexample(s: &Scenario, r: &RunReport) -> Option<Counterexample> {
     let f = r.first_failure.as_ref()?;
     Some(Counterexample {
         label: f.execution.verdict.label(),
-        replay: crate::report::replay_lines(s, s.strategy, f)
+        replay: crate::report::replay_lines(s, StrategyKind::Random, f)
             .last()
             .map(|l| l.command.clone())
             .unwrap_or_default(),

@@ -74,9 +74,11 @@ pub fn replay_seed_command(
             replay_prefix(scenario)
         );
     };
+    // `replay` runs the scenario's own strategy unless told another.
     let extra = match strategy {
-        StrategyKind::Random => String::new(),
+        s if s == scenario.strategy => String::new(),
         StrategyKind::Pct { depth, .. } => format!(" --strategy pct --depth {depth}"),
+        other => format!(" --strategy {}", other.name()),
     };
     format!("{} --seed {seed}{extra}", replay_prefix(scenario))
 }

@@ -152,7 +152,7 @@ pub(crate) struct ExploreFile {
 impl Default for ExploreFile {
     fn default() -> ExploreFile {
         ExploreFile {
-            strategy: Spanned::new(0..0, "random".into()),
+            strategy: Spanned::new(0..0, "swarm".into()),
             depth: 3,
             steps_estimate: 100,
             executions: 1000,

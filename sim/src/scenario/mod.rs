@@ -58,6 +58,8 @@ pub(crate) enum Origin {
 pub enum StrategyKind {
     /// [`crate::explore::Random`]
     Random,
+    /// [`crate::explore::Swarm`]
+    Swarm,
     /// [`crate::explore::Pct`] with a depth.
     Pct {
         /// Bug depth.
@@ -72,6 +74,7 @@ impl StrategyKind {
     pub fn parse(name: &str, depth: usize, steps: u64) -> Option<StrategyKind> {
         match name {
             "random" => Some(StrategyKind::Random),
+            "swarm" => Some(StrategyKind::Swarm),
             "pct" => Some(StrategyKind::Pct { depth, steps }),
             _ => None,
         }
@@ -81,6 +84,7 @@ impl StrategyKind {
     pub fn make(self, seed: u64) -> Box<dyn crate::explore::Strategy> {
         match self {
             StrategyKind::Random => Box::new(crate::explore::Random::new(seed)),
+            StrategyKind::Swarm => Box::new(crate::explore::Swarm::new(seed)),
             StrategyKind::Pct { depth, steps } => {
                 Box::new(crate::explore::Pct::new(seed, depth, steps))
             }
@@ -91,6 +95,7 @@ impl StrategyKind {
     pub fn name(self) -> &'static str {
         match self {
             StrategyKind::Random => "random",
+            StrategyKind::Swarm => "swarm",
             StrategyKind::Pct { .. } => "pct",
         }
     }
@@ -368,7 +373,7 @@ impl Scenario {
                 "explore.strategy",
                 Some(f.explore.strategy.span()),
                 format!(
-                    "unknown strategy {:?}; known: random, pct",
+                    "unknown strategy {:?}; known: swarm, random, pct",
                     f.explore.strategy.get_ref()
                 ),
             ))

@@ -182,6 +182,15 @@ impl<M: Model> Check<M> {
         self.sample(StrategyKind::Random, executions)
     }
 
+    /// `executions` seeded swarm executions ([`crate::explore::Swarm`]: each draws its
+    /// own fault rate and timing style, and aims its faults), the search the scenario
+    /// files default to. Prefer it to [`Check::random`] to find a fault's bug; keep
+    /// `random` for rates under the plan's probabilities.
+    #[track_caller]
+    pub fn swarm(self, executions: u64) -> Figures {
+        self.sample(StrategyKind::Swarm, executions)
+    }
+
     /// `executions` PCT executions with bug depth `depth`.
     #[track_caller]
     pub fn pct(self, depth: usize, executions: u64) -> Figures {

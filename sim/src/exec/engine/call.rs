@@ -123,6 +123,7 @@ impl Engine<'_> {
             Ok(reply) if !lost_request => changes_state(read_only, reply),
             _ => false,
         };
+        self.wrote_last[client] = changed;
         let clock_reads = self.core.borrow().clock_reads;
         let spin_due = self.spin.call(
             client,

@@ -48,6 +48,14 @@ impl Engine<'_> {
     }
 
     /// True when a fault of `rule` may hit `client`'s pending call.
+    /// True if the client's pending call writes.
+    fn writes(&self, client: usize) -> bool {
+        matches!(
+            &self.core.borrow().mailboxes[client].wait,
+            Wait::Call { request, .. } if !request.is_read_only()
+        )
+    }
+
     fn call_aimed(&self, rule: &FaultRule, client: usize) -> bool {
         rule.keys.is_none() || {
             let core = self.core.borrow();
@@ -80,6 +88,7 @@ impl Engine<'_> {
                                         key: k.clone(),
                                     },
                                     probability: p,
+                                    aimed: true,
                                 });
                             }
                         }
@@ -92,6 +101,7 @@ impl Engine<'_> {
                                     key: key.to_string(),
                                 },
                                 probability: p,
+                                aimed: true,
                             });
                         }
                     }
@@ -112,6 +122,7 @@ impl Engine<'_> {
                     out.push(FaultOption {
                         fault: make(c.client),
                         probability: p,
+                        aimed: self.writes(c.client),
                     });
                 }
             }
@@ -122,6 +133,7 @@ impl Engine<'_> {
                     out.push(FaultOption {
                         fault: Fault::Crash { server: s },
                         probability: p,
+                        aimed: true,
                     });
                 }
             }
@@ -134,6 +146,7 @@ impl Engine<'_> {
                     out.push(FaultOption {
                         fault: Fault::Leave { server: s },
                         probability: p,
+                        aimed: true,
                     });
                 }
             }
@@ -143,6 +156,7 @@ impl Engine<'_> {
                 out.push(FaultOption {
                     fault: Fault::SkipSecond { server: s },
                     probability: p,
+                    aimed: true,
                 });
             }
         }
@@ -172,6 +186,7 @@ impl Engine<'_> {
                     out.push(FaultOption {
                         fault: make(client),
                         probability: p,
+                        aimed: self.wrote_last.get(client).copied().unwrap_or(false),
                     });
                 }
             }
@@ -187,6 +202,7 @@ impl Engine<'_> {
                     out.push(FaultOption {
                         fault: Fault::TooLarge { client: c.client },
                         probability: p,
+                        aimed: true,
                     });
                 }
             }

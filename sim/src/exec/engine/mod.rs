@@ -129,6 +129,9 @@ struct Engine<'c> {
     /// The keys of each client's last call, kept only when a pause or death is aimed at
     /// keys (a client sleeping after a call on them may be hit).
     last_keys: Option<Vec<Vec<Key>>>,
+    /// Whether each client's last executed call changed the server (a pause or death
+    /// of that client is aimed: [`crate::explore::FaultOption::aimed`]).
+    wrote_last: Vec<bool>,
     /// Of those, how many bit ([`bites`]).
     fault_bites: BTreeMap<FaultKind, u32>,
     /// Faults that have not bitten yet.
@@ -213,6 +216,7 @@ impl<'c> Engine<'c> {
                 .iter()
                 .any(|k| config.faults.rule(*k).is_some_and(|r| r.keys.is_some()))
                 .then(|| vec![Vec::new(); n]),
+            wrote_last: vec![false; n],
             fault_bites: BTreeMap::new(),
             bites_pending: Vec::new(),
             step_checks: 0,

@@ -1,0 +1,152 @@
+//! Swarm: every execution draws its own fault rates and timing style, and aims its
+//! faults where they can matter.
+//!
+//! [`super::Random`] fires each fault with the scenario's probability at every step and
+//! picks among the possible faults of a kind uniformly. Its rates are what the plan says
+//! happens in production, which is what a rate of violation should be measured under; as
+//! a search they waste executions: a pause lands on a client that holds nothing, a lost
+//! reply on a read that is simply retried, and an execution whose coins never came up
+//! injects nothing.
+//!
+//! Swarm testing (Groce et al., ISSTA 2012) draws a configuration per test. Here an
+//! execution draws:
+//!
+//! - **its fault rates**: the plan's probabilities times `2^d`, `d` uniform in `[-1, 2]`
+//!   (capped at 1). Some executions spend the budget early, others late. A wider range
+//!   front-loads the faults: `array-lock-reply-lost`, whose lost reply must hit a later
+//!   change, failed less often than under `random` with `d` up to 4.
+//! - **where a fault goes**: a firing fault picks, three times in four, among the options
+//!   [aimed](crate::explore::FaultOption::aimed) where it can matter (a lost request or
+//!   reply of a call that writes; a pause or death of a client whose last call changed
+//!   the server, which may be holding what it wrote). The kind is picked as `random`
+//!   does: each kind in turn with its rate.
+//! - **its timing style**: half of the executions run each call at a uniform instant of
+//!   its latency window, as `random` does; the other half at one end of it (earliest or
+//!   latest, a coin per call), where TTL and tick-edge bugs sit.
+//!
+//! The interleaving is `random`'s: a uniform pick among the calls that may run. Execution
+//! `i` of seed `s` is execution 0 of seed `s + i`, so a failure replays from its seed
+//! alone. Swarm is the scenarios' default strategy (a search for bugs); `mcsim findings`
+//! measures rates under `random`, whose fault probabilities are the plan's. On the fault
+//! scenarios `models/tests/swarm.rs` counts the failing executions of each: with the
+//! pause aimed at the holder, `lock-add-holder-pause` fails about 2.5 times as often.
+
+use rand::{RngExt, SeedableRng};
+
+use crate::explore::random::{SeededRng, delay_in_window, drawn_phase};
+use crate::explore::{Choice, Options, Strategy};
+use crate::fault::FaultKind;
+
+/// An execution multiplies the plan's fault probabilities by `2^d`, `d` uniform in
+/// `[MIN_DOUBLINGS, MAX_DOUBLINGS]`.
+const MIN_DOUBLINGS: f64 = -1.0;
+const MAX_DOUBLINGS: f64 = 2.0;
+
+/// The share of executions that run each call at an end of its latency window.
+const ENDS: f64 = 0.5;
+
+/// The chance that a fault firing picks among the aimed options of its kind, when there
+/// are any ([`crate::explore::FaultOption::aimed`]).
+const AIMED: f64 = 0.75;
+
+/// How an execution picks the instant of each call in its latency window.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Timing {
+    /// Uniform in the window.
+    Uniform,
+    /// The earliest or the latest instant, a coin per call.
+    Ends,
+}
+
+/// The swarm strategy (see the module docs).
+#[derive(Debug, Clone)]
+pub struct Swarm {
+    seed: u64,
+    current: u64,
+    rng: SeededRng,
+    boost: f64,
+    timing: Timing,
+}
+
+impl Swarm {
+    /// A swarm search whose first execution uses `seed`.
+    pub fn new(seed: u64) -> Swarm {
+        let mut s = Swarm {
+            seed,
+            current: seed,
+            rng: SeededRng::seed_from_u64(seed),
+            boost: 1.0,
+            timing: Timing::Uniform,
+        };
+        s.begin(0);
+        s
+    }
+
+    /// This execution's multiplier of the plan's fault probabilities.
+    pub fn fault_boost(&self) -> f64 {
+        self.boost
+    }
+
+    fn maybe_fault(&mut self, options: &Options<'_>) -> Option<Choice> {
+        if options.faults.is_empty() {
+            return None;
+        }
+        for kind in FaultKind::ALL {
+            let of_kind = || options.faults.iter().filter(move |f| f.fault.kind() == kind);
+            let Some(first) = of_kind().next() else {
+                continue;
+            };
+            let rate = (first.probability * self.boost).min(1.0);
+            if first.probability <= 0.0 || !self.rng.random_bool(rate) {
+                continue;
+            }
+            let aimed = of_kind().filter(|f| f.aimed).count();
+            let pick = if aimed > 0 && self.rng.random_bool(AIMED) {
+                let i = self.rng.random_range(0..aimed);
+                of_kind().filter(|f| f.aimed).nth(i)
+            } else {
+                let i = self.rng.random_range(0..of_kind().count());
+                of_kind().nth(i)
+            };
+            return pick.map(|f| Choice::Fault(f.fault.clone()));
+        }
+        None
+    }
+}
+
+impl Strategy for Swarm {
+    fn name(&self) -> &'static str {
+        "swarm"
+    }
+
+    fn begin(&mut self, execution: u64) {
+        self.current = self.seed.wrapping_add(execution);
+        self.rng = SeededRng::seed_from_u64(self.current);
+        let doublings = self.rng.random_range(MIN_DOUBLINGS..=MAX_DOUBLINGS);
+        self.boost = doublings.exp2();
+        self.timing = if self.rng.random_bool(ENDS) {
+            Timing::Ends
+        } else {
+            Timing::Uniform
+        };
+    }
+
+    fn tick_phase(&mut self, free: bool) -> Option<std::time::Duration> {
+        free.then(|| drawn_phase(self.current))
+    }
+
+    fn choose(&mut self, options: &Options<'_>) -> Choice {
+        if let Some(fault) = self.maybe_fault(options) {
+            return fault;
+        }
+        let i = self.rng.random_range(0..options.calls.len());
+        let call = &options.calls[i];
+        let client = call.client;
+        let delay = match self.timing {
+            Timing::Uniform => delay_in_window(&mut self.rng, options, client),
+            Timing::Ends if self.rng.random_bool(0.5) => 0,
+            Timing::Ends => call.latest.micros() - call.earliest.micros(),
+        };
+        Choice::Run { client, delay }
+    }
+}
