@@ -190,7 +190,7 @@ impl SpinWatch {
         let Some(request_hash) = request_hash else {
             return false;
         };
-        let mut h = std::hash::DefaultHasher::new();
+        let mut h = crate::exec::ghost::Fingerprint::default();
         request_hash.hash(&mut h);
         reply.hash(&mut h);
         if self.seen[client].insert(h.finish()) {
@@ -238,7 +238,7 @@ impl SpinWatch {
 
 /// The hash of a request, for [`SpinWatch::call`].
 pub(crate) fn request_hash(request: &Request) -> u64 {
-    let mut h = std::hash::DefaultHasher::new();
+    let mut h = crate::exec::ghost::Fingerprint::default();
     request.hash(&mut h);
     h.finish()
 }
