@@ -52,7 +52,10 @@ fn swarm_spends_the_fault_budget_where_random_leaves_it() {
     let (swarm, _, _) = tally(&s, &mut Swarm::new(1), 2000);
     // The plan's 5 % a step over a dozen steps leaves about half the executions without
     // a fault; swarm's boost (up to 4 times the plan's rate) spends it in more of them.
-    assert!(swarm > random + 150, "swarm fired in {swarm}, random in {random}");
+    assert!(
+        swarm > random + 150,
+        "swarm fired in {swarm}, random in {random}"
+    );
 }
 
 #[test]
@@ -100,4 +103,3 @@ fn a_kind_the_plan_gives_no_chance_never_fires() {
     let (fired, _, _) = tally(&s, &mut Swarm::new(9), 500);
     assert_eq!(fired, 0);
 }
-

@@ -92,7 +92,12 @@ impl Swarm {
             return None;
         }
         for kind in FaultKind::ALL {
-            let of_kind = || options.faults.iter().filter(move |f| f.fault.kind() == kind);
+            let of_kind = || {
+                options
+                    .faults
+                    .iter()
+                    .filter(move |f| f.fault.kind() == kind)
+            };
             let Some(first) = of_kind().next() else {
                 continue;
             };
