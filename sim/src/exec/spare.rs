@@ -18,7 +18,7 @@ use crate::cluster::Cluster;
 use crate::exec::Task;
 use crate::exec::core::Core;
 use crate::exec::timer::Timer;
-use crate::explore::CallOption;
+use crate::explore::{CallOption, FaultOption};
 use crate::fault::Fault;
 use crate::invariant::{EndCheck, StepCheck};
 use crate::memcache::Transport;
@@ -35,6 +35,7 @@ pub(crate) struct Spare {
     pub scripted: Vec<(Duration, Fault)>,
     pub deferred: Vec<Option<Transport>>,
     pub calls: Vec<CallOption>,
+    pub faults: Vec<FaultOption>,
     pub timers: Vec<(VirtualTime, u64, Timer)>,
     pub spin: super::spin::SpinWatch,
 }

@@ -5,6 +5,7 @@
 use rand::{RngExt, SeedableRng};
 
 use crate::explore::{Choice, Options, Strategy};
+use crate::fault::FaultKind;
 
 /// The generator behind `random` and `pct`: PCG's 64-bit multiplicative variant
 /// (`rand_pcg::Pcg64Mcg`, the one shuttle's schedulers use too). Its output for a seed is
@@ -49,10 +50,23 @@ pub(crate) fn maybe_fault(rng: &mut SeededRng, options: &Options<'_>) -> Option<
     if options.faults.is_empty() {
         return None;
     }
-    for (_, probability, faults) in options.faults_by_kind() {
+    // Each kind in turn, with its probability; no list is built (this runs at every step
+    // of a fault scenario).
+    for kind in FaultKind::ALL {
+        let of_kind = || {
+            options
+                .faults
+                .iter()
+                .filter(move |f| f.fault.kind() == kind)
+        };
+        let Some(first) = of_kind().next() else {
+            continue;
+        };
+        let probability = first.probability;
         if probability > 0.0 && rng.random_bool(probability.min(1.0)) {
-            let i = rng.random_range(0..faults.len());
-            return Some(Choice::Fault(faults[i].clone()));
+            let i = rng.random_range(0..of_kind().count());
+            let fault = of_kind().nth(i).expect("an option of this kind");
+            return Some(Choice::Fault(fault.fault.clone()));
         }
     }
     None

@@ -391,6 +391,8 @@ pub fn clients(
                 break;
             }
             let mut options = RunOptions::from_scenario(&s);
+            // Rates under the plan's fault probabilities, as every other figure here.
+            options.strategy = StrategyKind::Random;
             options.seed = s.seed.wrapping_add(executions);
             options.executions = 1;
             options.keep_going = true;

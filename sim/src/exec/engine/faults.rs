@@ -68,8 +68,10 @@ impl Engine<'_> {
 
     /// The faults that may fire at this step. Only asked when the plan has some: the
     /// step loop checks that once per execution.
-    pub(super) fn fault_options(&self, calls: &[CallOption]) -> Vec<FaultOption> {
-        let mut out = Vec::new();
+    /// The faults that may fire at this step, into `out` (emptied first: the engine
+    /// reuses one buffer for every step).
+    pub(super) fn fault_options(&self, calls: &[CallOption], out: &mut Vec<FaultOption>) {
+        out.clear();
         let now = self.now();
         if let Some((p, rule)) = self.budget_left(FaultKind::Evict) {
             for (s, server) in self.cluster.servers.iter().enumerate() {
@@ -160,8 +162,7 @@ impl Engine<'_> {
                 });
             }
         }
-        self.client_fault_options(calls, &mut out);
-        out
+        self.client_fault_options(calls, out);
     }
 
     /// Pauses and deaths of any running client, and values over the item limit for

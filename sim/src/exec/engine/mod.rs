@@ -149,6 +149,8 @@ struct Engine<'c> {
     pruned: bool,
     /// The call options of the current step (a buffer kept across steps).
     calls_buf: Vec<CallOption>,
+    /// The fault options of the current step (a buffer kept across steps).
+    faults_buf: Vec<FaultOption>,
     /// Tells a spin from a wait.
     spin: SpinWatch,
     /// Keys whose state the timeline shows, with their servers (only when tracing).
@@ -229,6 +231,7 @@ impl<'c> Engine<'c> {
             calls: 0,
             pruned: false,
             calls_buf: std::mem::take(&mut spare.calls),
+            faults_buf: std::mem::take(&mut spare.faults),
             spin,
             watched: Vec::new(),
             key_states: Vec::new(),
@@ -250,6 +253,7 @@ impl<'c> Engine<'c> {
         spare.deferred = emptied(self.deferred);
         spare.timers = emptied(self.timers);
         spare.calls = emptied(self.calls_buf);
+        spare.faults = emptied(self.faults_buf);
         spare.spin = self.spin;
         spare.cluster = Some(self.cluster);
         spare.core = Some(self.core);
@@ -316,11 +320,10 @@ impl<'c> Engine<'c> {
                     None => return Err(self.livelock(0)),
                 }
             }
-            let faults = if faults_planned {
-                self.fault_options(&calls)
-            } else {
-                Vec::new()
-            };
+            let mut faults = std::mem::take(&mut self.faults_buf);
+            if faults_planned {
+                self.fault_options(&calls, &mut faults);
+            }
             if footprints {
                 self.add_footprints(&mut calls);
             }
@@ -352,6 +355,7 @@ impl<'c> Engine<'c> {
             }
             let applied = self.apply(choice, &calls, &faults);
             self.record_keys();
+            self.faults_buf = faults;
             applied?;
             self.calls_buf = calls;
         }
