@@ -64,7 +64,9 @@
 //! keys with [`FaultPlan::on_keys`](crate::FaultPlan::on_keys), combined with
 //! [`FaultPlan::and`](crate::FaultPlan::and)), and an end:
 //!
-//! - `.random(n)` or `.pct(depth, n)`: sampled executions, each from its own seed;
+//! - `.random(n)`, `.swarm(n)` or `.pct(depth, n)`: sampled executions, each from its own
+//!   seed; `.swarm(n)` boosts and aims the plan's faults to find a fault's bug sooner,
+//!   `.random(n)` keeps the plan's probabilities (for rates);
 //! - `.dfs(max_preemptions)`: every schedule within the bounds, with
 //!   `.max_faults(n)`, `.max_phases(n)` and `.draws(n)`; without a counterexample it
 //!   returns a [`Proof`](crate::testing::Proof) that prints as one sentence.
