@@ -1,5 +1,6 @@
-//! Ghost state fingerprinted through its `Debug` form, for harnesses whose bookkeeping
-//! is made of types without `Hash` (floats, durations in nested records).
+//! Ghost state fingerprinted for the explorer: by `Hash` where every field has it
+//! ([`watch`]), else through its `Debug` form ([`watch_by_debug`], for bookkeeping with
+//! floats).
 //!
 //! Derived `Debug` writes every field, and the harnesses keep their ghost state in
 //! vectors and `BTreeMap`s, so equal states print alike and different ones differ: the
@@ -7,7 +8,7 @@
 
 use std::cell::RefCell;
 use std::fmt::Debug;
-use std::hash::Hasher;
+use std::hash::{Hash, Hasher};
 use std::rc::Rc;
 
 use mcsim::Sim;
@@ -28,8 +29,18 @@ pub fn by_debug(h: &mut Fingerprint, state: &impl Debug) {
     let _ = std::fmt::write(&mut Feed(h), format_args!("{state:?}"));
 }
 
-/// Registers `state`, a harness's ghost record, as the model's ghost fingerprint.
-pub fn watch<T: Debug + 'static>(sim: &mut Sim, state: &Rc<RefCell<T>>) {
+/// Registers `state`, a harness's ghost record, as the model's ghost fingerprint, hashed
+/// field by field. The explorer fingerprints it at every choice point, so this is what a
+/// record whose fields are all `Hash` should use: through `Debug` ([`watch_by_debug`])
+/// the same fingerprints took 1.7 times as long on `cache-mg-vivify`'s search.
+pub fn watch<T: Hash + 'static>(sim: &mut Sim, state: &Rc<RefCell<T>>) {
+    let state = state.clone();
+    sim.ghost(move |h| state.borrow().hash(h));
+}
+
+/// [`watch`] for a record with fields that are not `Hash` (floats): fingerprinted
+/// through its `Debug` form.
+pub fn watch_by_debug<T: Debug + 'static>(sim: &mut Sim, state: &Rc<RefCell<T>>) {
     let state = state.clone();
     sim.ghost(move |h| by_debug(h, &*state.borrow()));
 }

@@ -13,7 +13,7 @@ use mcsim::{Client, VirtualTime};
 use crate::cache::recipe::{Answer, Backend, Event, Strip};
 
 /// Two or more rebuilds of one key running at once: the first time it happened.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Overlap {
     /// The cache key.
     pub key: String,
@@ -24,7 +24,7 @@ pub struct Overlap {
 }
 
 /// The shared ghost state of one execution.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Hash)]
 pub struct Ghost {
     /// How long one backend query takes.
     pub rebuild: Duration,

@@ -21,7 +21,7 @@ pub struct ClusterParams {
     pub read_after_rejoin: Duration,
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Hash)]
 struct Ghost {
     /// The last value written per key.
     latest: BTreeMap<String, String>,

@@ -41,7 +41,7 @@ pub struct TableParams {
 }
 
 /// What the harness knows of a member.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 enum State {
     Adding,
     Added,
@@ -51,7 +51,7 @@ enum State {
     DeleteUnknown,
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Hash)]
 struct Ghost {
     members: BTreeMap<String, State>,
     /// Instant inconsistencies readers saw: `(member, virtual time)`.

@@ -42,7 +42,7 @@ pub struct TagsParams {
 }
 
 /// The first stale read: what the failure message reports.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct StaleRead {
     /// Which reader.
     pub client: usize,
@@ -57,7 +57,7 @@ pub struct StaleRead {
 }
 
 /// The ghost state of one execution.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Hash)]
 pub struct Ghost {
     /// When each database change committed, in order (change `n` is index `n - 1`).
     pub changes: Vec<VirtualTime>,

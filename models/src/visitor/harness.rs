@@ -36,7 +36,7 @@ pub struct VisitorParams {
 }
 
 /// One visit as it really happened.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Hash)]
 struct Visit {
     /// The period by true time.
     true_window: u64,
@@ -45,7 +45,7 @@ struct Visit {
 }
 
 /// A shadow key an `add` created.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Hash)]
 struct Creation {
     /// The key.
     key: Key,
@@ -58,13 +58,13 @@ struct Creation {
 }
 
 /// One `value()` call.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Hash)]
 struct Read {
     at: VirtualTime,
     value: u64,
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Hash)]
 struct Ghost {
     visits: Vec<Visit>,
     creations: Vec<Creation>,
