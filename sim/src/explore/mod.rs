@@ -77,8 +77,9 @@ pub struct FaultOption {
     /// The plan's per-step probability for this kind.
     pub probability: f64,
     /// True where this fault is likeliest to matter: a lost request or reply of a call
-    /// that writes, a pause or death of a client whose last call changed the server
-    /// (it may be holding what it wrote). [`Swarm`] prefers these.
+    /// that would change the server if it ran now (a `set`, an `add` of a missing key, an
+    /// `incr` of a present one, …), a pause or death of a client whose last call changed
+    /// the server (it may be holding what it wrote). [`Swarm`] prefers these.
     pub aimed: bool,
 }
 

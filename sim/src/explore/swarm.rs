@@ -17,8 +17,9 @@
 //!   change, failed less often than under `random` with `d` up to 4.
 //! - **where a fault goes**: a firing fault picks, three times in four, among the options
 //!   [aimed](crate::explore::FaultOption::aimed) where it can matter (a lost request or
-//!   reply of a call that writes; a pause or death of a client whose last call changed
-//!   the server, which may be holding what it wrote). The kind is picked as `random`
+//!   reply of a call that would change the server, as an `incr` of a present key does
+//!   and one of a missing key does not; a pause or death of a client whose last call
+//!   changed the server, which may be holding what it wrote). The kind is picked as `random`
 //!   does: each kind in turn with its rate.
 //! - **its timing style**: half of the executions run each call at a uniform instant of
 //!   its latency window, as `random` does; the other half at one end of it (earliest or

@@ -4,7 +4,7 @@ use crate::exec::core::Wait;
 use crate::explore::{CallOption, FaultOption};
 use crate::fault::{Fault, FaultKind, FaultRule};
 use crate::memcache::Key;
-use crate::protocol::Request;
+use crate::protocol::{Request, StoreMode};
 
 use super::Engine;
 
@@ -48,12 +48,33 @@ impl Engine<'_> {
     }
 
     /// True when a fault of `rule` may hit `client`'s pending call.
-    /// True if the client's pending call writes.
+    /// True if the client's pending call would change the server if it ran now: a `set`,
+    /// an `add` of a missing key, an `incr`, `replace`, `append`, `cas`, `delete` or
+    /// `touch` of a present one (a `cas` whose unique is stale counts too), a meta
+    /// command or a flush. A lost reply or request matters there: the client may retry
+    /// what was done, or believe done what was not. An `incr` that misses, an `add` that
+    /// finds the key, or a read is simply retried.
     fn writes(&self, client: usize) -> bool {
-        matches!(
-            &self.core.borrow().mailboxes[client].wait,
-            Wait::Call { request, .. } if !request.is_read_only()
-        )
+        let core = self.core.borrow();
+        let Wait::Call { request, .. } = &core.mailboxes[client].wait else {
+            return false;
+        };
+        let present = |key: &Key| {
+            let server = &self.cluster.servers[self.cluster.server_for(key)];
+            server.peek(key, self.now()).is_some()
+        };
+        match request {
+            Request::Get { .. } | Request::Gat { .. } | Request::Stats => false,
+            Request::Store { mode, key, .. } => match mode {
+                StoreMode::Set => true,
+                StoreMode::Add => !present(key),
+                _ => present(key),
+            },
+            Request::Arith { key, .. }
+            | Request::Delete { key, .. }
+            | Request::Touch { key, .. } => present(key),
+            _ => !request.is_read_only(),
+        }
     }
 
     fn call_aimed(&self, rule: &FaultRule, client: usize) -> bool {
