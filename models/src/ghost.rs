@@ -1,8 +1,8 @@
-//! Ghost state fingerprinted for the explorer: by `Hash` where every field has it
-//! ([`watch`]), else through its `Debug` form ([`watch_by_debug`], for bookkeeping with
-//! floats).
+//! Ghost state fingerprinted for the explorer: by `Hash` ([`watch`]), or, for a record
+//! with fields that are not `Hash` (floats), through its `Debug` form ([`by_debug`], fed
+//! from the harness's own `sim.ghost(…)`).
 //!
-//! Derived `Debug` writes every field, and the harnesses keep their ghost state in
+//! Derived `Hash` and `Debug` take every field, and the harnesses keep their ghost state in
 //! vectors and `BTreeMap`s, so equal states print alike and different ones differ: the
 //! explorer may merge two states only when the harness could not tell them apart.
 
@@ -31,18 +31,11 @@ pub fn by_debug(h: &mut Fingerprint, state: &impl Debug) {
 
 /// Registers `state`, a harness's ghost record, as the model's ghost fingerprint, hashed
 /// field by field. The explorer fingerprints it at every choice point, so this is what a
-/// record whose fields are all `Hash` should use: through `Debug` ([`watch_by_debug`])
-/// the same fingerprints took 1.7 times as long on `cache-mg-vivify`'s search.
+/// record whose fields are all `Hash` should use: through `Debug` ([`by_debug`]) the
+/// same fingerprints took 1.7 times as long on `cache-mg-vivify`'s search.
 pub fn watch<T: Hash + 'static>(sim: &mut Sim, state: &Rc<RefCell<T>>) {
     let state = state.clone();
     sim.ghost(move |h| state.borrow().hash(h));
-}
-
-/// [`watch`] for a record with fields that are not `Hash` (floats): fingerprinted
-/// through its `Debug` form.
-pub fn watch_by_debug<T: Debug + 'static>(sim: &mut Sim, state: &Rc<RefCell<T>>) {
-    let state = state.clone();
-    sim.ghost(move |h| by_debug(h, &*state.borrow()));
 }
 
 #[cfg(test)]
