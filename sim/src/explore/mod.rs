@@ -110,24 +110,24 @@ pub struct Options<'a> {
 }
 
 impl Options<'_> {
+    /// The fault options of one kind, in the order offered.
+    pub fn faults_of(&self, kind: FaultKind) -> impl Iterator<Item = &FaultOption> + Clone {
+        self.faults.iter().filter(move |f| f.fault.kind() == kind)
+    }
+
     /// Fault options grouped by kind, in the fixed kind order.
     pub fn faults_by_kind(&self) -> Vec<(FaultKind, f64, Vec<&Fault>)> {
-        let mut out: Vec<(FaultKind, f64, Vec<&Fault>)> = Vec::new();
-        for kind in FaultKind::ALL {
-            let of_kind: Vec<&FaultOption> = self
-                .faults
-                .iter()
-                .filter(|f| f.fault.kind() == kind)
-                .collect();
-            if let Some(first) = of_kind.first() {
-                out.push((
+        FaultKind::ALL
+            .into_iter()
+            .filter_map(|kind| {
+                let first = self.faults_of(kind).next()?;
+                Some((
                     kind,
                     first.probability,
-                    of_kind.iter().map(|f| &f.fault).collect(),
-                ));
-            }
-        }
-        out
+                    self.faults_of(kind).map(|f| &f.fault).collect(),
+                ))
+            })
+            .collect()
     }
 
     /// The call option of a client, if it may execute now.

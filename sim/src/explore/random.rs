@@ -47,27 +47,40 @@ pub(crate) fn drawn_phase(seed: u64) -> std::time::Duration {
 
 /// Picks a fault with the plan's probabilities, or none.
 pub(crate) fn maybe_fault(rng: &mut SeededRng, options: &Options<'_>) -> Option<Choice> {
+    fault_firing(rng, options, 1.0, 0.0)
+}
+
+/// Each kind in turn fires with its plan probability times `boost` (at most 1); a firing
+/// kind picks, with chance `aimed_share` when it has any, among its
+/// [aimed](crate::explore::FaultOption::aimed) options, else among all of them. No list
+/// is built (this runs at every step of a fault scenario), and with `aimed_share` 0 no
+/// draw is spent on aiming, so `random`'s draws are what they always were.
+pub(crate) fn fault_firing(
+    rng: &mut SeededRng,
+    options: &Options<'_>,
+    boost: f64,
+    aimed_share: f64,
+) -> Option<Choice> {
     if options.faults.is_empty() {
         return None;
     }
-    // Each kind in turn, with its probability; no list is built (this runs at every step
-    // of a fault scenario).
     for kind in FaultKind::ALL {
-        let of_kind = || {
-            options
-                .faults
-                .iter()
-                .filter(move |f| f.fault.kind() == kind)
-        };
-        let Some(first) = of_kind().next() else {
+        let of_kind = options.faults_of(kind);
+        let Some(first) = of_kind.clone().next() else {
             continue;
         };
-        let probability = first.probability;
-        if probability > 0.0 && rng.random_bool(probability.min(1.0)) {
-            let i = rng.random_range(0..of_kind().count());
-            let fault = of_kind().nth(i).expect("an option of this kind");
-            return Some(Choice::Fault(fault.fault.clone()));
+        if first.probability <= 0.0 || !rng.random_bool((first.probability * boost).min(1.0)) {
+            continue;
         }
+        let aimed = of_kind.clone().filter(|f| f.aimed).count();
+        let pick = if aimed > 0 && aimed_share > 0.0 && rng.random_bool(aimed_share) {
+            let i = rng.random_range(0..aimed);
+            of_kind.filter(|f| f.aimed).nth(i)
+        } else {
+            let i = rng.random_range(0..of_kind.clone().count());
+            of_kind.clone().nth(i)
+        };
+        return pick.map(|f| Choice::Fault(f.fault.clone()));
     }
     None
 }

@@ -34,9 +34,8 @@
 
 use rand::{RngExt, SeedableRng};
 
-use crate::explore::random::{SeededRng, delay_in_window, drawn_phase};
+use crate::explore::random::{SeededRng, delay_in_window, drawn_phase, fault_firing};
 use crate::explore::{Choice, Options, Strategy};
-use crate::fault::FaultKind;
 
 /// An execution multiplies the plan's fault probabilities by `2^d`, `d` uniform in
 /// `[MIN_DOUBLINGS, MAX_DOUBLINGS]`.
@@ -82,42 +81,6 @@ impl Swarm {
         s.begin(0);
         s
     }
-
-    /// This execution's multiplier of the plan's fault probabilities.
-    pub fn fault_boost(&self) -> f64 {
-        self.boost
-    }
-
-    fn maybe_fault(&mut self, options: &Options<'_>) -> Option<Choice> {
-        if options.faults.is_empty() {
-            return None;
-        }
-        for kind in FaultKind::ALL {
-            let of_kind = || {
-                options
-                    .faults
-                    .iter()
-                    .filter(move |f| f.fault.kind() == kind)
-            };
-            let Some(first) = of_kind().next() else {
-                continue;
-            };
-            let rate = (first.probability * self.boost).min(1.0);
-            if first.probability <= 0.0 || !self.rng.random_bool(rate) {
-                continue;
-            }
-            let aimed = of_kind().filter(|f| f.aimed).count();
-            let pick = if aimed > 0 && self.rng.random_bool(AIMED) {
-                let i = self.rng.random_range(0..aimed);
-                of_kind().filter(|f| f.aimed).nth(i)
-            } else {
-                let i = self.rng.random_range(0..of_kind().count());
-                of_kind().nth(i)
-            };
-            return pick.map(|f| Choice::Fault(f.fault.clone()));
-        }
-        None
-    }
 }
 
 impl Strategy for Swarm {
@@ -142,7 +105,7 @@ impl Strategy for Swarm {
     }
 
     fn choose(&mut self, options: &Options<'_>) -> Choice {
-        if let Some(fault) = self.maybe_fault(options) {
+        if let Some(fault) = fault_firing(&mut self.rng, options, self.boost, AIMED) {
             return fault;
         }
         let i = self.rng.random_range(0..options.calls.len());
