@@ -51,9 +51,10 @@ fn swarm_spends_the_fault_budget_where_random_leaves_it() {
     let (random, _, _) = tally(&s, &mut Random::new(1), 2000);
     let (swarm, _, _) = tally(&s, &mut Swarm::new(1), 2000);
     // The plan's 5 % a step over a dozen steps leaves about half the executions without
-    // a fault; swarm's boost (up to 4 times the plan's rate) spends it in more of them.
+    // a fault; swarm's boost (up to 4 times the plan's rate) spends it in more of them,
+    // even though most executions hold it until a call that would change the server.
     assert!(
-        swarm > random + 150,
+        swarm > random + 50,
         "swarm fired in {swarm}, random in {random}"
     );
 }

@@ -47,19 +47,29 @@ pub(crate) fn drawn_phase(seed: u64) -> std::time::Duration {
 
 /// Picks a fault with the plan's probabilities, or none.
 pub(crate) fn maybe_fault(rng: &mut SeededRng, options: &Options<'_>) -> Option<Choice> {
-    fault_firing(rng, options, 1.0, 0.0)
+    fault_firing(rng, options, 1.0, Aim::Anywhere)
 }
 
-/// Each kind in turn fires with its plan probability times `boost` (at most 1); a firing
-/// kind picks, with chance `aimed_share` when it has any, among its
-/// [aimed](crate::explore::FaultOption::aimed) options, else among all of them. No list
-/// is built (this runs at every step of a fault scenario), and with `aimed_share` 0 no
-/// draw is spent on aiming, so `random`'s draws are what they always were.
+/// Where a firing fault may land.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Aim {
+    /// Any option of its kind, uniformly.
+    Anywhere,
+    /// Only an [aimed](crate::explore::FaultOption::aimed) option: at a step where its
+    /// kind has none, the kind does not fire (nor spend a draw), so the budget waits for
+    /// a step where it can bite.
+    Only,
+}
+
+/// Each kind in turn fires with its plan probability times `boost` (at most 1), among
+/// the options `aim` allows, uniformly. No list is built (this runs at every step of a
+/// fault scenario), and with [`Aim::Anywhere`] no draw is spent on aiming, so `random`'s
+/// draws are what they always were.
 pub(crate) fn fault_firing(
     rng: &mut SeededRng,
     options: &Options<'_>,
     boost: f64,
-    aimed_share: f64,
+    aim: Aim,
 ) -> Option<Choice> {
     if options.faults.is_empty() {
         return None;
@@ -69,11 +79,20 @@ pub(crate) fn fault_firing(
         let Some(first) = of_kind.clone().next() else {
             continue;
         };
+        let aimed = if aim == Aim::Only {
+            let aimed = of_kind.clone().filter(|f| f.aimed).count();
+            if aimed == 0 {
+                // Held until it can bite.
+                continue;
+            }
+            aimed
+        } else {
+            0
+        };
         if first.probability <= 0.0 || !rng.random_bool((first.probability * boost).min(1.0)) {
             continue;
         }
-        let aimed = of_kind.clone().filter(|f| f.aimed).count();
-        let pick = if aimed > 0 && aimed_share > 0.0 && rng.random_bool(aimed_share) {
+        let pick = if aimed > 0 {
             let i = rng.random_range(0..aimed);
             of_kind.filter(|f| f.aimed).nth(i)
         } else {
