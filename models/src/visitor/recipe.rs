@@ -47,6 +47,8 @@ pub struct VisitorCounter {
     name: String,
     period: u64,
     variant: VisitorVariant,
+    /// The two keys the two-key variants swap between, named once.
+    pair: [Key; 2],
 }
 
 impl VisitorCounter {
@@ -56,7 +58,12 @@ impl VisitorCounter {
             name: name.to_string(),
             period: u64::from(period_s.max(1)),
             variant,
+            pair: [0, 1].map(|i| Self::named(name, i)),
         }
+    }
+
+    fn named(name: &str, i: u64) -> Key {
+        Key::new(format!("counter{name}_{i}")).expect("counter names are valid keys")
     }
 
     /// The DS `time()`: whole seconds of the client's own clock.
@@ -75,7 +82,10 @@ impl VisitorCounter {
 
     /// The key with suffix `i` (a key index, or a period number for `window-key`).
     pub fn key(&self, i: u64) -> Key {
-        Key::new(format!("counter{}_{i}", self.name)).expect("counter names are valid keys")
+        match self.pair.get(i as usize) {
+            Some(key) => key.clone(),
+            None => Self::named(&self.name, i),
+        }
     }
 
     /// The key `increment` works on at second `now`.

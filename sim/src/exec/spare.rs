@@ -38,6 +38,11 @@ pub(crate) struct Spare {
     pub faults: Vec<FaultOption>,
     pub timers: Vec<(VirtualTime, u64, Timer)>,
     pub spin: super::spin::SpinWatch,
+    /// Per-client flags ([`crate::exec`]'s engine keeps two such vectors).
+    pub flags: [Vec<bool>; 2],
+    /// The choices the last execution made: the next one's schedule starts with room
+    /// for as many, instead of growing to it step by step.
+    pub steps: usize,
 }
 
 thread_local! {

@@ -87,9 +87,18 @@ pub fn execute(
         calls: engine.calls,
         end_time,
     };
+    spare.steps = execution.schedule.choices.len();
     engine.recycle(&mut spare);
     spare.give_back();
     execution
+}
+
+/// `n` false flags, in the spare vector's room.
+fn flags(spare: &mut Vec<bool>, n: usize) -> Vec<bool> {
+    let mut v = std::mem::take(spare);
+    v.clear();
+    v.resize(n, false);
+    v
 }
 
 /// A cluster for these settings at time zero: the spare one reset, or a new one.
@@ -218,12 +227,12 @@ impl<'c> Engine<'c> {
                 .iter()
                 .any(|k| config.faults.rule(*k).is_some_and(|r| r.keys.is_some()))
                 .then(|| vec![Vec::new(); n]),
-            wrote_last: vec![false; n],
+            wrote_last: flags(&mut spare.flags[0], n),
             fault_bites: BTreeMap::new(),
             bites_pending: Vec::new(),
             step_checks: 0,
             faults_fired: Vec::new(),
-            choices: Vec::with_capacity(16),
+            choices: Vec::with_capacity(spare.steps.max(16)),
             trace: Trace::default(),
             events: Vec::new(),
             metrics: BTreeMap::new(),
@@ -236,7 +245,7 @@ impl<'c> Engine<'c> {
             watched: Vec::new(),
             key_states: Vec::new(),
             phase_points: None,
-            edge_timed: vec![false; n],
+            edge_timed: flags(&mut spare.flags[1], n),
             violated: Vec::new(),
             ended: false,
             held: None,
@@ -252,9 +261,11 @@ impl<'c> Engine<'c> {
         spare.at_end = emptied(self.at_end);
         spare.deferred = emptied(self.deferred);
         spare.timers = emptied(self.timers);
-        spare.calls = emptied(self.calls_buf);
+        // Kept with its entries: `options` overwrites them.
+        spare.calls = self.calls_buf;
         spare.faults = emptied(self.faults_buf);
         spare.spin = self.spin;
+        spare.flags = [self.wrote_last, self.edge_timed];
         spare.cluster = Some(self.cluster);
         spare.core = Some(self.core);
     }
@@ -308,10 +319,11 @@ impl<'c> Engine<'c> {
             {
                 return Err(self.stuck());
             }
-            let mut calls = std::mem::take(&mut self.calls_buf);
-            let next_timer = self.options(&mut calls);
+            let mut buf = std::mem::take(&mut self.calls_buf);
+            let (n, next_timer) = self.options(&mut buf);
+            let calls = &mut buf[..n];
             if calls.is_empty() {
-                self.calls_buf = calls;
+                self.calls_buf = buf;
                 match next_timer {
                     Some(t) => {
                         self.core.borrow_mut().now = t.max(now);
@@ -322,13 +334,13 @@ impl<'c> Engine<'c> {
             }
             let mut faults = std::mem::take(&mut self.faults_buf);
             if faults_planned {
-                self.fault_options(&calls, &mut faults);
+                self.fault_options(calls, &mut faults);
             }
             if footprints {
-                self.add_footprints(&mut calls);
+                self.add_footprints(calls);
             }
             if timing {
-                self.add_edges(&mut calls);
+                self.add_edges(calls);
             }
             // Only a choice point with alternatives is worth remembering.
             let remember = states && calls.len() + faults.len() > 1;
@@ -341,7 +353,7 @@ impl<'c> Engine<'c> {
             let options = Options {
                 step: self.step,
                 clients: self.tasks.len(),
-                calls: &calls,
+                calls,
                 faults: &faults,
                 eviction_possible: self.eviction_possible(),
                 ranks: (symmetry && state.is_some()).then_some(ranks.as_slice()),
@@ -353,17 +365,19 @@ impl<'c> Engine<'c> {
                 self.pruned = true;
                 return Err(Verdict::Pass);
             }
-            let applied = self.apply(choice, &calls, &faults);
+            let applied = self.apply(choice, calls, &faults);
             self.record_keys();
             self.faults_buf = faults;
+            self.calls_buf = buf;
             applied?;
-            self.calls_buf = calls;
         }
     }
 
-    /// Calls that may execute now, with their windows (into `calls`, whose entries are
-    /// replaced: the engine reuses one buffer for every step), and the next timer deadline.
-    fn options(&self, calls: &mut Vec<CallOption>) -> Option<VirtualTime> {
+    /// Calls that may execute now, with their windows, and the next timer deadline. The
+    /// calls are the first `n` entries of `calls`, whose entries are overwritten where
+    /// they are: the engine reuses one buffer for every step, and entries past `n` stay
+    /// for a later step instead of being dropped and built again.
+    fn options(&self, calls: &mut Vec<CallOption>) -> (usize, Option<VirtualTime>) {
         let core = self.core.borrow();
         let now = core.now;
         let (min, max) = (self.config.latency_min, self.config.latency_max);
@@ -382,8 +396,7 @@ impl<'c> Engine<'c> {
             }
         }
         let Some(latest) = latest_pending else {
-            calls.clear();
-            return next_timer;
+            return (0, next_timer);
         };
         let horizon = next_timer.map_or(latest, |t| t.min(latest));
         let mut n = 0;
@@ -416,8 +429,7 @@ impl<'c> Engine<'c> {
                 }
             }
         }
-        calls.truncate(n);
-        next_timer
+        (n, next_timer)
     }
 
     fn add_footprints(&self, calls: &mut [CallOption]) {
