@@ -37,16 +37,25 @@ pub struct OnlineCounter {
     keys: u64,
     minute: u64,
     variant: OnlineVariant,
+    /// The ring's keys, named once.
+    named: Vec<Key>,
 }
 
 impl OnlineCounter {
     /// A counter over `keys` keys (at least 2) and minutes of `minute_s` seconds.
     pub fn new(keys: u32, minute_s: u32, variant: OnlineVariant) -> OnlineCounter {
-        OnlineCounter {
+        let mut c = OnlineCounter {
             keys: u64::from(keys.max(2)),
             minute: u64::from(minute_s.max(1)),
             variant,
-        }
+            named: Vec::new(),
+        };
+        c.named = (0..c.ring()).map(Self::slot_key).collect();
+        c
+    }
+
+    fn slot_key(i: u64) -> Key {
+        Key::new(format!("online_c_{i}")).expect("valid key")
     }
 
     /// Keys in the ring.
@@ -59,7 +68,10 @@ impl OnlineCounter {
 
     /// The key of slot `i`.
     pub fn key(&self, i: u64) -> Key {
-        Key::new(format!("online_c_{i}")).expect("valid key")
+        match self.named.get(i as usize) {
+            Some(key) => key.clone(),
+            None => Self::slot_key(i),
+        }
     }
 
     /// The minute number of second `now`.

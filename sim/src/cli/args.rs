@@ -160,6 +160,10 @@ pub(crate) enum Command {
         /// Keep exploring after a violation and count the failing executions.
         #[arg(long)]
         all: bool,
+        /// Threads sharing the search (default: the number of cores); the verdict and
+        /// the first counterexample are the same on any number.
+        #[arg(long, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=64))]
+        jobs: Option<usize>,
         /// Set a field of the scenario file, e.g. `--set params.rate_per_s=5`
         /// (repeatable; a sweep file then runs as this one point).
         #[arg(long = "set", value_name = "FIELD=VALUE")]

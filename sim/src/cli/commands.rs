@@ -202,6 +202,7 @@ pub(crate) fn dispatch(command: Command, families: &[&'static dyn Family]) -> Re
             no_iterative,
             max_phases,
             all,
+            jobs,
             set,
         } => {
             let s = load_set(&scenario, &set, families)?;
@@ -221,6 +222,7 @@ pub(crate) fn dispatch(command: Command, families: &[&'static dyn Family]) -> Re
                 draws: draws.unwrap_or(s.bounds.draws),
                 iterative: !no_iterative,
                 max_phases: max_phases.unwrap_or(s.bounds.phases),
+                jobs: crate::cli::jobs_or_cores(jobs),
             };
             crate::cli::explore::explore(&s, &options)
         }

@@ -65,7 +65,7 @@ pub(crate) fn explore(s: &Scenario, options: &ExploreOptions) -> Result<ExitCode
     if st.cache_given_up {
         outln!(
             "  visited-state cache: off after its first {} states cut nothing (every path reached states of its own)",
-            st.states
+            st.states.max(crate::explore::Dfs::CACHE_TRIAL)
         );
     } else if st.states > 0 {
         outln!(

@@ -341,7 +341,8 @@ pub struct Execution {
     /// Where in a second (µs after each server's boot, mod 1 s) this execution's outcome
     /// could depend on the tick phase: instants of calls whose result reads the server's
     /// clock, from clients whose timing does not follow a tick edge. Filled in only for a
-    /// strategy that explores timing; the phase classes `dfs` searches are the intervals
-    /// between these points.
+    /// strategy that explores timing, on servers whose phase is free (a scenario that
+    /// pins `servers.phase_ms` has one phase to search); the phase classes `dfs` searches
+    /// are the intervals between these points.
     pub phase_points: Vec<u32>,
 }

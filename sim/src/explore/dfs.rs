@@ -46,6 +46,11 @@
 //! the last client are kept by place, so a state reached again with its clients renamed
 //! is recognised with what was ruled out there (as TLC's symmetry sets do).
 
+mod cache;
+mod share;
+
+pub use share::Share;
+
 use crate::explore::visit::Visit;
 use crate::explore::{Choice, Footprint, Options, Strategy};
 use crate::fault::Fault;
@@ -82,6 +87,8 @@ struct Node {
     eviction_possible: bool,
     preemptions_before: u32,
     faults_before: u32,
+    /// Where the node sits, for a share of a parallel search ([`Share`]).
+    place: share::Place,
 }
 
 /// What an exhaustive exploration did.
@@ -152,6 +159,11 @@ pub struct Dfs {
     phase: Option<std::time::Duration>,
     visited: std::collections::BTreeMap<u64, Visit>,
     stats: DfsStats,
+    /// This search's share of a parallel search (`None`: the whole tree).
+    share: Option<Share>,
+    /// The current execution stopped at a split node whose open alternatives are all
+    /// other shares' ([`Share`]).
+    parted: bool,
 }
 
 impl Dfs {
@@ -177,6 +189,8 @@ impl Dfs {
             started: Vec::new(),
             visited: std::collections::BTreeMap::new(),
             stats: DfsStats::default(),
+            share: None,
+            parted: false,
         }
     }
 
@@ -244,60 +258,6 @@ impl Dfs {
             cache_given_up: self.stats.cache_given_up,
             ..DfsStats::default()
         };
-    }
-
-    /// States the cache keeps before it judges whether it pays: if none of them cut an
-    /// execution short, it turns itself off ([`DfsStats::cache_given_up`]).
-    pub const CACHE_TRIAL: u64 = 1_000;
-
-    /// True if a state already explored covers this node: then it is cut short.
-    fn seen_before(&mut self, options: &Options<'_>, node: &Node) -> bool {
-        if self.stats.states >= Self::CACHE_TRIAL && self.stats.revisits == 0 {
-            self.stats.cache_given_up = true;
-        }
-        let Some(state) = options
-            .state
-            .filter(|_| self.cache && !self.stats.cache_given_up)
-        else {
-            return false;
-        };
-        // A state before the clients' first calls looks the same in every draw, and its
-        // future does not: the draw is part of it.
-        let state = state ^ u64::from(self.draw.0).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        // Under symmetry the state was taken with its clients in canonical order: what
-        // is kept about clients is kept by their places in it.
-        let rename = |c: usize| options.ranks.map_or(c, |r| r[c]);
-        self.stats.symmetric |= options.ranks.is_some();
-        let visit = Visit {
-            // Who ran last matters only to the preemption bound, and only while it can
-            // run on (switching away from it is then a preemption).
-            prev_client: self
-                .max_preemptions
-                .and(self.prev_client)
-                .filter(|&p| options.call_of(p).is_some())
-                .map(&rename),
-            left: self
-                .max_preemptions
-                .map_or(u32::MAX, |max| max.saturating_sub(self.preemptions)),
-            faults_left: self
-                .max_faults
-                .map_or(u32::MAX, |max| max.saturating_sub(self.faults)),
-            sleep: node
-                .sleep
-                .iter()
-                .map(|a| a.choice.relabeled(rename))
-                .collect(),
-        };
-        match self.visited.get(&state) {
-            Some(old) if old.covers(&visit) => true,
-            Some(old) if !visit.covers(old) => false,
-            _ => {
-                if self.visited.insert(state, visit).is_none() {
-                    self.stats.states += 1;
-                }
-                false
-            }
-        }
     }
 
     /// What the exploration has done so far.
@@ -379,7 +339,7 @@ impl Dfs {
             Some(parent) if self.reduce => Self::sleep_after(parent),
             _ => Vec::new(),
         };
-        Node {
+        let mut node = Node {
             alternatives,
             taken: 0,
             explored: Vec::new(),
@@ -388,7 +348,10 @@ impl Dfs {
             eviction_possible: options.eviction_possible,
             preemptions_before: self.preemptions,
             faults_before: self.faults,
-        }
+            place: share::Place::default(),
+        };
+        node.place = self.place_of(&node);
+        node
     }
 
     /// The sleep set of `parent`'s child through its taken step `b`: what slept at the
@@ -417,15 +380,19 @@ impl Dfs {
             .collect()
     }
 
+    /// True if alternative `i` of `node` is still to explore here: not explored, not
+    /// asleep, within the bounds (whoever's share it is in).
+    fn open(&self, node: &Node, i: usize) -> bool {
+        !node.explored.contains(&i)
+            && !node
+                .sleep
+                .iter()
+                .any(|s| s.choice == node.alternatives[i].choice)
+            && self.allowed(&node.alternatives[i], node)
+    }
+
     fn next_alternative(&self, node: &Node) -> Option<usize> {
-        (0..node.alternatives.len()).find(|&i| {
-            !node.explored.contains(&i)
-                && !node
-                    .sleep
-                    .iter()
-                    .any(|s| s.choice == node.alternatives[i].choice)
-                && self.allowed(&node.alternatives[i], node)
-        })
+        (0..node.alternatives.len()).find(|&i| self.open(node, i) && self.owns(node, i))
     }
 }
 
@@ -473,6 +440,7 @@ impl Strategy for Dfs {
         self.started.clear();
         self.blocked = false;
         self.revisited = false;
+        self.parted = false;
     }
 
     fn wants_states(&self) -> bool {
@@ -522,9 +490,10 @@ impl Strategy for Dfs {
                 self.revisited = true;
             }
             match self.next_alternative(&node).filter(|_| !self.revisited) {
-                Some(i) => node.taken = i,
+                Some(i) => self.take(&mut node, i),
                 None => {
                     // Every continuation is covered elsewhere: cut this execution short.
+                    self.parted = !self.revisited && self.parted_at(&node);
                     self.blocked = true;
                     node.explored = (0..node.alternatives.len()).collect();
                 }
@@ -554,7 +523,9 @@ impl Strategy for Dfs {
     }
 
     fn end(&mut self, _failed: bool) -> bool {
-        if self.revisited {
+        if !self.owns_execution() {
+            // Another share's to count.
+        } else if self.revisited {
             self.stats.revisits += 1;
         } else if self.blocked {
             self.stats.pruned += 1;
@@ -568,7 +539,9 @@ impl Strategy for Dfs {
             }
             let node = self.path.last().expect("non-empty");
             if let Some(i) = self.next_alternative(node) {
-                self.path.last_mut().expect("non-empty").taken = i;
+                let mut node = self.path.pop().expect("non-empty");
+                self.take(&mut node, i);
+                self.path.push(node);
                 return true;
             }
             self.path.pop();

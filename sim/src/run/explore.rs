@@ -41,6 +41,10 @@ pub struct ExploreOptions {
     /// When the scenario leaves the tick phase free: search at most this many phase
     /// classes (see [`PhaseCoverage`]).
     pub max_phases: usize,
+    /// Threads each search runs on, sharing its tree (see
+    /// [`Share`](crate::explore::dfs::Share)): the same verdict and the same first
+    /// counterexample as one thread. 1: one thread.
+    pub jobs: usize,
 }
 
 impl Default for ExploreOptions {
@@ -57,6 +61,7 @@ impl Default for ExploreOptions {
             draws: 1,
             iterative: false,
             max_phases: DEFAULT_MAX_PHASES,
+            jobs: 1,
         }
     }
 }
@@ -440,6 +445,21 @@ fn explore_within(
     seek: Option<&str>,
     progress: &mut dyn FnMut(&DfsStats) -> bool,
 ) -> ExploreReport {
+    // Shared over threads only where the visited-state cache is off or gave up: each
+    // thread's cache would hold only its own states, and a search the cache cuts short
+    // gains less from a second thread than it loses.
+    let portable = (options.jobs > 1).then(|| scenario.portable()).flatten();
+    if let Some(portable) = &portable
+        && (!options.cache || dfs.stats().cache_given_up)
+    {
+        return super::shares::explore_shared(scenario, portable, options, dfs, seek, progress);
+    }
+    // A cache still on trial may give up during this search: then the search starts
+    // again from here, shared.
+    let restart = portable
+        .as_ref()
+        .filter(|_| dfs.stats().states < Dfs::CACHE_TRIAL)
+        .map(|p| (p, dfs.clone()));
     // A violation other than the one sought: kept in case the sought one never comes.
     let mut other = None;
     let mut states = std::collections::BTreeSet::new();
@@ -466,6 +486,16 @@ fn explore_within(
             verdicts.insert(e.verdict.label());
         }
         let more = dfs.end(failed);
+        if let Some((portable, before)) = &restart
+            && dfs.stats().cache_given_up
+            && failures == 0
+            && !failed
+            && more
+        {
+            *dfs = before.clone();
+            dfs.give_up_cache();
+            return super::shares::explore_shared(scenario, portable, options, dfs, seek, progress);
+        }
         if failed {
             failures += 1;
             // The sought violation (any, without `seek`), or another kept aside.

@@ -483,6 +483,7 @@ pub fn matches_expectation(expect: &str, verdict: &Verdict) -> bool {
 
 mod explore;
 mod phases;
+mod shares;
 pub use explore::{
     DEFAULT_MAX_PHASES, ExploreOptions, ExploreReport, PhaseCoverage, explore, explore_seeking,
 };

@@ -8,8 +8,11 @@ mod error;
 mod expect;
 mod file;
 mod limits;
+mod portable;
 mod source;
 mod sweep;
+
+pub(crate) use portable::Portable;
 
 use std::path::{Path, PathBuf};
 use std::rc::Rc;

@@ -50,7 +50,7 @@ pub fn execute(
     if let Some(phase) = phase {
         engine.cluster.set_phase(phase);
     }
-    engine.phase_points = strategy.explores_timing().then(Vec::new);
+    engine.phase_points = (strategy.explores_timing() && config.phase_free).then(Vec::new);
     engine.core.borrow_mut().observing = strategy.wants_states();
     let verdict = engine.run(strategy);
     let state_hash = strategy.wants_final_state().then(|| engine.fingerprint());
@@ -320,7 +320,7 @@ impl<'c> Engine<'c> {
                 return Err(self.stuck());
             }
             let mut buf = std::mem::take(&mut self.calls_buf);
-            let (n, next_timer) = self.options(&mut buf);
+            let (n, next_timer) = self.options(&mut buf, footprints);
             let calls = &mut buf[..n];
             if calls.is_empty() {
                 self.calls_buf = buf;
@@ -377,7 +377,11 @@ impl<'c> Engine<'c> {
     /// calls are the first `n` entries of `calls`, whose entries are overwritten where
     /// they are: the engine reuses one buffer for every step, and entries past `n` stay
     /// for a later step instead of being dropped and built again.
-    fn options(&self, calls: &mut Vec<CallOption>) -> (usize, Option<VirtualTime>) {
+    fn options(
+        &self,
+        calls: &mut Vec<CallOption>,
+        footprints: bool,
+    ) -> (usize, Option<VirtualTime>) {
         let core = self.core.borrow();
         let now = core.now;
         let (min, max) = (self.config.latency_min, self.config.latency_max);
@@ -414,7 +418,10 @@ impl<'c> Engine<'c> {
                             option.client = client;
                             option.earliest = earliest;
                             option.latest = latest;
-                            option.footprint = None;
+                            // Kept for `add_footprints` to overwrite in place.
+                            if !footprints {
+                                option.footprint = None;
+                            }
                             option.edges.clear();
                         }
                         None => calls.push(CallOption {
@@ -436,11 +443,19 @@ impl<'c> Engine<'c> {
         let core = self.core.borrow();
         for call in calls {
             if let Wait::Call { request, .. } = &core.mailboxes[call.client].wait {
-                call.footprint = Some(Footprint {
-                    server: self.cluster.route(request),
-                    keys: request.keys().iter().map(|k| fnv1a(k.as_bytes())).collect(),
-                    read_only: request.is_read_only(),
+                let footprint = call.footprint.get_or_insert_with(|| Footprint {
+                    server: 0,
+                    keys: Vec::new(),
+                    read_only: false,
                 });
+                footprint.server = self.cluster.route(request);
+                footprint.keys.clear();
+                footprint
+                    .keys
+                    .extend(request.keys().iter().map(|k| fnv1a(k.as_bytes())));
+                footprint.read_only = request.is_read_only();
+            } else {
+                call.footprint = None;
             }
         }
     }

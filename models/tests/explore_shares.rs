@@ -1,0 +1,141 @@
+//! An exhaustive search shared over threads (`mcsim explore --jobs N`) reaches the
+//! verdict and the first counterexample one thread reaches: the same violation, found in
+//! the same execution (the same size before shrinking, the same schedule after), and on a
+//! passing scenario every schedule one thread covers.
+
+use std::path::Path;
+
+use mcsim::run::{self, ExploreOptions, ExploreReport};
+use mcsim::scenario::Scenario;
+use mcsim_models::RECIPES;
+
+fn scenario(name: &str) -> Scenario {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../scenarios")
+        .join(format!("{name}.toml"));
+    let s = Scenario::load(&path, RECIPES).unwrap();
+    s.with_clients(s.bounds.clients).unwrap()
+}
+
+fn search(s: &Scenario, jobs: usize, cache: bool) -> ExploreReport {
+    let options = ExploreOptions {
+        max_preemptions: s.bounds.preemptions,
+        max_faults: s.bounds.faults,
+        draws: s.bounds.draws,
+        max_phases: s.bounds.phases,
+        iterative: true,
+        cache,
+        jobs,
+        ..ExploreOptions::default()
+    };
+    let seek = (s.expect != "pass").then_some(s.expect.as_str());
+    run::explore_seeking(s, &options, seek, &mut |_| true)
+}
+
+/// What must agree: the verdict, and the counterexample as found and as shrunk.
+fn outcome(r: &ExploreReport) -> (String, Option<String>, Option<String>, bool) {
+    let verdict = r
+        .failure
+        .as_ref()
+        .map_or("pass".to_string(), |f| f.execution.verdict.label());
+    let found = r.failure.as_ref().map(|f| format!("{:?}", f.original));
+    let shrunk = r
+        .failure
+        .as_ref()
+        .map(|f| format!("{:?} {:x}", f.execution.schedule, f.execution.trace.hash()));
+    (verdict, found, shrunk, r.interrupted)
+}
+
+#[test]
+fn two_threads_find_the_first_counterexample_one_thread_finds() {
+    for name in [
+        "counter-get-set",
+        "lock-get-set",
+        "lock-add-holder-pause",
+        "counter-incr-add-reply-lost",
+        "counter-incr-add-evict",
+        "array-lock-reply-lost",
+        "array-lock-evict",
+        "cache-add-lock-evict",
+        "online-add-sparse",
+        "visitor-as-written",
+        "set-as-written",
+    ] {
+        let s = scenario(name);
+        // With the cache, threads share a search only once it gave up; without it, at
+        // once.
+        for cache in [true, false] {
+            let one = search(&s, 1, cache);
+            assert!(one.failure.is_some(), "{name}: one thread found nothing");
+            for jobs in [2, 3] {
+                let many = search(&s, jobs, cache);
+                assert_eq!(
+                    outcome(&one),
+                    outcome(&many),
+                    "{name} on {jobs} threads, cache {cache}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn two_threads_cover_what_one_thread_covers() {
+    for name in ["counter-incr-add", "lock-add", "array2-fixed", "array-cas"] {
+        let s = scenario(name);
+        let one = search(&s, 1, true);
+        let two = search(&s, 2, true);
+        assert_eq!(outcome(&one), outcome(&two), "{name}");
+        assert!(
+            two.stats.complete,
+            "{name}: two threads left the tree unfinished"
+        );
+        assert_eq!(one.distinct_states, two.distinct_states, "{name}");
+        assert_eq!(one.verdicts, two.verdicts, "{name}");
+        // A thread's cache holds only its own states, and reaches them in another order,
+        // so the executions the caches cut differ a little.
+        let (a, b) = (one.stats.executions as f64, two.stats.executions as f64);
+        assert!(
+            (a - b).abs() <= 0.1 * a,
+            "{name}: {b} executions on two threads, {a} on one"
+        );
+    }
+}
+
+#[test]
+fn without_the_cache_two_threads_run_every_execution_one_thread_runs() {
+    for name in ["counter-incr-add", "array2-fixed"] {
+        let s = scenario(name);
+        let options = |jobs| ExploreOptions {
+            max_preemptions: s.bounds.preemptions,
+            max_faults: s.bounds.faults,
+            cache: false,
+            jobs,
+            ..ExploreOptions::default()
+        };
+        let one = run::explore(&s, &options(1), &mut |_| true);
+        let two = run::explore(&s, &options(2), &mut |_| true);
+        assert!(one.stats.complete && two.stats.complete, "{name}");
+        assert_eq!(one.stats.executions, two.stats.executions, "{name}");
+        assert_eq!(one.calls, two.calls, "{name}");
+        assert_eq!(one.distinct_states, two.distinct_states, "{name}");
+    }
+}
+
+#[test]
+fn counting_every_failure_counts_the_same_on_two_threads() {
+    // Without the cache both searches run exactly the same executions, each once.
+    let s = scenario("counter-get-set");
+    let options = |jobs| ExploreOptions {
+        keep_going: true,
+        cache: false,
+        jobs,
+        ..ExploreOptions::default()
+    };
+    let one = run::explore(&s, &options(1), &mut |_| true);
+    let two = run::explore(&s, &options(2), &mut |_| true);
+    assert_eq!(one.stats.executions, two.stats.executions);
+    assert_eq!(one.failures, two.failures);
+    assert_eq!(one.verdicts, two.verdicts);
+    assert_eq!(one.distinct_states, two.distinct_states);
+}

@@ -1,0 +1,71 @@
+//! The visited-state cache of the exhaustive search: a state expanded once is not
+//! expanded again unless reached with more left to explore.
+
+use crate::explore::Options;
+use crate::explore::visit::Visit;
+
+use super::{Dfs, Node};
+
+impl Dfs {
+    /// States the cache keeps before it judges whether it pays: if none of them cut an
+    /// execution short, it turns itself off ([`DfsStats::cache_given_up`]).
+    pub const CACHE_TRIAL: u64 = 1_000;
+
+    /// True if a state already explored covers this node: then it is cut short.
+    pub(super) fn seen_before(&mut self, options: &Options<'_>, node: &Node) -> bool {
+        if self.stats.states >= Self::CACHE_TRIAL && self.stats.revisits == 0 {
+            self.stats.cache_given_up = true;
+        }
+        let Some(state) = options
+            .state
+            .filter(|_| self.cache && !self.stats.cache_given_up)
+        else {
+            return false;
+        };
+        // A state before the clients' first calls looks the same in every draw, and its
+        // future does not: the draw is part of it.
+        let state = state ^ u64::from(self.draw.0).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        // Under symmetry the state was taken with its clients in canonical order: what
+        // is kept about clients is kept by their places in it.
+        let rename = |c: usize| options.ranks.map_or(c, |r| r[c]);
+        self.stats.symmetric |= options.ranks.is_some();
+        let visit = Visit {
+            // Who ran last matters only to the preemption bound, and only while it can
+            // run on (switching away from it is then a preemption).
+            prev_client: self
+                .max_preemptions
+                .and(self.prev_client)
+                .filter(|&p| options.call_of(p).is_some())
+                .map(&rename),
+            left: self
+                .max_preemptions
+                .map_or(u32::MAX, |max| max.saturating_sub(self.preemptions)),
+            faults_left: self
+                .max_faults
+                .map_or(u32::MAX, |max| max.saturating_sub(self.faults)),
+            sleep: node
+                .sleep
+                .iter()
+                .map(|a| a.choice.relabeled(rename))
+                .collect(),
+        };
+        match self.visited.get(&state) {
+            Some(old) if old.covers(&visit) => true,
+            Some(old) if !visit.covers(old) => false,
+            // A share explores the nodes at and above its split only in part.
+            _ if !self.whole(&node.place) => false,
+            _ => {
+                if self.visited.insert(state, visit).is_none() {
+                    self.stats.states += 1;
+                }
+                false
+            }
+        }
+    }
+
+    /// Turns the cache off as if its trial had failed (a search started again on several
+    /// threads, after the cache gave up on one).
+    pub fn give_up_cache(&mut self) {
+        self.stats.cache_given_up = true;
+    }
+}
