@@ -150,6 +150,22 @@ pub fn setup(p: &OnlineParams, clients: usize, sim: &mut Sim) {
     });
 }
 
+/// Distinct sessions among `hits` (sorted by minute) whose minute is in `minutes`;
+/// `scratch` is a buffer kept across calls.
+fn distinct_sessions(
+    hits: &[(u64, u64)],
+    minutes: std::ops::Range<u64>,
+    scratch: &mut Vec<u64>,
+) -> u64 {
+    let lo = hits.partition_point(|&(m, _)| m < minutes.start);
+    let hi = hits.partition_point(|&(m, _)| m < minutes.end);
+    scratch.clear();
+    scratch.extend(hits[lo..hi.max(lo)].iter().map(|&(_, s)| s));
+    scratch.sort_unstable();
+    scratch.dedup();
+    scratch.len() as u64
+}
+
 fn check(
     g: &Ghost,
     m_us: u64,
@@ -173,28 +189,15 @@ fn check(
     let mut hits = g.hits.clone();
     hits.sort_unstable();
     let mut sessions = Vec::new();
-    // Reads of one minute share its window: (minute, distinct sessions in its window).
-    let mut distinct: Option<(u64, u64)> = None;
+    // Reads of one minute share its window: distinct sessions in it, by minute.
+    let mut distinct: BTreeMap<u64, u64> = BTreeMap::new();
     for &(at, value) in &g.reads {
         let r = at.micros() / m_us;
         let from = r.saturating_sub(window);
         let want: u64 = per_minute.range(from..r).map(|(_, n)| n).sum();
-        let unique = match distinct {
-            Some((minute, n)) if minute == r => n,
-            _ => {
-                let (lo, hi) = (
-                    hits.partition_point(|&(m, _)| m < from),
-                    hits.partition_point(|&(m, _)| m < r),
-                );
-                sessions.clear();
-                sessions.extend(hits[lo..hi].iter().map(|&(_, s)| s));
-                sessions.sort_unstable();
-                sessions.dedup();
-                let n = sessions.len() as u64;
-                distinct = Some((r, n));
-                n
-            }
-        };
+        let unique = *distinct
+            .entry(r)
+            .or_insert_with(|| distinct_sessions(&hits, from..r, &mut sessions));
         gap_sum += unique.saturating_sub(want);
         let (under, over) = (want.saturating_sub(value), value.saturating_sub(want));
         under_max = under_max.max(under);
@@ -232,4 +235,25 @@ fn check(
     .with("under_max", under_max as i64)
     .with("over_max", over_max as i64)
     .with("wrong_reads", wrong.len() as i64))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::distinct_sessions;
+
+    #[test]
+    fn distinct_sessions_counts_each_session_of_the_window_once() {
+        // (minute, session), sorted.
+        let hits = [(1, 7), (2, 7), (2, 9), (3, 4), (3, 9), (5, 1)];
+        let mut scratch = Vec::new();
+        let mut count = |from, to| distinct_sessions(&hits, from..to, &mut scratch);
+        assert_eq!(count(0, 1), 0);
+        assert_eq!(count(1, 2), 1);
+        assert_eq!(count(1, 3), 2, "7 twice, 9 once");
+        assert_eq!(count(2, 4), 3, "7, 9 and 4");
+        assert_eq!(count(3, 5), 2, "minute 5 is outside");
+        assert_eq!(count(3, 6), 3);
+        assert_eq!(count(0, 9), 4);
+        assert_eq!(count(4, 4), 0);
+    }
 }

@@ -45,6 +45,11 @@
 //! canonical order and gives each client's place ([`Options::ranks`]): the sleep set and
 //! the last client are kept by place, so a state reached again with its clients renamed
 //! is recognised with what was ruled out there (as TLC's symmetry sets do).
+//!
+//! **Shares.** A search can be split over threads ([`Dfs::with_share`], [`Share`]): each
+//! takes, at the split node of each path, the alternatives a hash of the path gives it,
+//! and together they cover the tree one search covers (`mcsim::run`'s explore runs them
+//! and keeps the earliest counterexample in depth-first order, [`Dfs::position`]).
 
 mod cache;
 mod share;
