@@ -8,7 +8,7 @@ use super::{Dfs, Node};
 
 impl Dfs {
     /// States the cache keeps before it judges whether it pays: if none of them cut an
-    /// execution short, it turns itself off ([`DfsStats::cache_given_up`]).
+    /// execution short, it turns itself off ([`DfsStats::cache_given_up`](super::DfsStats::cache_given_up)).
     pub const CACHE_TRIAL: u64 = 1_000;
 
     /// True if a state already explored covers this node: then it is cut short.
