@@ -19,14 +19,9 @@ fn scenario(name: &str) -> Scenario {
 
 fn search(s: &Scenario, jobs: usize, cache: bool) -> ExploreReport {
     let options = ExploreOptions {
-        max_preemptions: s.bounds.preemptions,
-        max_faults: s.bounds.faults,
-        draws: s.bounds.draws,
-        max_phases: s.bounds.phases,
-        iterative: true,
         cache,
         jobs,
-        ..ExploreOptions::default()
+        ..ExploreOptions::for_scenario(s)
     };
     let seek = (s.expect != "pass").then_some(s.expect.as_str());
     run::explore_seeking(s, &options, seek, &mut |_| true)

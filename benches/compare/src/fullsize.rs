@@ -30,13 +30,8 @@ fn cores() -> usize {
 fn search(s: &Scenario) -> FullSize {
     let full = s.with_clients(s.clients).expect("its own client count");
     let options = ExploreOptions {
-        max_preemptions: full.bounds.preemptions,
-        max_faults: full.bounds.faults,
-        draws: full.bounds.draws,
-        max_phases: full.bounds.phases,
-        iterative: true,
         jobs: cores(),
-        ..ExploreOptions::default()
+        ..ExploreOptions::for_scenario(&full)
     };
     let seek = (full.expect != "pass").then_some(full.expect.as_str());
     let t = Instant::now();

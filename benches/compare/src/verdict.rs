@@ -88,14 +88,7 @@ fn mcsim_hunt(s: &Scenario, mut strategy: Box<dyn Strategy>) -> Hunt {
 /// `mcsim explore` with the scenario's bounds, to its verdict (replay and shrinking of
 /// the counterexample included).
 fn explore_hunt(s: &Scenario) -> Hunt {
-    let options = ExploreOptions {
-        max_preemptions: s.bounds.preemptions,
-        max_faults: s.bounds.faults,
-        draws: s.bounds.draws,
-        max_phases: s.bounds.phases,
-        iterative: true,
-        ..ExploreOptions::default()
-    };
+    let options = ExploreOptions::for_scenario(s);
     let t = Instant::now();
     let r = explore_seeking(s, &options, Some(&s.expect), &mut |_| true);
     Hunt {

@@ -43,13 +43,8 @@ fn prove(s: &crate::scenario::Scenario, budget: f64, row: &mut Row) -> String {
         }
     };
     let options = run::ExploreOptions {
-        max_preemptions: s.bounds.preemptions,
-        max_faults: s.bounds.faults,
-        draws: s.bounds.draws,
-        max_phases: s.bounds.phases,
         max_executions: Some((EXHAUSTIVE_CAP * budget).ceil().max(1.0) as u64),
-        iterative: true,
-        ..run::ExploreOptions::default()
+        ..run::ExploreOptions::for_scenario(&s)
     };
     let seek = (s.expect != "pass").then_some(s.expect.as_str());
     let r = run::explore_seeking(&s, &options, seek, &mut |_| true);

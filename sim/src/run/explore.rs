@@ -2,7 +2,7 @@
 //! preemption and fault bounds, over the workload's draws and the servers' tick-phase
 //! classes.
 
-use crate::exec::execute;
+use crate::exec::{Execution, execute};
 use crate::explore::{Dfs, DfsStats, Strategy};
 use crate::scenario::Scenario;
 
@@ -62,6 +62,23 @@ impl Default for ExploreOptions {
             iterative: false,
             max_phases: DEFAULT_MAX_PHASES,
             jobs: 1,
+        }
+    }
+}
+
+impl ExploreOptions {
+    /// The search a scenario's `[explore]` table asks for: its preemption and fault
+    /// bounds, draws and tick-phase classes, with iterative bounding (the smallest
+    /// counterexample first), on one thread.
+    pub fn for_scenario(scenario: &Scenario) -> ExploreOptions {
+        let b = &scenario.bounds;
+        ExploreOptions {
+            max_preemptions: b.preemptions,
+            max_faults: b.faults,
+            draws: b.draws,
+            max_phases: b.phases,
+            iterative: true,
+            ..ExploreOptions::default()
         }
     }
 }
@@ -436,6 +453,78 @@ fn bound_levels(options: &ExploreOptions) -> Vec<(Option<u32>, Option<u32>)> {
     levels
 }
 
+/// What the executions of one search add up to: one thread's, or one share's of a search
+/// shared over threads.
+#[derive(Default)]
+pub(super) struct Tally {
+    states: std::collections::BTreeSet<u64>,
+    verdicts: std::collections::BTreeSet<String>,
+    phase_points: std::collections::BTreeSet<u32>,
+    calls: u64,
+    /// Steps of every execution run, cut short ones included: what finding cost.
+    pub(super) steps: u64,
+    pub(super) failures: u64,
+}
+
+impl Tally {
+    /// Counts execution `e`, which is this tally's when `owned` (a shared search runs
+    /// some executions on every thread and counts them on one). Where it could depend on
+    /// the tick phase always counts: it decides which phases are searched next. Returns
+    /// true if it ran to the end and failed.
+    pub(super) fn add(&mut self, e: &Execution, owned: bool) -> bool {
+        self.phase_points.extend(e.phase_points.iter().copied());
+        self.steps += e.steps;
+        if !owned {
+            return false;
+        }
+        self.calls += e.calls;
+        if e.pruned {
+            return false;
+        }
+        if let Some(hash) = e.state_hash {
+            self.states.insert(hash);
+        }
+        self.verdicts.insert(e.verdict.label());
+        let failed = !e.verdict.is_pass();
+        self.failures += u64::from(failed);
+        failed
+    }
+
+    /// Takes in another tally (a share's).
+    pub(super) fn absorb(&mut self, other: Tally) {
+        self.states.extend(other.states);
+        self.verdicts.extend(other.verdicts);
+        self.phase_points.extend(other.phase_points);
+        self.calls += other.calls;
+        self.steps += other.steps;
+        self.failures += other.failures;
+    }
+
+    /// The report of a search within `options`' bounds that ended with `stats`.
+    pub(super) fn report(
+        self,
+        options: &ExploreOptions,
+        stats: DfsStats,
+        failure: Option<Finding>,
+        interrupted: bool,
+    ) -> ExploreReport {
+        ExploreReport {
+            stats,
+            distinct_states: self.states.len(),
+            verdicts: self.verdicts,
+            preemptions_searched: options.max_preemptions,
+            faults_searched: options.max_faults,
+            draws_searched: 1,
+            failure,
+            failures: self.failures,
+            calls: self.calls,
+            interrupted,
+            phases: PhaseCoverage::default(),
+            phase_points: self.phase_points,
+        }
+    }
+}
+
 /// One exhaustive search within `options`' bounds, by `dfs` (which may keep the states
 /// an earlier, tighter search explored).
 fn explore_within(
@@ -456,55 +545,37 @@ fn explore_within(
     }
     // A cache still on trial may give up during this search: then the search starts
     // again from here, shared.
-    let restart = portable
+    let mut restart = portable
         .as_ref()
         .filter(|_| dfs.stats().states < Dfs::CACHE_TRIAL)
         .map(|p| (p, dfs.clone()));
+    let mut tally = Tally::default();
     // A violation other than the one sought: kept in case the sought one never comes.
     let mut other = None;
-    let mut states = std::collections::BTreeSet::new();
-    let mut calls = 0;
     let mut failure = None;
-    let mut failures = 0;
-    let mut verdicts = std::collections::BTreeSet::new();
     let mut interrupted = false;
     let setup = scenario.setup.clone();
-    let mut steps = 0;
-    let mut phase_points = std::collections::BTreeSet::new();
     for i in 0.. {
         let e = execute(&scenario.config, &*setup, dfs, i);
-        phase_points.extend(e.phase_points.iter().copied());
-        calls += e.calls;
-        steps += e.steps;
-        let failed = !e.pruned && !e.verdict.is_pass();
-        if !e.pruned
-            && let Some(hash) = e.state_hash
-        {
-            states.insert(hash);
-        }
-        if !e.pruned {
-            verdicts.insert(e.verdict.label());
-        }
+        let failed = tally.add(&e, true);
         let more = dfs.end(failed);
-        if let Some((portable, before)) = &restart
-            && dfs.stats().cache_given_up
-            && failures == 0
-            && !failed
+        if dfs.stats().cache_given_up
+            && tally.failures == 0
             && more
+            && let Some((portable, before)) = restart.take()
         {
-            *dfs = before.clone();
+            *dfs = before;
             dfs.give_up_cache();
             return super::shares::explore_shared(scenario, portable, options, dfs, seek, progress);
         }
         if failed {
-            failures += 1;
             // The sought violation (any, without `seek`), or another kept aside.
             let sought = seek.is_none_or(|l| e.verdict.label() == l);
             let slot = if sought { &mut failure } else { &mut other };
             if slot.is_none() {
                 let found = Found {
                     seed: None,
-                    cost: steps,
+                    cost: tally.steps,
                 };
                 *slot = Some(self::failure(scenario, found, &e, true));
             }
@@ -522,18 +593,5 @@ fn explore_within(
             break;
         }
     }
-    ExploreReport {
-        stats: dfs.stats(),
-        distinct_states: states.len(),
-        verdicts,
-        preemptions_searched: options.max_preemptions,
-        faults_searched: options.max_faults,
-        draws_searched: 1,
-        failure: failure.or(other),
-        failures,
-        calls,
-        interrupted,
-        phases: PhaseCoverage::default(),
-        phase_points,
-    }
+    tally.report(options, dfs.stats(), failure.or(other), interrupted)
 }

@@ -11,7 +11,6 @@
 //! little that the single search would have cut (its cache holds only its own states),
 //! so executions can be a few more than on one thread.
 
-use std::collections::BTreeSet;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
@@ -21,8 +20,7 @@ use crate::explore::dfs::Share;
 use crate::explore::{Dfs, DfsStats, Strategy};
 use crate::scenario::{Portable, Scenario};
 
-use super::explore::{ExploreOptions, ExploreReport};
-use super::phases::PhaseCoverage;
+use super::explore::{ExploreOptions, ExploreReport, Tally};
 use super::{Found, failure};
 
 /// The branching node where the shares part: deep enough that the subtrees outnumber
@@ -56,11 +54,7 @@ struct Failing {
 /// What one share did.
 struct ShareRun {
     dfs: Dfs,
-    states: BTreeSet<u64>,
-    verdicts: BTreeSet<String>,
-    phase_points: BTreeSet<u32>,
-    calls: u64,
-    failures: u64,
+    tally: Tally,
     sought: Option<Failing>,
     other: Option<Failing>,
     /// Stopped before its share was covered.
@@ -116,43 +110,24 @@ pub(super) fn explore_shared(
             .collect()
     });
     dfs.start_shares();
-    let mut report = ExploreReport {
-        stats: DfsStats::default(),
-        distinct_states: 0,
-        verdicts: BTreeSet::new(),
-        preemptions_searched: options.max_preemptions,
-        faults_searched: options.max_faults,
-        draws_searched: 1,
-        failure: None,
-        failures: 0,
-        calls: 0,
-        interrupted: board.stop.load(Ordering::Relaxed),
-        phases: PhaseCoverage::default(),
-        phase_points: BTreeSet::new(),
-    };
-    let mut states = BTreeSet::new();
+    let mut tally = Tally::default();
+    let mut interrupted = board.stop.load(Ordering::Relaxed);
     let (mut sought, mut other): (Option<Failing>, Option<Failing>) = (None, None);
     for run in runs {
         dfs.absorb(&run.dfs);
-        states.extend(run.states);
-        report.verdicts.extend(run.verdicts);
-        report.phase_points.extend(run.phase_points);
-        report.calls += run.calls;
-        report.failures += run.failures;
-        report.interrupted |= run.cut;
+        tally.absorb(run.tally);
+        interrupted |= run.cut;
         sought = earliest(sought, run.sought);
         other = earliest(other, run.other);
     }
-    report.stats = dfs.stats();
-    report.distinct_states = states.len();
-    report.failure = sought.or(other).map(|f| {
+    let failure = sought.or(other).map(|f| {
         let found = Found {
             seed: None,
             cost: f.cost,
         };
         failure(scenario, found, &f.execution, true)
     });
-    report
+    tally.report(options, dfs.stats(), failure, interrupted)
 }
 
 /// The earlier of two failures in depth-first order.
@@ -176,22 +151,13 @@ fn run_share(
     let scenario = portable
         .build()
         .expect("a scenario read once reads again from the same text");
-    let mut run = ShareRun {
-        dfs: Dfs::new(None, false),
-        states: BTreeSet::new(),
-        verdicts: BTreeSet::new(),
-        phase_points: BTreeSet::new(),
-        calls: 0,
-        failures: 0,
-        sought: None,
-        other: None,
-        cut: false,
-    };
+    let mut tally = Tally::default();
+    let (mut sought, mut other) = (None, None);
+    let mut cut = false;
     let setup = scenario.setup.clone();
-    let mut steps = 0;
     for i in 0.. {
         if board.stop.load(Ordering::Relaxed) {
-            run.cut = true;
+            cut = true;
             break;
         }
         let passed = {
@@ -199,45 +165,26 @@ fn run_share(
             best.as_ref().is_some_and(|b| dfs.frontier() > *b)
         };
         if passed {
-            run.cut = true;
+            cut = true;
             break;
         }
         let e = execute(&scenario.config, &*setup, &mut dfs, i);
         let owned = dfs.owns_execution();
-        let counted = owned && !e.pruned;
-        steps += e.steps;
-        let failed = counted && !e.verdict.is_pass();
-        // Where an execution could depend on the tick phase decides which phases are
-        // searched next: every execution tells, as on one thread.
-        run.phase_points.extend(e.phase_points.iter().copied());
-        if owned {
-            run.calls += e.calls;
-        }
-        if counted {
-            if let Some(hash) = e.state_hash {
-                run.states.insert(hash);
-            }
-            run.verdicts.insert(e.verdict.label());
-        }
+        let failed = tally.add(&e, owned);
         let at = dfs.position();
         let more = dfs.end(failed);
         board.work.fetch_add(1, Ordering::Relaxed);
-        if counted {
+        if owned && !e.pruned {
             board.executions.fetch_add(1, Ordering::Relaxed);
         }
         if failed {
-            run.failures += 1;
             let is_sought = seek.is_none_or(|l| e.verdict.label() == l);
-            let slot = if is_sought {
-                &mut run.sought
-            } else {
-                &mut run.other
-            };
+            let slot = if is_sought { &mut sought } else { &mut other };
             if slot.is_none() {
                 *slot = Some(Failing {
                     at: at.clone(),
                     execution: e,
-                    cost: steps,
+                    cost: tally.steps,
                 });
             }
             if is_sought && !options.keep_going {
@@ -245,7 +192,7 @@ fn run_share(
                 if best.as_ref().is_none_or(|b| at < *b) {
                     *best = Some(at);
                 }
-                run.cut = more;
+                cut = more;
                 break;
             }
         }
@@ -257,10 +204,15 @@ fn run_share(
             .is_some_and(|m| board.work.load(Ordering::Relaxed) >= m)
         {
             board.stop.store(true, Ordering::Relaxed);
-            run.cut = true;
+            cut = true;
             break;
         }
     }
-    run.dfs = dfs;
-    run
+    ShareRun {
+        dfs,
+        tally,
+        sought,
+        other,
+        cut,
+    }
 }

@@ -47,7 +47,6 @@ impl Engine<'_> {
         }
     }
 
-    /// True when a fault of `rule` may hit `client`'s pending call.
     /// True if the client's pending call would change the server if it ran now: a `set`,
     /// an `add` of a missing key, an `incr`, `replace`, `append`, `cas`, `delete` or
     /// `touch` of a present one (a `cas` whose unique is stale counts too), a meta
@@ -59,9 +58,10 @@ impl Engine<'_> {
         let Wait::Call { request, .. } = &core.mailboxes[client].wait else {
             return false;
         };
+        let now = core.now;
         let present = |key: &Key| {
             let server = &self.cluster.servers[self.cluster.server_for(key)];
-            server.peek(key, self.now()).is_some()
+            server.peek(key, now).is_some()
         };
         match request {
             Request::Get { .. } | Request::Gat { .. } | Request::Stats => false,
@@ -77,6 +77,7 @@ impl Engine<'_> {
         }
     }
 
+    /// True when a fault of `rule` may hit `client`'s pending call.
     fn call_aimed(&self, rule: &FaultRule, client: usize) -> bool {
         rule.keys.is_none() || {
             let core = self.core.borrow();
@@ -87,10 +88,9 @@ impl Engine<'_> {
         }
     }
 
-    /// The faults that may fire at this step. Only asked when the plan has some: the
-    /// step loop checks that once per execution.
     /// The faults that may fire at this step, into `out` (emptied first: the engine
-    /// reuses one buffer for every step).
+    /// reuses one buffer for every step). Only asked when the plan has some: the step
+    /// loop checks that once per execution.
     pub(super) fn fault_options(&self, calls: &[CallOption], out: &mut Vec<FaultOption>) {
         out.clear();
         let now = self.now();
