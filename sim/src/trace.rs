@@ -128,24 +128,38 @@ impl std::fmt::Write for Fnv1a {
     }
 }
 
-fn show_bytes(data: &[u8]) -> String {
+/// `data` as a quoted string, cut at 40 bytes with its length after the cut.
+fn write_bytes(out: &mut String, data: &[u8]) {
     const MAX: usize = 40;
     let text = String::from_utf8_lossy(&data[..data.len().min(MAX)]);
+    let _ = write!(out, "{text:?}");
     if data.len() > MAX {
-        format!("{text:?}…({} bytes)", data.len())
-    } else {
-        format!("{text:?}")
+        let _ = write!(out, "…({} bytes)", data.len());
+    }
+}
+
+/// Each of `items` written by `write`, a space between two.
+fn write_spaced<T>(out: &mut String, items: &[T], write: impl Fn(&mut String, &T)) {
+    for (i, item) in items.iter().enumerate() {
+        if i > 0 {
+            out.push(' ');
+        }
+        write(out, item);
     }
 }
 
 /// A request in one short line, e.g. `add lock_x "1" T10`.
 pub fn describe_request(r: &Request) -> String {
-    let keys = r
-        .keys()
-        .iter()
-        .map(|k| k.to_string())
-        .collect::<Vec<_>>()
-        .join(" ");
+    let mut s = String::new();
+    write_request(&mut s, r);
+    s
+}
+
+/// [`describe_request`], written at the end of `out` (no string of its own: the server
+/// describes every command it serves).
+pub fn write_request(out: &mut String, r: &Request) {
+    let keys = |out: &mut String| write_spaced(out, r.keys(), |o, k| _ = write!(o, "{k}"));
+    out.push_str(r.name());
     match r {
         Request::Store {
             mode,
@@ -154,92 +168,160 @@ pub fn describe_request(r: &Request) -> String {
             data,
             ..
         } => {
-            let mut s = format!("{} {keys} {}", mode.name(), show_bytes(data));
+            out.push(' ');
+            keys(out);
+            out.push(' ');
+            write_bytes(out, data);
             if let crate::protocol::StoreMode::Cas(c) = mode {
-                let _ = write!(s, " cas={c}");
+                let _ = write!(out, " cas={c}");
             }
             if exptime.0 != 0 {
-                let _ = write!(s, " T{}", exptime.0);
+                let _ = write!(out, " T{}", exptime.0);
             }
             if *flags != 0 {
-                let _ = write!(s, " F{flags}");
+                let _ = write!(out, " F{flags}");
             }
-            s
         }
-        Request::Arith { delta, .. } => format!("{} {keys} {delta}", r.name()),
+        Request::Arith { delta, .. } => {
+            out.push(' ');
+            keys(out);
+            let _ = write!(out, " {delta}");
+        }
         Request::Touch { exptime, .. } | Request::Gat { exptime, .. } => {
-            format!("{} {keys} T{}", r.name(), exptime.0)
+            out.push(' ');
+            keys(out);
+            let _ = write!(out, " T{}", exptime.0);
         }
-        Request::FlushAll { delay, .. } => match delay {
-            Some(d) => format!("flush_all {d}"),
-            None => "flush_all".into(),
-        },
-        Request::Meta { flags, data, .. } => {
-            let f = flags
-                .iter()
-                .map(|f| f.to_string())
-                .collect::<Vec<_>>()
-                .join(" ");
-            match data {
-                Some(d) => format!("{} {keys} {} {f}", r.name(), show_bytes(d)),
-                None => format!("{} {keys} {f}", r.name()),
+        Request::FlushAll { delay, .. } => {
+            if let Some(d) = delay {
+                let _ = write!(out, " {d}");
             }
         }
-        _ if keys.is_empty() => r.name().to_string(),
-        _ => format!("{} {keys}", r.name()),
+        Request::Meta { flags, data, .. } => {
+            out.push(' ');
+            keys(out);
+            if let Some(d) = data {
+                out.push(' ');
+                write_bytes(out, d);
+            }
+            out.push(' ');
+            write_spaced(out, flags, |o, f| _ = write!(o, "{f}"));
+        }
+        _ if r.keys().is_empty() => {}
+        _ => {
+            out.push(' ');
+            keys(out);
+        }
     }
 }
 
 /// A reply in one short line, e.g. `STORED`, `HIT "5" cas=3`, `MISS`.
 pub fn describe_reply(r: &Reply) -> String {
-    match r {
-        Reply::Values(v) if v.is_empty() => "MISS".into(),
-        Reply::Values(v) => v
-            .iter()
-            .map(|e| {
-                let mut s = format!("HIT {}", show_bytes(&e.data));
-                if let Some(c) = e.cas {
-                    let _ = write!(s, " cas={c}");
+    let mut s = String::new();
+    write_reply(&mut s, r);
+    s
+}
+
+/// [`describe_reply`], written at the end of `out`.
+pub fn write_reply(out: &mut String, r: &Reply) {
+    let word = match r {
+        Reply::Values(v) if v.is_empty() => "MISS",
+        Reply::Values(v) => {
+            for (i, e) in v.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
                 }
                 if v.len() > 1 {
-                    s = format!("{}={s}", String::from_utf8_lossy(e.key.as_bytes()));
+                    let _ = write!(out, "{}=", String::from_utf8_lossy(e.key.as_bytes()));
                 }
-                s
-            })
-            .collect::<Vec<_>>()
-            .join(", "),
-        Reply::Stored => "STORED".into(),
-        Reply::NotStored => "NOT_STORED".into(),
-        Reply::Exists => "EXISTS".into(),
-        Reply::NotFound => "NOT_FOUND".into(),
-        Reply::Deleted => "DELETED".into(),
-        Reply::Touched => "TOUCHED".into(),
-        Reply::Ok => "OK".into(),
-        Reply::Reset => "RESET".into(),
-        Reply::Number(n) => n.to_string(),
-        Reply::Error => "ERROR".into(),
-        Reply::ClientError(m) => format!("CLIENT_ERROR {m}"),
-        Reply::ServerError(m) => format!("SERVER_ERROR {m}"),
-        Reply::Version(v) => format!("VERSION {v}"),
-        Reply::Stats(s) => format!("STATS ({} lines)", s.len()),
+                out.push_str("HIT ");
+                write_bytes(out, &e.data);
+                if let Some(c) = e.cas {
+                    let _ = write!(out, " cas={c}");
+                }
+            }
+            return;
+        }
+        Reply::Stored => "STORED",
+        Reply::NotStored => "NOT_STORED",
+        Reply::Exists => "EXISTS",
+        Reply::NotFound => "NOT_FOUND",
+        Reply::Deleted => "DELETED",
+        Reply::Touched => "TOUCHED",
+        Reply::Ok => "OK",
+        Reply::Reset => "RESET",
+        Reply::Number(n) => {
+            let _ = write!(out, "{n}");
+            return;
+        }
+        Reply::Error => "ERROR",
+        Reply::ClientError(m) => {
+            let _ = write!(out, "CLIENT_ERROR {m}");
+            return;
+        }
+        Reply::ServerError(m) => {
+            let _ = write!(out, "SERVER_ERROR {m}");
+            return;
+        }
+        Reply::Version(v) => {
+            let _ = write!(out, "VERSION {v}");
+            return;
+        }
+        Reply::Stats(s) => {
+            let _ = write!(out, "STATS ({} lines)", s.len());
+            return;
+        }
         Reply::Meta(m) => {
-            let mut s = m.code.as_str().to_string();
+            out.push_str(m.code.as_str());
             for f in &m.flags {
-                let _ = write!(s, " {f}");
+                let _ = write!(out, " {f}");
             }
             if let Some(v) = &m.value {
-                let _ = write!(s, " {}", show_bytes(v));
+                out.push(' ');
+                write_bytes(out, v);
             }
-            s
+            return;
         }
-        Reply::Debug(line) => show_bytes(line),
-        Reply::Silent => "(no reply)".into(),
-    }
+        Reply::Debug(line) => {
+            write_bytes(out, line);
+            return;
+        }
+        Reply::Silent => "(no reply)",
+    };
+    out.push_str(word);
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn request(wire: &[u8]) -> Request {
+        crate::codec::read_request(wire).unwrap().unwrap().0
+    }
+
+    #[test]
+    fn requests_and_replies_in_one_line() {
+        let cases: [(&[u8], &str); 6] = [
+            (b"cas k 1 2 3 99\r\nabc\r\n", "cas k \"abc\" cas=99 T2 F1"),
+            (
+                b"add k 0 0 50\r\n01234567890123456789012345678901234567890123456789\r\n",
+                "add k \"0123456789012345678901234567890123456789\"…(50 bytes)",
+            ),
+            (b"gat 10 a b\r\n", "gat a b T10"),
+            (b"flush_all 5\r\n", "flush_all 5"),
+            (b"ms k 2 T5\r\nab\r\n", "ms k \"ab\" T5"),
+            (b"version\r\n", "version"),
+        ];
+        for (wire, line) in cases {
+            assert_eq!(describe_request(&request(wire)), line);
+        }
+        let gets = request(b"gets a b\r\n");
+        let values = b"VALUE a 0 1 5\r\nx\r\nVALUE b 3 2\r\nyy\r\nEND\r\n";
+        let reply = crate::codec::read_reply(values, &gets).unwrap().unwrap().0;
+        assert_eq!(describe_reply(&reply), "a=HIT \"x\" cas=5, b=HIT \"yy\"");
+        assert_eq!(describe_reply(&Reply::Number(12)), "12");
+        assert_eq!(describe_reply(&Reply::Values(Vec::new())), "MISS");
+    }
 
     #[test]
     fn decimal_hashes_like_formatting() {

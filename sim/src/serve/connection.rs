@@ -12,10 +12,9 @@ use parking_lot::MutexGuard;
 
 use crate::codec::Session;
 use crate::codec::gate::{Admit, Control, Gate, Ran};
-use crate::protocol::Reply;
 use crate::serve::world::World;
 use crate::serve::{Shared, control, lock};
-use crate::trace::{describe_reply, describe_request};
+use crate::trace::{write_reply, write_request};
 
 /// Bytes read from the socket at a time (memcached reads 16 KiB; the session models its
 /// read buffer whatever arrives at once).
@@ -278,26 +277,30 @@ impl Gate for ServeGate<'_> {
     }
 }
 
-/// One command and its reply for the trace, as the in-process timeline writes them.
+/// One command and its reply for the trace, as the in-process timeline writes them,
+/// written at the end of `out` (no string of its own per command).
 fn describe(what: &Ran<'_>, out: &mut String) {
-    let first_line = |b: &[u8]| {
+    let first_line = |out: &mut String, b: &[u8]| {
         let end = b
             .iter()
             .position(|&c| c == b'\r' || c == b'\n')
             .unwrap_or(b.len());
-        String::from_utf8_lossy(&b[..end.min(120)]).into_owned()
+        out.push_str(&String::from_utf8_lossy(&b[..end.min(120)]));
     };
-    let _ = match what {
-        Ran::Request(request, Reply::Silent) => {
-            write!(out, "{} -> (no reply)", describe_request(request))
+    match what {
+        Ran::Request(request, reply) => {
+            write_request(out, request);
+            out.push_str(" -> ");
+            write_reply(out, reply);
         }
-        Ran::Request(request, reply) => write!(
-            out,
-            "{} -> {}",
-            describe_request(request),
-            describe_reply(reply)
-        ),
-        Ran::Line(line, []) => write!(out, "{} -> (no reply)", first_line(line)),
-        Ran::Line(line, answer) => write!(out, "{} -> {}", first_line(line), first_line(answer)),
-    };
+        Ran::Line(line, answer) => {
+            first_line(out, line);
+            out.push_str(" -> ");
+            if answer.is_empty() {
+                out.push_str("(no reply)");
+            } else {
+                first_line(out, answer);
+            }
+        }
+    }
 }

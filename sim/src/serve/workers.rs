@@ -83,6 +83,10 @@ struct Conn {
     queued: bool,
     /// The peer closed its side or the socket failed: read until the read says so.
     ended: bool,
+    /// Registered for writability too: only while replies wait for room in the socket,
+    /// as memcached asks for it, so that the acknowledgements of replies already
+    /// taken do not wake the worker.
+    writing: bool,
 }
 
 struct Worker {
@@ -178,11 +182,7 @@ impl Worker {
             if self
                 .poll
                 .registry()
-                .register(
-                    &mut stream,
-                    Token(slot),
-                    Interest::READABLE | Interest::WRITABLE,
-                )
+                .register(&mut stream, Token(slot), Interest::READABLE)
                 .is_err()
             {
                 self.free.push(slot);
@@ -199,6 +199,7 @@ impl Worker {
                 closing: false,
                 queued: true,
                 ended: false,
+                writing: false,
             });
             self.waiting.push_back(slot);
         }
@@ -253,6 +254,24 @@ impl Worker {
             made += c.out.len();
             c.closing = c.session.is_closed();
         };
+        let full = c.sent < c.out.len();
+        if open && full != c.writing {
+            let interest = if full {
+                Interest::READABLE | Interest::WRITABLE
+            } else {
+                Interest::READABLE
+            };
+            c.writing = full;
+            if self
+                .poll
+                .registry()
+                .reregister(&mut c.stream, Token(slot), interest)
+                .is_err()
+            {
+                self.close(shared, slot);
+                return made;
+            }
+        }
         if !open {
             self.close(shared, slot);
         }
