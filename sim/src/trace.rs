@@ -131,11 +131,50 @@ impl std::fmt::Write for Fnv1a {
 /// `data` as a quoted string, cut at 40 bytes with its length after the cut.
 fn write_bytes(out: &mut String, data: &[u8]) {
     const MAX: usize = 40;
-    let text = String::from_utf8_lossy(&data[..data.len().min(MAX)]);
-    let _ = write!(out, "{text:?}");
-    if data.len() > MAX {
-        let _ = write!(out, "…({} bytes)", data.len());
+    let shown = &data[..data.len().min(MAX)];
+    // Printable ASCII other than a quote or a backslash reads the same escaped: written
+    // as it is, without a formatter (a server describes every value it stores).
+    match std::str::from_utf8(shown) {
+        Ok(text)
+            if shown
+                .iter()
+                .all(|&b| (b' '..=b'~').contains(&b) && b != b'"' && b != b'\\') =>
+        {
+            out.push('"');
+            out.push_str(text);
+            out.push('"');
+        }
+        _ => {
+            let _ = write!(out, "{:?}", String::from_utf8_lossy(shown));
+        }
     }
+    if data.len() > MAX {
+        out.push_str("…(");
+        write_decimal(out, data.len() as u64, 0);
+        out.push_str(" bytes)");
+    }
+}
+
+/// `n` in decimal, right-aligned in `width` characters, at the end of `out` (as
+/// `{n:>width$}` writes it, without a formatter).
+pub fn write_decimal(out: &mut String, n: u64, width: usize) {
+    let mut buf = [0; 20];
+    let digits = crate::memcache::decimal_in(n, &mut buf);
+    for _ in digits.len()..width {
+        out.push(' ');
+    }
+    // Decimal digits are ASCII.
+    out.extend(digits.iter().map(|&d| char::from(d)));
+}
+
+/// A virtual time as its `Display` writes it (`12.000345`), at the end of `out`.
+pub fn write_time(out: &mut String, t: VirtualTime) {
+    let micros = t.micros();
+    write_decimal(out, micros / 1_000_000, 0);
+    out.push('.');
+    let mut buf = [0; 20];
+    let frac = crate::memcache::decimal_in(micros % 1_000_000 + 1_000_000, &mut buf);
+    out.extend(frac[1..].iter().map(|&d| char::from(d)));
 }
 
 /// Each of `items` written by `write`, a space between two.
@@ -158,7 +197,11 @@ pub fn describe_request(r: &Request) -> String {
 /// [`describe_request`], written at the end of `out` (no string of its own: the server
 /// describes every command it serves).
 pub fn write_request(out: &mut String, r: &Request) {
-    let keys = |out: &mut String| write_spaced(out, r.keys(), |o, k| _ = write!(o, "{k}"));
+    let keys = |out: &mut String| {
+        write_spaced(out, r.keys(), |o, k| {
+            o.push_str(&String::from_utf8_lossy(k.as_bytes()))
+        })
+    };
     out.push_str(r.name());
     match r {
         Request::Store {
@@ -251,7 +294,7 @@ pub fn write_reply(out: &mut String, r: &Reply) {
         Reply::Ok => "OK",
         Reply::Reset => "RESET",
         Reply::Number(n) => {
-            let _ = write!(out, "{n}");
+            write_decimal(out, *n, 0);
             return;
         }
         Reply::Error => "ERROR",
@@ -321,6 +364,34 @@ mod tests {
         assert_eq!(describe_reply(&reply), "a=HIT \"x\" cas=5, b=HIT \"yy\"");
         assert_eq!(describe_reply(&Reply::Number(12)), "12");
         assert_eq!(describe_reply(&Reply::Values(Vec::new())), "MISS");
+    }
+
+    #[test]
+    fn decimals_and_times_as_formatted() {
+        for n in [0, 7, 10, 65_535, 123_456_789, u64::MAX] {
+            for width in [0, 1, 8, 25] {
+                let mut s = String::new();
+                write_decimal(&mut s, n, width);
+                assert_eq!(s, format!("{n:>width$}"));
+            }
+        }
+        for us in [0, 1, 999_999, 1_000_000, 12_000_345, u64::MAX] {
+            let mut s = String::new();
+            write_time(&mut s, VirtualTime(us));
+            assert_eq!(s, VirtualTime(us).to_string());
+        }
+        for data in [
+            &b"plain text 1"[..],
+            b"a \"quote\"",
+            b"back\\slash",
+            b"\xff\x00",
+            b"tab\there",
+            b"\xc3\xa9t\xc3\xa9",
+        ] {
+            let mut s = String::new();
+            write_bytes(&mut s, data);
+            assert_eq!(s, format!("{:?}", String::from_utf8_lossy(data)));
+        }
     }
 
     #[test]

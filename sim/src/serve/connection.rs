@@ -3,7 +3,6 @@
 //! connection's [`Gate`] does the rest around each command: control commands, the
 //! lockstep turn, faults, the clock and the trace.
 
-use std::fmt::Write as _;
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
@@ -14,7 +13,7 @@ use crate::codec::Session;
 use crate::codec::gate::{Admit, Control, Gate, Ran};
 use crate::serve::world::World;
 use crate::serve::{Shared, control, lock};
-use crate::trace::{write_reply, write_request};
+use crate::trace::{write_decimal, write_reply, write_request, write_time};
 
 /// Bytes read from the socket at a time (memcached reads 16 KiB; the session models its
 /// read buffer whatever arrives at once).
@@ -266,7 +265,12 @@ impl Gate for ServeGate<'_> {
         };
         let (now, n, who) = (w.now(), w.commands, &self.conn.label);
         w.record_with(|line| {
-            let _ = write!(line, "{n:>8} {now}  {who}  ");
+            write_decimal(line, n, 8);
+            line.push(' ');
+            write_time(line, now);
+            line.push_str("  ");
+            line.push_str(who);
+            line.push_str("  ");
             describe(&what, line);
             if lost {
                 line.push_str(" (reply lost: FAULT)");
