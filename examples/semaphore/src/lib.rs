@@ -84,7 +84,7 @@ impl Model for Semaphore {
                         Err(e) => return Err(e),
                     };
                     holders.enter(c);
-                    mc.note(format!("holds permit {slot}"));
+                    mc.note(format_args!("holds permit {slot}"));
                     mc.sleep(p.hold_ms.get()).await;
                     holders.leave(c);
                     match permits.release(&mc, slot).await {

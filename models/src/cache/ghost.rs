@@ -158,7 +158,7 @@ impl Backend for Frontend {
             }
             (serial, g.rebuild, running.len())
         };
-        self.mc.note(format!(
+        self.mc.note(format_args!(
             "backend query #{serial} for {name} starts ({running} running)"
         ));
         self.mc.sleep(rebuild).await;
@@ -188,7 +188,8 @@ impl Strip for Frontend {
             _ => {}
         }
         drop(g);
-        self.mc.note(format!("strip {name} += {}", event.letter()));
+        self.mc
+            .note(format_args!("strip {name} += {}", event.letter()));
     }
 }
 

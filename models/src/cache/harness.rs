@@ -79,7 +79,7 @@ pub fn setup(p: &CacheParams, clients: usize, sim: &mut Sim) {
             if g.live == 0 {
                 let strips = g.strips_text(usize::MAX);
                 drop(g);
-                mc.note(format!("strips at the end: {strips}"));
+                mc.note(format_args!("strips at the end: {strips}"));
             }
             Ok(())
         });

@@ -147,7 +147,7 @@ pub fn setup(p: &TableParams, clients: usize, sim: &mut Sim) {
                         );
                         if !deleting && !list.contains(&m) {
                             let at = mc.global_now().to_string();
-                            mc.note(format!("has({m}) was true but fetch() lacks {m}"));
+                            mc.note(format_args!("has({m}) was true but fetch() lacks {m}"));
                             g.seen.push((m, at));
                         }
                     }

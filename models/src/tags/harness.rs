@@ -153,7 +153,7 @@ impl Database for Db {
         };
         let from = if master { "master" } else { "replica" };
         self.mc
-            .note(format!("query on the {from} sees {n} changes"));
+            .note(format_args!("query on the {from} sees {n} changes"));
         self.mc.sleep(rebuild).await;
         format!("db#{n}").into_bytes()
     }
@@ -232,12 +232,12 @@ async fn write(
             g.changes.push(mc.global_now());
             g.changes.len() as u64
         };
-        mc.note(format!("commits change {change}, invalidates {tag}"));
+        mc.note(format_args!("commits change {change}, invalidates {tag}"));
         match cache.invalidate(mc, tag).await {
             Ok(()) => {
                 let now = mc.global_now();
                 ghost.borrow_mut().completed.push((change, now));
-                mc.note(format!("invalidation of change {change} complete"));
+                mc.note(format_args!("invalidation of change {change} complete"));
             }
             // The page reports the error; whether the tag moved is unknown.
             Err(McError::Transport(_)) => ghost.borrow_mut().unknown += 1,

@@ -38,13 +38,20 @@ impl Client {
     }
 
     /// Writes a line into the run's trace under this client's name.
-    pub fn note(&self, text: impl Into<String>) {
+    ///
+    /// Only a traced execution keeps it (a replay, `mcsim run`, a report): the text is
+    /// written out only then, so `mc.note(format_args!("holds permit {slot}"))` costs
+    /// nothing in the executions a search or a sampling run makes untraced.
+    pub fn note(&self, text: impl std::fmt::Display) {
         let mut core = self.core.borrow_mut();
+        if !core.tracing {
+            return;
+        }
         let time = core.now;
         core.notes.push(Note {
             time,
             client: self.id,
-            text: text.into(),
+            text: text.to_string(),
         });
     }
 }

@@ -60,6 +60,9 @@ pub(crate) struct Core {
     /// Keep each client's [`Mailbox::seen`]: only when the strategy fingerprints states,
     /// so sampling runs pay no hash per call.
     pub observing: bool,
+    /// Keep the notes clients write: only when the execution is traced, so an untraced
+    /// one formats none ([`crate::Client::note`]).
+    pub tracing: bool,
 }
 
 impl Core {
@@ -72,6 +75,7 @@ impl Core {
             step: 0,
             clock_reads: 0,
             observing: false,
+            tracing: false,
         }
     }
 
@@ -84,6 +88,7 @@ impl Core {
         self.step = 0;
         self.clock_reads = 0;
         self.observing = false;
+        self.tracing = false;
     }
 
     /// Adds what `client` observed (a reply, a timeout, a clock reading) to its

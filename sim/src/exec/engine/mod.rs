@@ -51,7 +51,9 @@ pub fn execute(
         engine.cluster.set_phase(phase);
     }
     engine.phase_points = (strategy.explores_timing() && config.phase_free).then(Vec::new);
-    engine.core.borrow_mut().observing = strategy.wants_states();
+    let mut core = engine.core.borrow_mut();
+    (core.observing, core.tracing) = (strategy.wants_states(), config.trace);
+    drop(core);
     let verdict = engine.run(strategy);
     let state_hash = strategy.wants_final_state().then(|| engine.fingerprint());
     let end_time = engine.core.borrow().now;
@@ -581,16 +583,12 @@ impl<'c> Engine<'c> {
         if self.core.borrow().notes.is_empty() {
             return;
         }
+        // Clients keep notes only in a traced execution.
         let notes = std::mem::take(&mut self.core.borrow_mut().notes);
-        if self.config.trace {
-            for n in notes {
-                self.trace.push(
-                    self.step,
-                    n.time,
-                    Actor::Client(n.client),
-                    format!("· {}", n.text),
-                );
-            }
+        for n in notes {
+            let text = format!("· {}", n.text);
+            self.trace
+                .push(self.step, n.time, Actor::Client(n.client), text);
         }
     }
 }
