@@ -476,6 +476,10 @@ impl Strategy for Dfs {
         self.blocked
     }
 
+    fn replaying(&self) -> bool {
+        self.pos < self.path.len()
+    }
+
     fn choose(&mut self, options: &Options<'_>) -> Choice {
         if self.pos == self.path.len() {
             let mut node = self.new_node(options);

@@ -173,6 +173,14 @@ pub trait Strategy {
         false
     }
 
+    /// True while the next choice is already decided: a search following the path to
+    /// the place where it branches again. The step's [`Options::state`], footprints and
+    /// edges are then left out (its alternatives were weighed when the path was first
+    /// taken); the calls and faults that may happen are still given.
+    fn replaying(&self) -> bool {
+        false
+    }
+
     /// Whether states should be fingerprinted up to a permutation of interchangeable
     /// clients when the model declares them so ([`crate::Sim::symmetric`]); the strategy
     /// then renames clients through [`Options::ranks`].

@@ -338,14 +338,16 @@ impl<'c> Engine<'c> {
             if faults_planned {
                 self.fault_options(calls, &mut faults);
             }
-            if footprints {
+            // A choice already decided needs no footprints, edges or state.
+            let deciding = !strategy.replaying();
+            if footprints && deciding {
                 self.add_footprints(calls);
             }
-            if timing {
+            if timing && deciding {
                 self.add_edges(calls);
             }
             // Only a choice point with alternatives is worth remembering.
-            let remember = states && calls.len() + faults.len() > 1;
+            let remember = states && deciding && calls.len() + faults.len() > 1;
             let mut ranks = std::mem::take(&mut self.ranks);
             let state = if remember {
                 self.state(symmetry.then_some(&mut ranks))
