@@ -111,3 +111,23 @@ fn the_visited_state_cache_reaches_every_final_state_plain_search_reaches() {
         assert_eq!(cached.distinct_states, plain.distinct_states, "{name}");
     }
 }
+
+/// The design gap: a session seen again within the window but last counted before it is
+/// a distinct session of the window that no counted hit stands for. With every hit a new
+/// session there is none; with ten sessions coming back minute after minute there are
+/// some, never more than the ten.
+#[test]
+fn repeat_visitors_open_a_gap_between_sessions_seen_and_hits_counted() {
+    let gap = |sessions: u32| {
+        let s = support::load("online-add")
+            .with_set(&[format!("params.sessions={sessions}")])
+            .unwrap();
+        let report = quick(&s, 0, false);
+        assert_eq!(report.label(), "pass", "{sessions} sessions");
+        report.metrics["online.design_gap"].clone()
+    };
+    let fresh = gap(0);
+    assert_eq!((fresh.min, fresh.max), (0.0, 0.0), "{fresh:?}");
+    let repeat = gap(10);
+    assert!(repeat.max > 0.0 && repeat.max <= 10.0, "{repeat:?}");
+}

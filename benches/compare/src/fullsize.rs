@@ -21,16 +21,11 @@ struct FullSize {
     wall: Duration,
 }
 
-/// The machine's cores: each search is shared over all of them (`mcsim explore`'s
-/// default).
-fn cores() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get())
-}
-
 fn search(s: &Scenario) -> FullSize {
     let full = s.with_clients(s.clients).expect("its own client count");
+    // Each search shared over every core, as `mcsim explore` does by default.
     let options = ExploreOptions {
-        jobs: cores(),
+        jobs: mcsim::run::cores(),
         ..ExploreOptions::for_scenario(&full)
     };
     let seek = (full.expect != "pass").then_some(full.expect.as_str());
@@ -71,7 +66,7 @@ pub(crate) fn section_full_size(md: &mut String) -> (usize, usize) {
          | scenario | clients | expects | verdict | executions | states | wall time |\n\
          |---|---:|---|---|---:|---:|---:|",
         FULL_SIZE_LIMIT.as_secs(),
-        cores()
+        mcsim::run::cores()
     )
     .unwrap();
     let (mut reached, mut total) = (0, 0);

@@ -70,7 +70,7 @@ fn verdicts(rows: &[GateRow]) -> Vec<(String, String)> {
 pub(crate) fn section_gate(md: &mut String, budget: u32) -> Result<(f64, u64), String> {
     let dir = std::env::temp_dir().join(format!("mcsim-compare-gate-{}", std::process::id()));
     std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let cores = mcsim::run::cores();
     let b = format!("{budget}");
     eprintln!("gate: --budget {budget} on one job");
     let one = gate(

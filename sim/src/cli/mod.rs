@@ -46,8 +46,7 @@ pub use crate::report::program;
 
 /// `jobs` if given, else the number of cores; at least 1.
 pub(crate) fn jobs_or_cores(jobs: Option<usize>) -> usize {
-    jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
-        .max(1)
+    jobs.unwrap_or_else(crate::run::cores).max(1)
 }
 
 /// Each of `items` through `work`, `jobs` at a time, results in the order of `items`.

@@ -484,6 +484,12 @@ pub fn matches_expectation(expect: &str, verdict: &Verdict) -> bool {
 mod explore;
 mod phases;
 mod shares;
+
+/// The machine's cores, at least 1: how many threads `mcsim explore` shares a search
+/// over and how many scenarios `mcsim check` runs at once unless told (`--jobs`).
+pub fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
 pub use explore::{
     DEFAULT_MAX_PHASES, ExploreOptions, ExploreReport, PhaseCoverage, explore, explore_seeking,
 };
