@@ -39,9 +39,10 @@ impl Client {
 
     /// Writes a line into the run's trace under this client's name.
     ///
-    /// Only a traced execution keeps it (a replay, `mcsim run`, a report): the text is
-    /// written out only then, so `mc.note(format_args!("holds permit {slot}"))` costs
-    /// nothing in the executions a search or a sampling run makes untraced.
+    /// Only a traced execution keeps it: a failure replayed for its timeline, `mcsim
+    /// replay`, a report. The text is written out only then, so
+    /// `mc.note(format_args!("holds permit {slot}"))` costs nothing in the untraced
+    /// executions a search or a sampling run makes.
     pub fn note(&self, text: impl std::fmt::Display) {
         let mut core = self.core.borrow_mut();
         if !core.tracing {
