@@ -42,6 +42,11 @@
 //! - the invariants over that state: [`Sim::always`](crate::Sim::always) after every
 //!   step, [`Sim::at_end`](crate::Sim::at_end) once all clients are done.
 //!
+//! **Notes in the timeline.** `mc.note(format_args!("holds permit {slot}"))` writes a
+//! line under the client's name in the timeline of a failure and of `mcsim replay`. Only a
+//! traced execution keeps notes, and `format_args!` is written out only then, so the
+//! executions a search or a sampling run makes pay nothing for them.
+//!
 //! **Clients die.** Under [`FaultPlan::deaths`](crate::FaultPlan::deaths) a client's
 //! future is dropped where it stands, and the code after its pending `.await` never runs.
 //! Ghost state it would have undone stays, and an invariant would blame the recipe for a
