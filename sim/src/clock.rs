@@ -74,9 +74,27 @@ impl Sub for VirtualTime {
     }
 }
 
+impl VirtualTime {
+    /// Writes the time as seconds with six decimals (`12.000345`, what `Display` shows)
+    /// without the formatter's machinery: a server writes one per command it traces.
+    pub fn write_to<W: fmt::Write + ?Sized>(self, out: &mut W) -> fmt::Result {
+        let mut buf = [0; 20];
+        out.write_str(decimal(self.0 / MICROS, &mut buf))?;
+        out.write_char('.')?;
+        // The fraction with a leading 1, so that its zeros are written; the 1 is cut.
+        let fraction = decimal(self.0 % MICROS + MICROS, &mut buf);
+        out.write_str(&fraction[1..])
+    }
+}
+
+/// `n` in decimal, in `buf`.
+fn decimal(n: u64, buf: &mut [u8; 20]) -> &str {
+    std::str::from_utf8(crate::memcache::decimal_in(n, buf)).expect("decimal digits are ASCII")
+}
+
 impl fmt::Display for VirtualTime {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}.{:06}", self.0 / MICROS, self.0 % MICROS)
+        self.write_to(f)
     }
 }
 

@@ -134,19 +134,15 @@ fn write_bytes(out: &mut String, data: &[u8]) {
     let shown = &data[..data.len().min(MAX)];
     // Printable ASCII other than a quote or a backslash reads the same escaped: written
     // as it is, without a formatter (a server describes every value it stores).
-    match std::str::from_utf8(shown) {
-        Ok(text)
-            if shown
-                .iter()
-                .all(|&b| (b' '..=b'~').contains(&b) && b != b'"' && b != b'\\') =>
-        {
-            out.push('"');
-            out.push_str(text);
-            out.push('"');
-        }
-        _ => {
-            let _ = write!(out, "{:?}", String::from_utf8_lossy(shown));
-        }
+    if shown
+        .iter()
+        .all(|&b| (b' '..=b'~').contains(&b) && b != b'"' && b != b'\\')
+    {
+        out.push('"');
+        out.extend(shown.iter().map(|&b| char::from(b)));
+        out.push('"');
+    } else {
+        let _ = write!(out, "{:?}", String::from_utf8_lossy(shown));
     }
     if data.len() > MAX {
         out.push_str("…(");
@@ -167,14 +163,9 @@ pub fn write_decimal(out: &mut String, n: u64, width: usize) {
     out.extend(digits.iter().map(|&d| char::from(d)));
 }
 
-/// A virtual time as its `Display` writes it (`12.000345`), at the end of `out`.
-pub fn write_time(out: &mut String, t: VirtualTime) {
-    let micros = t.micros();
-    write_decimal(out, micros / 1_000_000, 0);
-    out.push('.');
-    let mut buf = [0; 20];
-    let frac = crate::memcache::decimal_in(micros % 1_000_000 + 1_000_000, &mut buf);
-    out.extend(frac[1..].iter().map(|&d| char::from(d)));
+/// A key as the timeline shows it, at the end of `out`.
+fn write_key(out: &mut String, key: &crate::memcache::Key) {
+    out.push_str(&String::from_utf8_lossy(key.as_bytes()));
 }
 
 /// Each of `items` written by `write`, a space between two.
@@ -197,11 +188,7 @@ pub fn describe_request(r: &Request) -> String {
 /// [`describe_request`], written at the end of `out` (no string of its own: the server
 /// describes every command it serves).
 pub fn write_request(out: &mut String, r: &Request) {
-    let keys = |out: &mut String| {
-        write_spaced(out, r.keys(), |o, k| {
-            o.push_str(&String::from_utf8_lossy(k.as_bytes()))
-        })
-    };
+    let keys = |out: &mut String| write_spaced(out, r.keys(), write_key);
     out.push_str(r.name());
     match r {
         Request::Store {
@@ -275,7 +262,8 @@ pub fn write_reply(out: &mut String, r: &Reply) {
                     out.push_str(", ");
                 }
                 if v.len() > 1 {
-                    let _ = write!(out, "{}=", String::from_utf8_lossy(e.key.as_bytes()));
+                    write_key(out, &e.key);
+                    out.push('=');
                 }
                 out.push_str("HIT ");
                 write_bytes(out, &e.data);
@@ -375,10 +363,19 @@ mod tests {
                 assert_eq!(s, format!("{n:>width$}"));
             }
         }
-        for us in [0, 1, 999_999, 1_000_000, 12_000_345, u64::MAX] {
+        let times = [
+            (0, "0.000000"),
+            (1, "0.000001"),
+            (999_999, "0.999999"),
+            (1_000_000, "1.000000"),
+            (12_000_345, "12.000345"),
+            (u64::MAX, "18446744073709.551615"),
+        ];
+        for (us, text) in times {
             let mut s = String::new();
-            write_time(&mut s, VirtualTime(us));
-            assert_eq!(s, VirtualTime(us).to_string());
+            VirtualTime(us).write_to(&mut s).unwrap();
+            assert_eq!(s, text);
+            assert_eq!(VirtualTime(us).to_string(), text);
         }
         for data in [
             &b"plain text 1"[..],

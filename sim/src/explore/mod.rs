@@ -174,9 +174,10 @@ pub trait Strategy {
     }
 
     /// True while the next choice is already decided: a search following the path to
-    /// the place where it branches again. The step's [`Options::state`], footprints and
-    /// edges are then left out (its alternatives were weighed when the path was first
-    /// taken); the calls and faults that may happen are still given.
+    /// the place where it branches again. Its alternatives were weighed when the path
+    /// was first taken, so the step's [`Options::state`] is `None` and its calls' edges
+    /// and footprints are not computed (a footprint may be a previous step's: not to be
+    /// read); the calls and faults that may happen are still given.
     fn replaying(&self) -> bool {
         false
     }

@@ -26,4 +26,11 @@ impl Visit {
             && self.faults_left >= other.faults_left
             && self.sleep.iter().all(|c| other.sleep.contains(c))
     }
+
+    /// True if this visit should be kept in place of `old`, what was kept of the same
+    /// state (if anything): it explored strictly more. Of two visits that each explored
+    /// something the other did not, the first is kept.
+    pub(super) fn replaces(&self, old: Option<&Visit>) -> bool {
+        old.is_none_or(|old| self.covers(old) && !old.covers(self))
+    }
 }

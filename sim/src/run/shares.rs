@@ -171,13 +171,14 @@ fn run_share(
         let e = execute(&scenario.config, &*setup, &mut dfs, i);
         let owned = dfs.owns_execution();
         let failed = tally.add(&e, owned);
-        let at = dfs.position();
+        // Its place in depth-first order, read before `end` moves the search on.
+        let at = failed.then(|| dfs.position());
         let more = dfs.end(failed);
         board.work.fetch_add(1, Ordering::Relaxed);
         if owned && !e.pruned {
             board.executions.fetch_add(1, Ordering::Relaxed);
         }
-        if failed {
+        if let Some(at) = at {
             let is_sought = seek.is_none_or(|l| e.verdict.label() == l);
             let slot = if is_sought { &mut sought } else { &mut other };
             if slot.is_none() {

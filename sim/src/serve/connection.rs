@@ -13,7 +13,7 @@ use crate::codec::Session;
 use crate::codec::gate::{Admit, Control, Gate, Ran};
 use crate::serve::world::World;
 use crate::serve::{Shared, control, lock};
-use crate::trace::{write_decimal, write_reply, write_request, write_time};
+use crate::trace::{write_decimal, write_reply, write_request};
 
 /// Bytes read from the socket at a time (memcached reads 16 KiB; the session models its
 /// read buffer whatever arrives at once).
@@ -267,7 +267,7 @@ impl Gate for ServeGate<'_> {
         w.record_with(|line| {
             write_decimal(line, n, 8);
             line.push(' ');
-            write_time(line, now);
+            let _ = now.write_to(line);
             line.push_str("  ");
             line.push_str(who);
             line.push_str("  ");

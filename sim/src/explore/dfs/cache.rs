@@ -49,18 +49,18 @@ impl Dfs {
                 .map(|a| a.choice.relabeled(rename))
                 .collect(),
         };
-        match self.visited.get(&state) {
-            Some(old) if old.covers(&visit) => true,
-            Some(old) if !visit.covers(old) => false,
-            // A share explores the nodes at and above its split only in part.
-            _ if !self.whole(&node.place) => false,
-            _ => {
-                if self.visited.insert(state, visit).is_none() {
-                    self.stats.states += 1;
-                }
-                false
-            }
+        let old = self.visited.get(&state);
+        if old.is_some_and(|old| old.covers(&visit)) {
+            return true;
         }
+        // A share explores the nodes at and above its split only in part.
+        if visit.replaces(old)
+            && self.whole(&node.place)
+            && self.visited.insert(state, visit).is_none()
+        {
+            self.stats.states += 1;
+        }
+        false
     }
 
     /// Turns the cache off as if its trial had failed (a search started again on several

@@ -76,12 +76,8 @@ impl Dfs {
     /// explored whole) and its counts.
     pub fn absorb(&mut self, share: &Dfs) {
         for (state, visit) in &share.visited {
-            match self.visited.get(state) {
-                Some(old) if old.covers(visit) => {}
-                Some(old) if !visit.covers(old) => {}
-                _ => {
-                    self.visited.insert(*state, visit.clone());
-                }
+            if visit.replaces(self.visited.get(state)) {
+                self.visited.insert(*state, visit.clone());
             }
         }
         let (a, b) = (&mut self.stats, share.stats);
