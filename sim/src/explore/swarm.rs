@@ -11,10 +11,17 @@
 //! Swarm testing (Groce et al., ISSTA 2012) draws a configuration per test. Here an
 //! execution draws:
 //!
-//! - **its fault rates**: the plan's probabilities times `2^d`, `d` uniform in `[-1, 2]`
-//!   (capped at 1). Some executions spend the budget early, others late. A wider range
-//!   front-loads the faults: `array-lock-reply-lost`, whose lost reply must hit a later
-//!   change, failed less often than under `random` with `d` up to 4.
+//! - **its fault rates**: the plan's probabilities times `2^d`, `d` uniform in `[0, 3]`
+//!   (capped at 1). Some executions spend the budget early, others late. The plan's
+//!   rates are production's, and at them most short executions end with the budget
+//!   unspent; the range was chosen over 2000 executions of each of the 16 fault
+//!   scenarios that expect a violation: against `[-1, 2]`, `[0, 3]` fails 14 of them more
+//!   often (`counter-incr-add-reply-lost` 1002 → 1427, `lock-add-holder-pause` 1310 →
+//!   1616, `cache-mg-vivify-evict` 1186 → 1591), `array-lock-reply-lost` as often (313 →
+//!   312) and `tags-counter-evict` less (509 → 446: its stale read needs a tag to
+//!   survive between evictions). `[1, 3]` raised the first group further but cost
+//!   `tags-counter-evict` a third (348), and `d` up to 4 failed `array-lock-reply-lost`,
+//!   whose lost reply must hit a later change, less often than under `random`.
 //! - **where its faults go**: nine executions in ten aim theirs. A fault of such an
 //!   execution lands only on an option [aimed](crate::explore::FaultOption::aimed) where
 //!   it can matter (a lost request or reply of a call that would change the server, as
@@ -36,7 +43,7 @@
 //! alone. Swarm is the scenarios' default strategy (a search for bugs); `mcsim findings`
 //! measures rates under `random`, whose fault probabilities are the plan's. On the fault
 //! scenarios `models/tests/swarm.rs` counts the failing executions of each: with the
-//! pause aimed at the holder, `lock-add-holder-pause` fails about 3.5 times as often.
+//! pause aimed at the holder, `lock-add-holder-pause` fails about 4 times as often.
 
 use rand::{RngExt, SeedableRng};
 
@@ -45,8 +52,8 @@ use crate::explore::{Choice, Options, Strategy};
 
 /// An execution multiplies the plan's fault probabilities by `2^d`, `d` uniform in
 /// `[MIN_DOUBLINGS, MAX_DOUBLINGS]`.
-const MIN_DOUBLINGS: f64 = -1.0;
-const MAX_DOUBLINGS: f64 = 2.0;
+const MIN_DOUBLINGS: f64 = 0.0;
+const MAX_DOUBLINGS: f64 = 3.0;
 
 /// The share of executions that run each call at an end of its latency window.
 const ENDS: f64 = 0.5;
