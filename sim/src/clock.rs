@@ -33,6 +33,12 @@ impl VirtualTime {
         self.0
     }
 
+    /// `us` microseconds later (saturating), as `self + Duration::from_micros(us)`
+    /// without converting a `Duration`.
+    pub(crate) fn plus_micros(self, us: u64) -> VirtualTime {
+        VirtualTime(self.0.saturating_add(us))
+    }
+
     /// Whole seconds since the start.
     pub fn secs(self) -> u64 {
         self.0 / MICROS

@@ -176,7 +176,8 @@ pub enum FaultKind {
 }
 
 impl FaultKind {
-    /// Every kind, in a fixed order.
+    /// Every kind, in a fixed order: the order of declaration, so that `kind as usize`
+    /// is its place here (the engine keeps per-kind budgets in an array).
     pub const ALL: [FaultKind; 9] = [
         FaultKind::Evict,
         FaultKind::ReplyLost,
@@ -459,5 +460,17 @@ impl FaultPlan {
     /// True if no fault can fire.
     pub fn is_empty(&self) -> bool {
         self.rules.iter().all(|(_, r)| r.max == 0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::FaultKind;
+
+    #[test]
+    fn a_kind_as_usize_is_its_place_in_all() {
+        for (i, kind) in FaultKind::ALL.iter().enumerate() {
+            assert_eq!(*kind as usize, i, "{kind:?}");
+        }
     }
 }

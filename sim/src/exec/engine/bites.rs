@@ -25,6 +25,11 @@ impl Engine<'_> {
     pub(super) fn fault_fired(&mut self, fault: &Fault) {
         let kind = fault.kind();
         *self.fault_counts.entry(kind).or_insert(0) += 1;
+        let left = &mut self.budget[kind as usize];
+        if *left > 0 {
+            *left -= 1;
+            self.budget_total -= 1;
+        }
         let pending = match fault {
             Fault::Evict { server, key } => Pending {
                 kind,

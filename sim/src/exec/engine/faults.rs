@@ -13,9 +13,11 @@ type MakeFault = fn(usize) -> Fault;
 
 impl Engine<'_> {
     fn budget_left(&self, kind: FaultKind) -> Option<(f64, &FaultRule)> {
+        if self.budget[kind as usize] == 0 {
+            return None;
+        }
         let rule = self.config.faults.rule(kind)?;
-        let used = self.fault_counts.get(&kind).copied().unwrap_or(0);
-        (used < rule.max).then_some((rule.probability, rule))
+        Some((rule.probability, rule))
     }
 
     /// True when a server-wide fault of `rule` may hit server `s`: the rule names no

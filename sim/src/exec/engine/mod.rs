@@ -137,6 +137,10 @@ struct Engine<'c> {
     timers: Vec<(VirtualTime, u64, Timer)>,
     timer_seq: u64,
     fault_counts: BTreeMap<FaultKind, u32>,
+    /// Per kind (in [`FaultKind::ALL`]'s order), how many more the plan allows; their
+    /// sum is `budget_total`. Read at every step, so kept apart from `fault_counts`.
+    budget: [u32; FaultKind::ALL.len()],
+    budget_total: u32,
     /// The keys of each client's last call, kept only when a pause or death is aimed at
     /// keys (a client sleeping after a call on them may be hit).
     last_keys: Option<Vec<Vec<Key>>>,
@@ -225,6 +229,12 @@ impl<'c> Engine<'c> {
             timers,
             timer_seq,
             fault_counts: BTreeMap::new(),
+            budget: FaultKind::ALL.map(|k| config.faults.rule(k).map_or(0, |r| r.max)),
+            budget_total: FaultKind::ALL
+                .iter()
+                .filter_map(|k| config.faults.rule(*k))
+                .map(|r| r.max)
+                .sum(),
             last_keys: [FaultKind::Pause, FaultKind::Die]
                 .iter()
                 .any(|k| config.faults.rule(*k).is_some_and(|r| r.keys.is_some()))
@@ -309,7 +319,6 @@ impl<'c> Engine<'c> {
         let timing = strategy.explores_timing();
         let states = strategy.wants_states();
         let symmetry = states && strategy.symmetry() && self.symmetric_now();
-        let faults_planned = !self.config.faults.is_empty();
         loop {
             self.fire_due_timers()?;
             if self.tasks.iter().all(Option::is_none) {
@@ -335,8 +344,11 @@ impl<'c> Engine<'c> {
                 }
             }
             let mut faults = std::mem::take(&mut self.faults_buf);
-            if faults_planned {
+            // Once every budget is spent, no fault can fire for the rest of the execution.
+            if self.budget_total > 0 {
                 self.fault_options(calls, &mut faults);
+            } else {
+                faults.clear();
             }
             // A choice already decided needs no footprints, edges or state.
             let deciding = !strategy.replaying();
@@ -388,7 +400,12 @@ impl<'c> Engine<'c> {
     ) -> (usize, Option<VirtualTime>) {
         let core = self.core.borrow();
         let now = core.now;
-        let (min, max) = (self.config.latency_min, self.config.latency_max);
+        // Whole microseconds, as virtual time counts them: adding a `Duration` converts
+        // it at every use.
+        let (min, max) = (
+            self.config.latency_min.as_micros() as u64,
+            self.config.latency_max.as_micros() as u64,
+        );
         let mut next_timer: Option<VirtualTime> = self.timers.iter().map(|t| t.0).min();
         let mut latest_pending: Option<VirtualTime> = None;
         for m in &core.mailboxes {
@@ -397,7 +414,7 @@ impl<'c> Engine<'c> {
                     next_timer = Some(next_timer.map_or(*until, |t| t.min(*until)));
                 }
                 Wait::Call { issued, .. } => {
-                    let end = *issued + max;
+                    let end = issued.plus_micros(max);
                     latest_pending = Some(latest_pending.map_or(end, |t| t.min(end)));
                 }
                 _ => {}
@@ -410,7 +427,7 @@ impl<'c> Engine<'c> {
         let mut n = 0;
         for (client, m) in core.mailboxes.iter().enumerate() {
             if let Wait::Call { issued, .. } = &m.wait {
-                let (start, end) = (*issued + min, *issued + max);
+                let (start, end) = (issued.plus_micros(min), issued.plus_micros(max));
                 if start <= horizon {
                     let earliest = start.max(now);
                     let latest = end.min(horizon).max(earliest);
