@@ -75,7 +75,8 @@ impl Array {
         backoff: Duration,
         owner: usize,
     ) -> Array {
-        let key = Key::new(format!("array_{name}")).expect("array names are valid keys");
+        let key =
+            Key::from_parts(&[b"array_", name.as_bytes()]).expect("array names are valid keys");
         Array {
             key,
             lock: Lock::new(name, lock_timeout, LockVariant::Add, owner),

@@ -47,7 +47,8 @@ pub struct Array2 {
 impl Array2 {
     /// The array `name`.
     pub fn new(name: &str, variant: Array2Variant) -> Array2 {
-        let key = Key::new(format!("array_{name}")).expect("array names are valid keys");
+        let key =
+            Key::from_parts(&[b"array_", name.as_bytes()]).expect("array names are valid keys");
         Array2 { key, variant }
     }
 

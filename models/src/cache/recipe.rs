@@ -172,7 +172,8 @@ impl Cache {
     pub fn new(name: &str, cfg: CacheConfig) -> Cache {
         Cache {
             key: Key::new(name).expect("cache names are valid keys"),
-            lock: Key::new(format!("{name}_lock")).expect("cache names are valid keys"),
+            lock: Key::from_parts(&[name.as_bytes(), b"_lock"])
+                .expect("cache names are valid keys"),
             cfg,
         }
     }

@@ -1,6 +1,6 @@
 //! The lock recipes themselves, written against [`Memcache`] as the articles write them.
 
-use mcsim::memcache::{Exptime, Key, McError, Memcache, Value};
+use mcsim::memcache::{Exptime, Key, McError, Memcache, Value, decimal_in};
 use mcsim::protocol::MetaFlag;
 
 /// Which lock recipe.
@@ -39,12 +39,17 @@ impl Lock {
     /// The lock `name`, expiring `timeout` seconds after it is taken; `owner` makes the
     /// token unique for the token variant.
     pub fn new(name: &str, timeout: u32, variant: LockVariant, owner: usize) -> Lock {
-        let key = Key::new(format!("lock_{name}")).expect("lock names are valid keys");
+        let key = Key::from_parts(&[b"lock_", name.as_bytes()]).expect("lock names are valid keys");
         Lock {
             key,
             timeout,
             variant,
-            token: format!("owner{owner}"),
+            token: [
+                "owner",
+                std::str::from_utf8(decimal_in(owner as u64, &mut [0; 20]))
+                    .expect("digits are ASCII"),
+            ]
+            .concat(),
         }
     }
 

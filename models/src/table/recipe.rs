@@ -39,7 +39,8 @@ impl Table {
     /// The table `name`; its lock expires `lock_timeout` seconds after it is taken (DS:
     /// 5), and a writer that finds it taken waits `backoff` before trying again.
     pub fn new(name: &str, lock_timeout: u32, backoff: Duration, owner: usize) -> Table {
-        let list = Key::new(format!("table_{name}_keys")).expect("table names are valid keys");
+        let list = Key::from_parts(&[b"table_", name.as_bytes(), b"_keys"])
+            .expect("table names are valid keys");
         Table {
             name: name.to_string(),
             list,

@@ -18,8 +18,7 @@ use std::time::Duration;
 pub use error::{McError, Transport};
 pub use exptime::{Exptime, MAX_RELATIVE_EXPTIME};
 pub use key::{Key, KeyError, MAX_KEY_LEN};
-pub(crate) use value::decimal_in;
-pub use value::{Cas, Value, decimal};
+pub use value::{Cas, Value, decimal, decimal_in};
 
 use crate::clock::VirtualTime;
 use crate::protocol::{
