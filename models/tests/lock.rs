@@ -3,9 +3,14 @@
 
 mod support;
 
-use mcsim::Verdict;
+use std::cell::Cell;
+use std::rc::Rc;
+use std::time::Duration;
+
 use mcsim::explore::Schedule;
-use mcsim::run;
+use mcsim::memcache::Memcache;
+use mcsim::{ExecConfig, Random, Sim, Verdict, execute, run};
+use mcsim_models::lock::{Lock, LockVariant};
 use support::{at_phase_zero, load, run, violation};
 
 #[test]
@@ -171,4 +176,56 @@ fn a_holder_paused_past_the_timeout_overlaps_the_next_for_its_whole_stay() {
     let sound = measure("lock-add", true);
     assert_eq!(sound.failing(), 0);
     assert!(!sound.metrics.contains_key("lock.overlap_ms"));
+}
+
+/// Whether the second holder still holds the lock after the first, paused past the TTL,
+/// releases its own: two clients, timed so that every schedule runs the same order (the
+/// first takes the lock at 0 and its 3 s TTL lapses by 5 s on the server's whole-second
+/// clock, the second takes it at 5.5 s, the first releases at 6 s, the second looks at
+/// 6.25 s, before its own TTL can lapse).
+fn second_holder_keeps_the_lock(variant: LockVariant, seed: u64) -> bool {
+    let kept: Rc<Cell<Option<bool>>> = Rc::default();
+    let k = kept.clone();
+    let setup = move |sim: &mut Sim| {
+        sim.client(Default::default(), move |mc| async move {
+            let lock = Lock::new("x", 3, variant, 0);
+            assert!(
+                lock.try_lock(&mc).await?,
+                "the first client finds the lock free"
+            );
+            mc.sleep(Duration::from_millis(6000)).await;
+            lock.unlock(&mc).await
+        });
+        let k = k.clone();
+        sim.client(Default::default(), move |mc| async move {
+            let lock = Lock::new("x", 3, variant, 1);
+            mc.sleep(Duration::from_millis(5500)).await;
+            assert!(lock.try_lock(&mc).await?, "the lapsed lock is free again");
+            mc.sleep(Duration::from_millis(750)).await;
+            // Taking it again fails only while it is still held.
+            k.set(Some(!lock.try_lock(&mc).await?));
+            Ok(())
+        });
+    };
+    let e = execute(&ExecConfig::default(), &setup, &mut Random::new(seed), 0);
+    assert!(e.verdict.is_pass(), "{}", e.verdict);
+    kept.get().expect("the second client looked")
+}
+
+#[test]
+fn a_token_lock_released_late_leaves_the_next_holders_lock_in_place() {
+    for seed in 0..20 {
+        // Each holder's token names it: the late release finds another's token and
+        // leaves it.
+        assert!(
+            second_holder_keeps_the_lock(LockVariant::Token, seed),
+            "seed {seed}"
+        );
+        // The add lock deletes whatever is there: the second holder lost its lock
+        // without knowing.
+        assert!(
+            !second_holder_keeps_the_lock(LockVariant::Add, seed),
+            "seed {seed}"
+        );
+    }
 }
