@@ -9,7 +9,6 @@ use crate::scenario::Scenario;
 use super::{Finding, Found, failure};
 
 pub use super::phases::{DEFAULT_MAX_PHASES, PhaseCoverage};
-use super::phases::{class_of, merge, representatives};
 
 /// Bounds of an exhaustive exploration.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -207,7 +206,8 @@ pub fn explore(
 /// on; it stops at the first `seek`. Without one, the first other violation is reported.
 ///
 /// When the scenario leaves the tick phase free, the search runs once per tick-phase
-/// class ([`PhaseCoverage`]); otherwise at the pinned phase.
+/// class ([`PhaseCoverage`]), two classes at a time on two jobs, with the report one job
+/// gives; otherwise at the pinned phase.
 pub fn explore_seeking(
     scenario: &Scenario,
     options: &ExploreOptions,
@@ -230,81 +230,11 @@ pub fn explore_seeking(
         };
         return r;
     }
-    let mut points = std::collections::BTreeSet::new();
-    let mut searched: Vec<u32> = Vec::new();
-    let mut total: Option<ExploreReport> = None;
-    let mut next = Some(0);
-    while let Some(phase) = next {
-        let at = std::time::Duration::from_micros(u64::from(phase));
-        // The execution cap holds for the whole search, over every phase.
-        let spent = total.as_ref().map_or(0, |t| t.stats.work());
-        let within = ExploreOptions {
-            max_executions: options.max_executions.map(|m| m.saturating_sub(spent)),
-            ..*options
-        };
-        if within.max_executions == Some(0)
-            && let Some(t) = &mut total
-        {
-            t.interrupted = true;
-            break;
-        }
-        let r = search_at_phase(scenario, &within, seek, Some(at), progress);
-        points.extend(r.phase_points.iter().copied());
-        searched.push(phase);
-        let sought = r
-            .failure
-            .as_ref()
-            .is_some_and(|f| seek.is_none_or(|l| f.execution.verdict.label() == l));
-        let stop = (sought && !options.keep_going) || r.interrupted;
-        total = Some(match total {
-            None => r,
-            Some(t) => merge(t, r),
-        });
-        if stop || searched.len() >= options.max_phases.max(1) {
-            break;
-        }
-        let covered: std::collections::BTreeSet<usize> =
-            searched.iter().map(|&p| class_of(&points, p)).collect();
-        // The class farthest from every phase searched comes next, so that a search the
-        // cap stops has spread its phases over the second.
-        let distance = |q: u32| {
-            searched
-                .iter()
-                .map(|&p| {
-                    let d = q.abs_diff(p);
-                    d.min(1_000_000 - d)
-                })
-                .min()
-                .unwrap_or(0)
-        };
-        next = representatives(&points)
-            .into_iter()
-            .filter(|&q| !covered.contains(&class_of(&points, q)))
-            .max_by_key(|&q| (distance(q), std::cmp::Reverse(q)));
-    }
-    let capped = searched.len() >= options.max_phases.max(1);
-    let mut total = total.expect("at least one phase searched");
-    let covered: std::collections::BTreeSet<usize> =
-        searched.iter().map(|&p| class_of(&points, p)).collect();
-    let classes = representatives(&points)
-        .into_iter()
-        .map(|q| class_of(&points, q))
-        .collect::<std::collections::BTreeSet<_>>()
-        .len();
-    let all = covered.len() == classes;
-    total.phases = PhaseCoverage {
-        pinned: None,
-        searched,
-        classes,
-        all,
-        capped: capped && !all,
-    };
-    total.phase_points = points;
-    total
+    super::phase_search::search_phases(scenario, options, seek, progress)
 }
 
 /// [`explore_seeking`] at one tick phase (`None`: the scenario's).
-fn search_at_phase(
+pub(super) fn search_at_phase(
     scenario: &Scenario,
     options: &ExploreOptions,
     seek: Option<&str>,

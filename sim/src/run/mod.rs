@@ -482,6 +482,7 @@ pub fn matches_expectation(expect: &str, verdict: &Verdict) -> bool {
 }
 
 mod explore;
+mod phase_search;
 mod phases;
 mod shares;
 
