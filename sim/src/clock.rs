@@ -63,7 +63,7 @@ impl VirtualTime {
 impl Add<Duration> for VirtualTime {
     type Output = VirtualTime;
     fn add(self, d: Duration) -> VirtualTime {
-        VirtualTime(self.0.saturating_add(d.as_micros() as u64))
+        self.plus_micros(d.as_micros() as u64)
     }
 }
 

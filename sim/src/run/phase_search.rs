@@ -96,7 +96,7 @@ pub(super) fn search_phases(
 
 /// Up to `n` phases of classes no phase in `searched` covers, each the farthest (around
 /// the second) from every phase searched or taken before it; ties go to the earlier phase.
-pub(super) fn farthest(points: &BTreeSet<u32>, searched: &[u32], n: usize) -> Vec<u32> {
+fn farthest(points: &BTreeSet<u32>, searched: &[u32], n: usize) -> Vec<u32> {
     let mut taken: Vec<u32> = searched.to_vec();
     let mut out = Vec::new();
     for _ in 0..n {

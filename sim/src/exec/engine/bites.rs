@@ -26,10 +26,7 @@ impl Engine<'_> {
         let kind = fault.kind();
         *self.fault_counts.entry(kind).or_insert(0) += 1;
         let left = &mut self.budget[kind as usize];
-        if *left > 0 {
-            *left -= 1;
-            self.budget_total -= 1;
-        }
+        *left = left.saturating_sub(1);
         let pending = match fault {
             Fault::Evict { server, key } => Pending {
                 kind,

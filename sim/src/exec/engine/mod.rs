@@ -14,17 +14,18 @@ use crate::exec::spare::{Spare, emptied};
 use crate::exec::spin::SpinWatch;
 use crate::exec::timer::Timer;
 use crate::exec::{ExecConfig, Execution, Sim, Task};
-use crate::explore::{CallOption, Choice, FaultOption, Footprint, Options, Schedule, Strategy};
+use crate::explore::{CallOption, Choice, FaultOption, Options, Schedule, Strategy};
 use crate::fault::{Fault, FaultKind};
 use crate::invariant::Verdict;
 use crate::memcache::{Key, Transport};
-use crate::trace::{Actor, Trace, fnv1a};
+use crate::trace::{Actor, Trace};
 
 mod bites;
 mod call;
 mod edges;
 mod ending;
 mod inject;
+mod options;
 pub use edges::MAX_EDGES;
 mod faults;
 mod fingerprint;
@@ -137,10 +138,9 @@ struct Engine<'c> {
     timers: Vec<(VirtualTime, u64, Timer)>,
     timer_seq: u64,
     fault_counts: BTreeMap<FaultKind, u32>,
-    /// Per kind (in [`FaultKind::ALL`]'s order), how many more the plan allows; their
-    /// sum is `budget_total`. Read at every step, so kept apart from `fault_counts`.
+    /// Per kind (in [`FaultKind::ALL`]'s order), how many more the plan allows. Read at
+    /// every step, so kept apart from `fault_counts`.
     budget: [u32; FaultKind::ALL.len()],
-    budget_total: u32,
     /// The keys of each client's last call, kept only when a pause or death is aimed at
     /// keys (a client sleeping after a call on them may be hit).
     last_keys: Option<Vec<Vec<Key>>>,
@@ -230,11 +230,6 @@ impl<'c> Engine<'c> {
             timer_seq,
             fault_counts: BTreeMap::new(),
             budget: FaultKind::ALL.map(|k| config.faults.rule(k).map_or(0, |r| r.max)),
-            budget_total: FaultKind::ALL
-                .iter()
-                .filter_map(|k| config.faults.rule(*k))
-                .map(|r| r.max)
-                .sum(),
             last_keys: [FaultKind::Pause, FaultKind::Die]
                 .iter()
                 .any(|k| config.faults.rule(*k).is_some_and(|r| r.keys.is_some()))
@@ -345,7 +340,7 @@ impl<'c> Engine<'c> {
             }
             let mut faults = std::mem::take(&mut self.faults_buf);
             // Once every budget is spent, no fault can fire for the rest of the execution.
-            if self.budget_total > 0 {
+            if self.budget.iter().any(|&left| left > 0) {
                 self.fault_options(calls, &mut faults);
             } else {
                 faults.clear();
@@ -387,106 +382,6 @@ impl<'c> Engine<'c> {
             self.calls_buf = buf;
             applied?;
         }
-    }
-
-    /// Calls that may execute now, with their windows, and the next timer deadline. The
-    /// calls are the first `n` entries of `calls`, whose entries are overwritten where
-    /// they are: the engine reuses one buffer for every step, and entries past `n` stay
-    /// for a later step instead of being dropped and built again.
-    fn options(
-        &self,
-        calls: &mut Vec<CallOption>,
-        footprints: bool,
-    ) -> (usize, Option<VirtualTime>) {
-        let core = self.core.borrow();
-        let now = core.now;
-        // Whole microseconds, as virtual time counts them: adding a `Duration` converts
-        // it at every use.
-        let (min, max) = (
-            self.config.latency_min.as_micros() as u64,
-            self.config.latency_max.as_micros() as u64,
-        );
-        let mut next_timer: Option<VirtualTime> = self.timers.iter().map(|t| t.0).min();
-        let mut latest_pending: Option<VirtualTime> = None;
-        for m in &core.mailboxes {
-            match &m.wait {
-                Wait::Sleep { until } => {
-                    next_timer = Some(next_timer.map_or(*until, |t| t.min(*until)));
-                }
-                Wait::Call { issued, .. } => {
-                    let end = issued.plus_micros(max);
-                    latest_pending = Some(latest_pending.map_or(end, |t| t.min(end)));
-                }
-                _ => {}
-            }
-        }
-        let Some(latest) = latest_pending else {
-            return (0, next_timer);
-        };
-        let horizon = next_timer.map_or(latest, |t| t.min(latest));
-        let mut n = 0;
-        for (client, m) in core.mailboxes.iter().enumerate() {
-            if let Wait::Call { issued, .. } = &m.wait {
-                let (start, end) = (issued.plus_micros(min), issued.plus_micros(max));
-                if start <= horizon {
-                    let earliest = start.max(now);
-                    let latest = end.min(horizon).max(earliest);
-                    // The buffer's entries are overwritten where they are: an option
-                    // built aside and moved in is read back right after it is written in
-                    // other pieces, which stalls the processor.
-                    match calls.get_mut(n) {
-                        Some(option) => {
-                            option.client = client;
-                            option.earliest = earliest;
-                            option.latest = latest;
-                            // Kept for `add_footprints` to overwrite in place.
-                            if !footprints {
-                                option.footprint = None;
-                            }
-                            option.edges.clear();
-                        }
-                        None => calls.push(CallOption {
-                            client,
-                            earliest,
-                            latest,
-                            footprint: None,
-                            edges: Vec::new(),
-                        }),
-                    }
-                    n += 1;
-                }
-            }
-        }
-        (n, next_timer)
-    }
-
-    fn add_footprints(&self, calls: &mut [CallOption]) {
-        let core = self.core.borrow();
-        for call in calls {
-            if let Wait::Call { request, .. } = &core.mailboxes[call.client].wait {
-                let footprint = call.footprint.get_or_insert_with(|| Footprint {
-                    server: 0,
-                    keys: Vec::new(),
-                    read_only: false,
-                });
-                footprint.server = self.cluster.route(request);
-                footprint.keys.clear();
-                footprint
-                    .keys
-                    .extend(request.keys().iter().map(|k| fnv1a(k.as_bytes())));
-                footprint.read_only = request.is_read_only();
-            } else {
-                call.footprint = None;
-            }
-        }
-    }
-
-    /// True if some server is close enough to its memory limit that a store may evict.
-    fn eviction_possible(&self) -> bool {
-        self.cluster.servers.iter().any(|s| {
-            let limit = s.config().memory_limit;
-            s.items().malloced() + 2 * crate::server::PAGE_SIZE > limit
-        })
     }
 
     fn diverged(&self, detail: String) -> Stop {
