@@ -62,6 +62,18 @@
 //! cost about what their multiset costs, not every ordering of it. Check the claim the way
 //! the lock family does: the same verdicts with and without it on broken variants.
 //!
+//! **What a client remembers.** mcsim cannot look inside a client's future, so the search
+//! tells two states of a client apart by everything the client observed: a reader that
+//! saw a hit, then a miss, and one that saw them the other way round differ for ever
+//! after. A workload loop whose operations start afresh says so at its top,
+//! `mc.remember_only((page, …))` with the loop index and any value read from ghost state
+//! for this operation ([`Client::remember_only`](crate::Client::remember_only)); a
+//! value read from ghost state and kept across an `.await` is added with
+//! [`Client::remember`](crate::Client::remember). Leave what only measures (hit counts,
+//! the longest wait, a failure's details) out of the ghost fingerprint. The tagged and
+//! dog-pile caches do all three; check the claim with `mcsim explore --whole-memory
+//! --no-symmetry` (`models/tests/summaries.rs` compares every verdict).
+//!
 //! ## 4. Check it from a `#[test]`
 //!
 //! [`check`](crate::check()) runs a variant in one expression: `.clients(n)`, parameters

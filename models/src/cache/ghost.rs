@@ -24,7 +24,14 @@ pub struct Overlap {
 }
 
 /// The shared ghost state of one execution.
-#[derive(Debug, Default, Hash)]
+///
+/// Its fingerprint ([`Hash`]) takes what decides what clients do next and the verdict:
+/// how many queries of each key are running (who runs them is each client's own part,
+/// [`Ghost::running_for`], so that the clients stay interchangeable), how many queries
+/// ever started (the next one's serial is in the rows it returns), whether rebuilds
+/// overlapped yet, and how many clients still run. The strips, counts, waits and ages
+/// only measure, and would split states that differ only in the past.
+#[derive(Debug, Default)]
 pub struct Ghost {
     /// How long one backend query takes.
     pub rebuild: Duration,
@@ -60,7 +67,28 @@ pub struct Ghost {
     pub live: usize,
 }
 
+impl std::hash::Hash for Ghost {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        for (key, running) in &self.running {
+            (key, running.len()).hash(h);
+        }
+        let started = self.builds.len();
+        (self.rebuild, started, self.overlap.is_some(), self.live).hash(h);
+    }
+}
+
 impl Ghost {
+    /// Feeds client `c`'s part of the ghost state: the keys it is querying the backend
+    /// for.
+    pub fn running_for(&self, c: usize, h: &mut impl std::hash::Hasher) {
+        use std::hash::Hash;
+        for (key, running) in &self.running {
+            if running.contains(&c) {
+                key.hash(h);
+            }
+        }
+    }
+
     /// Records a served answer.
     pub fn served(&mut self, answer: &Answer, waited: Duration, now: VirtualTime) {
         self.longest_wait = self.longest_wait.max(waited);
@@ -158,6 +186,8 @@ impl Backend for Frontend {
             }
             (serial, g.rebuild, running.len())
         };
+        // Returned after the query's sleep: part of the client's state until then.
+        self.mc.remember(serial);
         self.mc.note(format_args!(
             "backend query #{serial} for {name} starts ({running} running)"
         ));

@@ -46,6 +46,10 @@ pub fn setup(p: &CacheParams, clients: usize, sim: &mut Sim) {
         ..Ghost::default()
     }));
     crate::ghost::watch(sim, &ghost);
+    // Every client runs the same pages and writes rows that name no client: they are
+    // interchangeable (a spread start is a sleep, which each client's state shows).
+    let running = ghost.clone();
+    sim.symmetric(move |c, h| running.borrow().running_for(c, h));
     let caches: Vec<Cache> = (0..p.keys.max(1))
         .map(|i| Cache::new(&key_name(i), p.cache.clone()))
         .collect();
@@ -61,6 +65,8 @@ pub fn setup(p: &CacheParams, clients: usize, sim: &mut Sim) {
                 mc.sleep(p.interval * c as u32 / clients as u32).await;
             }
             for r in 0..p.requests {
+                // Each page starts afresh: nothing of the pages before carries over.
+                mc.remember_only(r);
                 let cache = &caches[r as usize % caches.len()];
                 let started = mc.global_now();
                 match cache.fetch(&mc, &fe, &fe).await {

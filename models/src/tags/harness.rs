@@ -4,6 +4,7 @@
 //! every served value is.
 
 use std::cell::RefCell;
+use std::hash::Hash;
 use std::rc::Rc;
 use std::time::Duration;
 
@@ -57,7 +58,13 @@ pub struct StaleRead {
 }
 
 /// The ghost state of one execution.
-#[derive(Debug, Default, Hash)]
+///
+/// Its fingerprint ([`Hash`]) takes what decides what clients do next and the verdict:
+/// when each change committed (a replica query counts them by time), which changes'
+/// invalidations completed, in order (a read is judged against them), how many ended
+/// unknown, and whether a read was stale yet. The counts and the first stale read's
+/// details only measure, and would split states that differ only in the past.
+#[derive(Debug, Default)]
 pub struct Ghost {
     /// When each database change committed, in order (change `n` is index `n - 1`).
     pub changes: Vec<VirtualTime>,
@@ -85,6 +92,15 @@ pub struct Ghost {
     pub max_late: Duration,
     /// The first stale read.
     pub first: Option<StaleRead>,
+}
+
+impl std::hash::Hash for Ghost {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        self.changes.hash(h);
+        self.completed.len().hash(h);
+        self.completed.iter().for_each(|(change, _)| change.hash(h));
+        (self.unknown, self.first.is_some()).hash(h);
+    }
 }
 
 impl Ghost {
@@ -151,6 +167,8 @@ impl Database for Db {
             };
             (n as u64, g.rebuild)
         };
+        // Returned after the query's sleep: part of the client's state until then.
+        self.mc.remember(n);
         let from = if master { "master" } else { "replica" };
         self.mc
             .note(format_args!("query on the {from} sees {n} changes"));
@@ -172,6 +190,10 @@ pub fn setup(p: &TagsParams, clients: usize, sim: &mut Sim) {
         ..Ghost::default()
     }));
     crate::ghost::watch(sim, &ghost);
+    // Readers run the same code and write nothing of their own: interchangeable. A
+    // writer's index picks the tags it invalidates, so each writer stays itself.
+    let writers = p.writers;
+    sim.symmetric(move |c, h| (c < writers).then_some(c).hash(h));
     let tags: Vec<String> = (0..p.tags.max(1)).map(tag_name).collect();
     let cache = TaggedCache::new("posts", &tags, p.cache.clone());
     for c in 0..clients {
@@ -225,6 +247,8 @@ async fn write(
     c: usize,
 ) -> Result<(), McError> {
     for i in 0..p.invalidations {
+        // Each change starts afresh: what the writer saw of the last one is behind it.
+        mc.remember_only(i);
         mc.sleep(p.write_interval).await;
         let tag = &cache.tags()[(c + i as usize) % cache.tags().len()];
         let change = {
@@ -232,6 +256,7 @@ async fn write(
             g.changes.push(mc.global_now());
             g.changes.len() as u64
         };
+        mc.remember(change);
         mc.note(format_args!("commits change {change}, invalidates {tag}"));
         match cache.invalidate(mc, tag).await {
             Ok(()) => {
@@ -257,9 +282,12 @@ async fn read(
         mc: mc.clone(),
         ghost: ghost.clone(),
     };
-    for _ in 0..p.reads {
+    for i in 0..p.reads {
         let started = mc.global_now();
         let before = ghost.borrow().completed.len();
+        // Each read starts afresh: it is judged against the invalidations complete when
+        // it started, and nothing of the reads before it carries over.
+        mc.remember_only((i, before));
         match cache.read(mc, &db).await {
             Ok(r) => {
                 let now = mc.global_now();

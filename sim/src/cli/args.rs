@@ -138,6 +138,10 @@ pub(crate) enum Command {
         /// interchangeable (no symmetry reduction).
         #[arg(long)]
         no_symmetry: bool,
+        /// Tell a client's states apart by everything it observed, even where its code
+        /// declares it remembers less (`Client::remember_only`).
+        #[arg(long)]
+        whole_memory: bool,
         /// Run each call only at the earliest instant of its latency window, not also
         /// where the window crosses a second on its server or its client's clock.
         #[arg(long)]

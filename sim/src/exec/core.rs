@@ -60,6 +60,11 @@ pub(crate) struct Core {
     /// Keep each client's [`Mailbox::seen`]: only when the strategy fingerprints states,
     /// so sampling runs pay no hash per call.
     pub observing: bool,
+    /// Let a client replace its [`Mailbox::seen`] with a summary it declares
+    /// ([`crate::Client::remember_only`]); off, every observation is kept apart.
+    pub summaries: bool,
+    /// A client summarized its memory in this execution.
+    pub summarized: bool,
     /// Keep the notes clients write: only when the execution is traced, so an untraced
     /// one formats none ([`crate::Client::note`]).
     pub tracing: bool,
@@ -75,6 +80,8 @@ impl Core {
             step: 0,
             clock_reads: 0,
             observing: false,
+            summaries: false,
+            summarized: false,
             tracing: false,
         }
     }
@@ -88,6 +95,8 @@ impl Core {
         self.step = 0;
         self.clock_reads = 0;
         self.observing = false;
+        self.summaries = false;
+        self.summarized = false;
         self.tracing = false;
     }
 
@@ -101,6 +110,19 @@ impl Core {
         let mut h = crate::exec::Fingerprint::resume(m.seen);
         x.hash(&mut h);
         m.seen = std::hash::Hasher::finish(&h);
+    }
+
+    /// Replaces what `client` observed so far with `summary`
+    /// ([`crate::Client::remember_only`]), when states are being fingerprinted and
+    /// summaries are honoured.
+    pub fn summarize(&mut self, client: usize, summary: impl std::hash::Hash) {
+        if !(self.observing && self.summaries) {
+            return;
+        }
+        let mut h = crate::exec::Fingerprint::default();
+        summary.hash(&mut h);
+        self.mailboxes[client].seen = std::hash::Hasher::finish(&h);
+        self.summarized = true;
     }
 
     pub fn add_client(&mut self, skew: Skew) -> usize {

@@ -164,6 +164,12 @@ impl Sim {
     /// (`move |h| inside.borrow().hash(h)`). Two states with the same servers, clients
     /// and ghost fingerprint are one state; a model that keeps ghost state and registers
     /// none lets the explorer merge states its invariants tell apart.
+    ///
+    /// Feed what decides the future and the verdicts, and leave out what only measures
+    /// (counts of hits, the longest wait, a failure's details): every field fed splits
+    /// states that differ only in the past. A value a client reads from ghost state and
+    /// acts on after an `.await` is its own state, not the ghost's: the client
+    /// [`Client::remember`]s it.
     pub fn ghost(&mut self, hash: impl Fn(&mut Fingerprint) + 'static) {
         self.ghosts.push(Box::new(hash));
     }
@@ -179,8 +185,10 @@ impl Sim {
     ///
     /// What the model promises: every client runs the same code and nothing it does
     /// depends on its index (no client number in a value it writes, a key it picks, or a
-    /// choice it makes); every [`Sim::ghost`] hashes no client number (a count, not a
-    /// set of clients); invariants do not single out a client. Break the promise and the
+    /// choice it makes) except through what `per_client` feeds (a writer's role and
+    /// index, feeding which keeps writers apart while the readers stay interchangeable);
+    /// every [`Sim::ghost`] hashes no client number (a count, not a set of clients);
+    /// invariants do not single out a client. Break the promise and the
     /// search may merge states that differ, and miss a violation: test the model with
     /// and without (`mcsim explore --no-symmetry`) on a broken variant. A scenario that
     /// scripts a fault at one client searches without symmetry.

@@ -44,7 +44,9 @@
 //! ([`crate::Sim::symmetric`]), the engine takes the fingerprint with the clients in a
 //! canonical order and gives each client's place ([`Options::ranks`]): the sleep set and
 //! the last client are kept by place, so a state reached again with its clients renamed
-//! is recognised with what was ruled out there (as TLC's symmetry sets do).
+//! is recognised with what was ruled out there (as TLC's symmetry sets do). With
+//! [`Dfs::with_summaries`], a client that declared what it still remembers
+//! ([`crate::Client::remember_only`]) is told apart by that, not by all it observed.
 //!
 //! **Shares.** A search can be split over threads ([`Dfs::with_share`], [`Share`]): each
 //! takes, at the split node of each path, the alternatives a hash of the path gives it,
@@ -121,6 +123,9 @@ pub struct DfsStats {
     /// True if states were kept up to a permutation of interchangeable clients
     /// ([`Dfs::with_symmetry`]): the model declared them so and the search used it.
     pub symmetric: bool,
+    /// True if some state kept a client's memory as the summary the client declared
+    /// ([`Dfs::with_summaries`], [`crate::Client::remember_only`]).
+    pub summarized: bool,
 }
 
 impl DfsStats {
@@ -154,6 +159,8 @@ pub struct Dfs {
     cache: bool,
     /// States are kept up to a permutation of interchangeable clients.
     symmetry: bool,
+    /// A client's memory is the summary it declares.
+    summaries: bool,
     timing: bool,
     /// Which draw of the workload (`k` of `n`): each client's first call runs at `k/n` of
     /// its latency window, which seeds what a workload draws from its start time.
@@ -188,6 +195,7 @@ impl Dfs {
             revisited: false,
             cache: false,
             symmetry: false,
+            summaries: false,
             timing: false,
             phase: None,
             draw: (0, 1),
@@ -215,6 +223,14 @@ impl Dfs {
     /// with the cache, whose states it merges.
     pub fn with_symmetry(mut self, symmetry: bool) -> Dfs {
         self.symmetry = symmetry;
+        self
+    }
+
+    /// The same search, telling a client's states apart by the summary of its memory it
+    /// declares ([`crate::Client::remember_only`]) rather than by everything it observed.
+    /// Only with the cache, whose states it merges.
+    pub fn with_summaries(mut self, summaries: bool) -> Dfs {
+        self.summaries = summaries;
         self
     }
 
@@ -454,6 +470,10 @@ impl Strategy for Dfs {
 
     fn symmetry(&self) -> bool {
         self.symmetry
+    }
+
+    fn summaries(&self) -> bool {
+        self.summaries
     }
 
     fn tick_phase(&mut self, _free: bool) -> Option<std::time::Duration> {

@@ -107,6 +107,10 @@ pub struct Options<'a> {
     /// renamed to their places, so what a strategy keeps about clients with a state (a
     /// sleep set, the client that ran last) must be renamed through this.
     pub ranks: Option<&'a [usize]>,
+    /// True if [`Options::state`] holds, for some client, the summary of its memory it
+    /// declared ([`crate::Client::remember_only`], [`Strategy::summaries`]) in place of
+    /// everything it observed.
+    pub summarized: bool,
 }
 
 impl Options<'_> {
@@ -186,6 +190,12 @@ pub trait Strategy {
     /// clients when the model declares them so ([`crate::Sim::symmetric`]); the strategy
     /// then renames clients through [`Options::ranks`].
     fn symmetry(&self) -> bool {
+        false
+    }
+
+    /// Whether a client's memory in a state's fingerprint may be the summary the client
+    /// declares ([`crate::Client::remember_only`]) instead of everything it observed.
+    fn summaries(&self) -> bool {
         false
     }
 

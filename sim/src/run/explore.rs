@@ -28,6 +28,9 @@ pub struct ExploreOptions {
     /// Keep states up to a permutation of interchangeable clients when the model
     /// declares them so ([`Dfs::with_symmetry`], [`crate::Sim::symmetric`]).
     pub symmetry: bool,
+    /// Tell a client's states apart by the summary of its memory it declares
+    /// ([`Dfs::with_summaries`], [`crate::Client::remember_only`]).
+    pub summaries: bool,
     /// Try each call also where its window crosses a second ([`Dfs::with_timing`]).
     pub timing: bool,
     /// Draws of the workload searched, one after the other ([`Dfs::set_draw`]).
@@ -56,6 +59,7 @@ impl Default for ExploreOptions {
             keep_going: false,
             cache: true,
             symmetry: true,
+            summaries: true,
             timing: true,
             draws: 1,
             iterative: false,
@@ -156,13 +160,22 @@ impl ExploreReport {
             0 | 1 => String::new(),
             n => format!(", {n} draws of the workload"),
         };
-        let symmetric = if self.stats.symmetric {
-            " (interchangeable: schedules that differ only by which client is which counted once)"
+        let mut notes = Vec::new();
+        if self.stats.symmetric {
+            notes.push(
+                "interchangeable: schedules that differ only by which client is which counted once",
+            );
+        }
+        if self.stats.summarized {
+            notes.push("each client's past kept as the summary its code declares");
+        }
+        let notes = if notes.is_empty() {
+            String::new()
         } else {
-            ""
+            format!(" ({})", notes.join("; "))
         };
         format!(
-            "every schedule{bounds}, {} clients{symmetric}{draws}, {}",
+            "every schedule{bounds}, {} clients{notes}{draws}, {}",
             scenario.clients,
             self.phases.describe()
         )
@@ -246,6 +259,7 @@ pub(super) fn search_at_phase(
             .with_max_faults(options.max_faults)
             .with_cache(options.cache)
             .with_symmetry(options.symmetry)
+            .with_summaries(options.summaries)
             .with_timing(options.timing)
             .with_phase(phase)
     };

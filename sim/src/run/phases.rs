@@ -99,6 +99,7 @@ pub(super) fn merge(a: ExploreReport, b: ExploreReport) -> ExploreReport {
     stats.complete = a.stats.complete && b.stats.complete;
     stats.cut_by_bound += a.stats.cut_by_bound;
     stats.symmetric |= a.stats.symmetric;
+    stats.summarized |= a.stats.summarized;
     let mut verdicts = a.verdicts;
     verdicts.extend(b.verdicts);
     let mut phase_points = a.phase_points;

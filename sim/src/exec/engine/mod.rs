@@ -54,6 +54,7 @@ pub fn execute(
     engine.phase_points = (strategy.explores_timing() && config.phase_free).then(Vec::new);
     let mut core = engine.core.borrow_mut();
     (core.observing, core.tracing) = (strategy.wants_states(), config.trace);
+    core.summaries = strategy.summaries();
     drop(core);
     let verdict = engine.run(strategy);
     let state_hash = strategy.wants_final_state().then(|| engine.fingerprint());
@@ -368,6 +369,7 @@ impl<'c> Engine<'c> {
                 faults: &faults,
                 eviction_possible: self.eviction_possible(),
                 ranks: (symmetry && state.is_some()).then_some(ranks.as_slice()),
+                summarized: state.is_some() && self.core.borrow().summarized,
                 state,
             };
             let choice = strategy.choose(&options);

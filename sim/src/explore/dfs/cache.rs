@@ -29,6 +29,7 @@ impl Dfs {
         // is kept about clients is kept by their places in it.
         let rename = |c: usize| options.ranks.map_or(c, |r| r[c]);
         self.stats.symmetric |= options.ranks.is_some();
+        self.stats.summarized |= options.summarized;
         let visit = Visit {
             // Who ran last matters only to the preemption bound, and only while it can
             // run on (switching away from it is then a preemption).

@@ -91,6 +91,7 @@ impl Dfs {
             cache_given_up: a.cache_given_up || b.cache_given_up,
             cut_by_bound: a.cut_by_bound + b.cut_by_bound,
             symmetric: a.symmetric || b.symmetric,
+            summarized: a.summarized || b.summarized,
         };
     }
 

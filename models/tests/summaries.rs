@@ -1,0 +1,131 @@
+//! The tagged cache and the dog-pile cache let the search merge more states: their ghost
+//! fingerprints keep only what decides the future and the verdict, their clients are
+//! interchangeable (`Sim::symmetric`, readers apart from writers), and each operation
+//! starts afresh (`Client::remember_only`). None of that may change what the search
+//! finds: over every scenario file of both families, made small enough for the plain
+//! search to finish, the search with those reductions reaches exactly the verdicts of
+//! the search without them (no symmetry, every client's whole memory), in fewer
+//! executions.
+
+use std::path::Path;
+
+use mcsim::run::{self, ExploreOptions, ExploreReport};
+use mcsim::scenario::Scenario;
+use mcsim_models::RECIPES;
+
+/// `file`, with 3 clients and `sets` making its workload short.
+fn small(file: &str, sets: &[&str]) -> Scenario {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../scenarios")
+        .join(format!("{file}.toml"));
+    let s = Scenario::load(&path, RECIPES).unwrap_or_else(|e| panic!("{e}"));
+    let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+    s.with_set(&sets)
+        .and_then(|s| s.with_clients(3))
+        .unwrap_or_else(|e| panic!("{file}: {e}"))
+}
+
+fn explore(s: &Scenario, reduced: bool) -> ExploreReport {
+    let options = ExploreOptions {
+        symmetry: reduced,
+        summaries: reduced,
+        keep_going: true,
+        max_executions: Some(300_000),
+        max_phases: 2,
+        max_preemptions: Some(2),
+        max_faults: Some(1),
+        ..ExploreOptions::default()
+    };
+    run::explore(s, &options, &mut |_| true)
+}
+
+/// Compares the two searches on `files`; returns (compared, violating, fewer).
+fn compare(files: &[&str], sets: &[&str]) -> (usize, usize, usize) {
+    let (mut compared, mut violating, mut fewer) = (0, 0, 0);
+    for file in files {
+        let s = small(file, sets);
+        let reduced = explore(&s, true);
+        assert!(
+            reduced.stats.complete,
+            "{file}: reduced search not complete"
+        );
+        assert!(reduced.stats.summarized, "{file}: no summary used");
+        let plain = explore(&s, false);
+        assert!(plain.stats.complete, "{file}: plain search not complete");
+        assert!(!plain.stats.summarized && !plain.stats.symmetric, "{file}");
+        assert_eq!(reduced.verdicts, plain.verdicts, "{file}");
+        assert!(
+            reduced.stats.executions <= plain.stats.executions,
+            "{file}: {} executions reduced, {} plain",
+            reduced.stats.executions,
+            plain.stats.executions
+        );
+        eprintln!(
+            "{file}: {:?}; {} executions and {} states reduced, {} and {} plain",
+            reduced.verdicts,
+            reduced.stats.executions,
+            reduced.stats.states,
+            plain.stats.executions,
+            plain.stats.states
+        );
+        compared += 1;
+        violating += usize::from(reduced.verdicts.iter().any(|v| v != "pass"));
+        fewer += usize::from(reduced.stats.executions < plain.stats.executions);
+    }
+    (compared, violating, fewer)
+}
+
+#[test]
+fn the_tagged_cache_reductions_find_what_the_plain_search_finds() {
+    let files = [
+        "tags-time",
+        "tags-counter",
+        "tags-time-evict",
+        "tags-counter-evict",
+        "tags-time-skew",
+        "tags-time-skew-same-version",
+    ];
+    let sets = ["params.reads=12"];
+    let (compared, violating, fewer) = compare(&files, &sets);
+    assert_eq!(compared, files.len());
+    assert!(
+        violating >= 2,
+        "only {violating} searches found a violation"
+    );
+    assert!(fewer >= 4, "fewer executions in only {fewer} of {compared}");
+}
+
+#[test]
+fn the_dog_pile_cache_reductions_find_what_the_plain_search_finds() {
+    let files = [
+        "cache-naive",
+        "cache-add-lock",
+        "cache-get-set-lock",
+        "cache-add-lock-evict",
+        "cache-add-lock-serve-stale",
+        "cache-mg-vivify",
+        "cache-mg-vivify-evict",
+        "cache-mg-vivify-recache",
+    ];
+    let sets = ["params.requests=6"];
+    let (compared, violating, fewer) = compare(&files, &sets);
+    assert_eq!(compared, files.len());
+    assert!(
+        violating >= 3,
+        "only {violating} searches found a violation"
+    );
+    assert!(fewer >= 5, "fewer executions in only {fewer} of {compared}");
+}
+
+#[test]
+fn the_proof_says_the_clients_pasts_were_summarized() {
+    let s = small("cache-mg-vivify", &["params.requests=4"]);
+    let r = explore(&s, true);
+    assert!(
+        r.covered(&s).contains("summary its code declares"),
+        "{}",
+        r.covered(&s)
+    );
+    let r = explore(&s, false);
+    assert!(!r.covered(&s).contains("summary"), "{}", r.covered(&s));
+}
