@@ -103,6 +103,9 @@ pub fn setup(p: &OnlineParams, clients: usize, sim: &mut Sim) {
                 VirtualTime(m_end * m_us),
             );
             for (i, t) in times.into_iter().enumerate() {
+                // Each hit starts afresh: the frontend acts on its arrivals (drawn from
+                // `salt`) and on the session store, not on what earlier hits saw.
+                mc.remember_only((i, salt));
                 mc.sleep(t.since(mc.global_now())).await;
                 let true_minute = mc.global_now().micros() / m_us;
                 let session = match p.sessions {
@@ -132,6 +135,8 @@ pub fn setup(p: &OnlineParams, clients: usize, sim: &mut Sim) {
         // Through the traffic, then until the last minute's count has left the window.
         for m in m0 + 1..=m_end + window {
             for k in 0..n {
+                // Each read starts afresh.
+                mc.remember_only((m, k));
                 let t = VirtualTime(m * m_us + m_us * (2 * k + 1) / (2 * n));
                 mc.sleep(t.since(mc.global_now())).await;
                 let now = mc.global_now();

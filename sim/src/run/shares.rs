@@ -25,8 +25,8 @@ use super::{Found, failure};
 
 /// The branching node where the shares part: deep enough that the subtrees outnumber
 /// the threads many times over (for balance), shallow enough that few executions end
-/// above it (those every share runs, and one counts). On `online-add` at 4 clients (516096
-/// executions, two threads): 4 took 44.8 s (one thread idle a third of the time), 6
+/// above it (those every share runs, and one counts). On `online-add` at 4 clients with
+/// every client's whole memory, where the cache gives up (516096 executions, two threads): 4 took 44.8 s (one thread idle a third of the time), 6
 /// 32.1 s, 8 29.7 s, 10 29.6 s, 16 30.2 s (23247 executions run by both); one thread
 /// 60 s.
 const SPLIT: u32 = 8;
