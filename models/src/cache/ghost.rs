@@ -225,7 +225,64 @@ impl Strip for Frontend {
 
 #[cfg(test)]
 mod tests {
+    use std::hash::{Hash, Hasher};
+
     use super::*;
+
+    fn fingerprint(g: &Ghost, client: Option<usize>) -> u64 {
+        let mut h = mcsim::exec::Fingerprint::default();
+        match client {
+            None => g.hash(&mut h),
+            Some(c) => g.running_for(c, &mut h),
+        }
+        h.finish()
+    }
+
+    #[test]
+    fn the_ghost_fingerprint_tells_apart_what_decides_verdicts_and_not_what_measures() {
+        let base = || {
+            let mut g = Ghost {
+                live: 3,
+                ..Ghost::default()
+            };
+            g.running.entry("k".into()).or_default().insert(1);
+            g.builds.push(VirtualTime::from_millis(10));
+            g
+        };
+        let b = fingerprint(&base(), None);
+        // Strips, counts, waits and ages only measure; who runs a query is each
+        // client's own part.
+        let mut g = base();
+        g.strips.insert("k".into(), "MW".into());
+        (g.fresh, g.stale, g.empty, g.errors) = (3, 1, 1, 1);
+        g.longest_wait = Duration::from_millis(300);
+        g.builds[0] = VirtualTime::from_millis(20);
+        g.running.insert("k".into(), [2].into());
+        assert_eq!(fingerprint(&g, None), b);
+        // Another query running, another started, an overlap seen, a client finished.
+        let mut running = base();
+        running.running.entry("k".into()).or_default().insert(2);
+        let mut started = base();
+        started.builds.push(VirtualTime::from_millis(30));
+        let mut overlap = base();
+        overlap.overlap = Some(Overlap {
+            key: "k".into(),
+            at: VirtualTime::ZERO,
+            clients: vec![1, 2],
+        });
+        let mut finished = base();
+        finished.live = 2;
+        for g in [running, started, overlap, finished] {
+            assert_ne!(fingerprint(&g, None), b, "{g:?}");
+        }
+        // Each client's part: the keys it queries for.
+        let g = base();
+        assert_ne!(fingerprint(&g, Some(1)), fingerprint(&g, Some(2)));
+        assert_eq!(
+            fingerprint(&g, Some(2)),
+            fingerprint(&Ghost::default(), Some(1))
+        );
+    }
 
     #[test]
     fn serials_are_read_from_rows() {

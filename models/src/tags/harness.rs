@@ -310,6 +310,49 @@ async fn read(
 mod tests {
     use super::*;
 
+    fn fingerprint(g: &Ghost) -> u64 {
+        use std::hash::Hasher;
+        let mut h = mcsim::exec::Fingerprint::default();
+        g.hash(&mut h);
+        h.finish()
+    }
+
+    #[test]
+    fn the_ghost_fingerprint_tells_apart_what_decides_verdicts_and_not_what_measures() {
+        let base = || {
+            let mut g = Ghost::default();
+            g.changes.push(VirtualTime::from_millis(100));
+            g.completed.push((1, VirtualTime::from_millis(150)));
+            g
+        };
+        let b = fingerprint(&base());
+        // Counts and the first stale read's details only measure.
+        let mut g = base();
+        (g.reads, g.hits, g.errors, g.stale) = (9, 4, 1, 2);
+        g.max_late = Duration::from_millis(70);
+        g.completed[0].1 = VirtualTime::from_millis(160);
+        assert_eq!(fingerprint(&g), b);
+        // A stale read already seen, another change, another completed invalidation, an
+        // unknown outcome: each decides a verdict or what a client does next.
+        let mut stale = base();
+        stale.first = Some(StaleRead {
+            client: 1,
+            started: VirtualTime::ZERO,
+            served: 0,
+            required: 1,
+            late: Duration::ZERO,
+        });
+        let mut changed = base();
+        changed.changes.push(VirtualTime::from_millis(200));
+        let mut completed = base();
+        completed.completed.push((2, VirtualTime::from_millis(250)));
+        let mut unknown = base();
+        unknown.unknown = 1;
+        for g in [stale, changed, completed, unknown] {
+            assert_ne!(fingerprint(&g), b, "{g:?}");
+        }
+    }
+
     #[test]
     fn rows_say_how_many_changes_they_include() {
         assert_eq!(changes_in(b"db#0"), Some(0));
