@@ -77,6 +77,8 @@ pub fn setup(p: &Array2Params, clients: usize, sim: &mut Sim) {
             // Read the array back the way its users do.
             for _ in 0..=p.retries {
                 let completed_before = completed.borrow().clone();
+                // Judged with the read after the fetch: the client's state until then.
+                mc.remember(&completed_before);
                 match array.fetch(&mc).await {
                     Ok(seen) => {
                         reads.borrow_mut().push(Read {

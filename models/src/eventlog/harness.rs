@@ -80,6 +80,8 @@ pub fn setup(p: &EventLogParams, clients: usize, sim: &mut Sim) {
                 Err(e) => return Err(e),
             }
             let salt = p.traffic.salt(c, mc.global_now().micros());
+            // The arrivals drawn from it decide the client's future: its state.
+            mc.remember(salt);
             let times = p.traffic.times(c, clients, salt, start, end);
             for (i, t) in times.into_iter().enumerate() {
                 mc.sleep(t.since(mc.global_now())).await;
