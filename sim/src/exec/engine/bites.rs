@@ -24,9 +24,7 @@ impl Engine<'_> {
     /// A fault fired: counted, and either bitten at once or waiting for a call.
     pub(super) fn fault_fired(&mut self, fault: &Fault) {
         let kind = fault.kind();
-        *self.fault_counts.entry(kind).or_insert(0) += 1;
-        let left = &mut self.budget[kind as usize];
-        *left = left.saturating_sub(1);
+        self.fired[kind as usize] += 1;
         let pending = match fault {
             Fault::Evict { server, key } => Pending {
                 kind,
@@ -71,9 +69,11 @@ impl Engine<'_> {
 
     /// Per kind that fired: how many times, and how many of those bit.
     pub(super) fn fault_figures(&self) -> Vec<(FaultKind, u32, u32)> {
-        self.fault_counts
-            .iter()
-            .map(|(kind, &n)| (*kind, n, self.fault_bites.get(kind).copied().unwrap_or(0)))
+        FaultKind::ALL
+            .into_iter()
+            .zip(self.fired)
+            .filter(|&(_, n)| n > 0)
+            .map(|(kind, n)| (kind, n, self.fault_bites.get(&kind).copied().unwrap_or(0)))
             .collect()
     }
 }

@@ -13,7 +13,7 @@ type MakeFault = fn(usize) -> Fault;
 
 impl Engine<'_> {
     fn budget_left(&self, kind: FaultKind) -> Option<(f64, &FaultRule)> {
-        if self.budget[kind as usize] == 0 {
+        if self.fired[kind as usize] >= self.allowed[kind as usize] {
             return None;
         }
         let rule = self.config.faults.rule(kind)?;

@@ -76,7 +76,7 @@ impl Engine<'_> {
             part.hash(&mut h);
         }
         self.timers.hash(&mut h);
-        self.fault_counts.hash(&mut h);
+        self.fired.hash(&mut h);
         for ghost in &self.ghosts {
             ghost(&mut h);
         }

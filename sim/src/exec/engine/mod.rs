@@ -138,10 +138,11 @@ struct Engine<'c> {
     /// Timed events in the world: restarts, rejoins, scripted faults.
     timers: Vec<(VirtualTime, u64, Timer)>,
     timer_seq: u64,
-    fault_counts: BTreeMap<FaultKind, u32>,
-    /// Per kind (in [`FaultKind::ALL`]'s order), how many more the plan allows. Read at
-    /// every step, so kept apart from `fault_counts`.
-    budget: [u32; FaultKind::ALL.len()],
+    /// Per kind (in [`FaultKind::ALL`]'s order, `kind as usize`), the faults fired so
+    /// far: the figures, the state fingerprint and, against `allowed`, the budgets left.
+    fired: [u32; FaultKind::ALL.len()],
+    /// Per kind, how many the plan allows.
+    allowed: [u32; FaultKind::ALL.len()],
     /// The keys of each client's last call, kept only when a pause or death is aimed at
     /// keys (a client sleeping after a call on them may be hit).
     last_keys: Option<Vec<Vec<Key>>>,
@@ -229,8 +230,8 @@ impl<'c> Engine<'c> {
             deferred,
             timers,
             timer_seq,
-            fault_counts: BTreeMap::new(),
-            budget: FaultKind::ALL.map(|k| config.faults.rule(k).map_or(0, |r| r.max)),
+            fired: [0; FaultKind::ALL.len()],
+            allowed: FaultKind::ALL.map(|k| config.faults.rule(k).map_or(0, |r| r.max)),
             last_keys: [FaultKind::Pause, FaultKind::Die]
                 .iter()
                 .any(|k| config.faults.rule(*k).is_some_and(|r| r.keys.is_some()))
@@ -341,7 +342,7 @@ impl<'c> Engine<'c> {
             }
             let mut faults = std::mem::take(&mut self.faults_buf);
             // Once every budget is spent, no fault can fire for the rest of the execution.
-            if self.budget.iter().any(|&left| left > 0) {
+            if self.fired.iter().zip(&self.allowed).any(|(f, a)| f < a) {
                 self.fault_options(calls, &mut faults);
             } else {
                 faults.clear();
