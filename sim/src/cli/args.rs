@@ -205,6 +205,12 @@ pub(crate) enum Command {
         /// (default 15, with `--all` 120: a shortened wait can move a TTL's end).
         #[arg(long)]
         max_wait_s: Option<f64>,
+        /// Replays in all, each on freshly started servers, while one diverges after a
+        /// call memcached's clock did not hold in its simulated second (its timer skipped
+        /// that second, or the answer came after the next one could have begun); every
+        /// replay that ran is reported. With `--server`, one.
+        #[arg(long, default_value_t = crate::cli::confirm::ATTEMPTS, value_parser = clap::value_parser!(u32).range(1..=100))]
+        attempts: u32,
     },
     /// Serve the simulated memcached on TCP, with injected faults, for clients in any
     /// language; prints `listening on 127.0.0.1:PORT` per server, then serves until

@@ -233,6 +233,7 @@ pub(crate) fn dispatch(command: Command, families: &[&'static dyn Family]) -> Re
             all: true,
             jobs,
             max_wait_s,
+            attempts,
             ..
         } => {
             let inputs = if scenario.is_empty() {
@@ -240,12 +241,12 @@ pub(crate) fn dispatch(command: Command, families: &[&'static dyn Family]) -> Re
             } else {
                 scenario
             };
-            crate::cli::confirm::confirm_all(
-                families,
-                &inputs,
-                jobs,
+            let options = crate::cli::confirm::options(
+                &[],
                 max_wait_s.unwrap_or(crate::cli::confirm::ALL_MAX_WAIT_S),
-            )
+                attempts,
+            )?;
+            crate::cli::confirm::confirm_all(families, &inputs, jobs, &options)
         }
         Command::Confirm {
             scenario,
@@ -254,6 +255,7 @@ pub(crate) fn dispatch(command: Command, families: &[&'static dyn Family]) -> Re
             clients,
             servers,
             max_wait_s,
+            attempts,
             ..
         } => {
             let [path] = &scenario[..] else {
@@ -264,12 +266,9 @@ pub(crate) fn dispatch(command: Command, families: &[&'static dyn Family]) -> Re
                 schedule: schedule.as_deref(),
                 clients,
             };
-            crate::cli::confirm::confirm(
-                &load(path, families)?,
-                which,
-                &servers,
-                max_wait_s.unwrap_or(15.0),
-            )
+            let options =
+                crate::cli::confirm::options(&servers, max_wait_s.unwrap_or(15.0), attempts)?;
+            crate::cli::confirm::confirm(&load(path, families)?, which, &options)
         }
         Command::Serve {
             port,

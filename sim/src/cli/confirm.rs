@@ -76,20 +76,18 @@ fn counterexample(s: &Scenario, which: Which<'_>) -> Result<Result<(Execution, S
 fn confirm_scenario(
     s: &Scenario,
     which: Which<'_>,
-    servers: &[std::net::SocketAddr],
-    max_wait: Duration,
+    base: &ConfirmOptions,
 ) -> Result<Result<Confirmed, String>> {
     let (execution, what) = match counterexample(s, which)? {
         Ok(found) => found,
         Err(why) => return Ok(Err(why)),
     };
     let options = ConfirmOptions {
-        servers: servers.to_vec(),
-        max_wait,
         phase: execution
             .phase
             .or_else(|| s.config.servers.first().map(|c| c.phase))
             .unwrap_or_default(),
+        ..base.clone()
     };
     let result = crate::real::confirm(&execution, &s.config, &options).map_err(|e| e.to_string());
     Ok(Ok(Confirmed {
@@ -107,14 +105,45 @@ pub(crate) fn check_wait(max_wait_s: f64) -> Result<Duration> {
     Ok(Duration::from_secs_f64(max_wait_s))
 }
 
+/// Replays `confirm` runs of a counterexample at most by default, while one diverges
+/// after a call memcached's clock did not hold in its simulated second.
+pub(crate) const ATTEMPTS: u32 = 3;
+
+/// The options from the command line (the phase is each execution's own).
+pub(crate) fn options(
+    servers: &[std::net::SocketAddr],
+    max_wait_s: f64,
+    attempts: u32,
+) -> Result<ConfirmOptions> {
+    Ok(ConfirmOptions {
+        servers: servers.to_vec(),
+        max_wait: check_wait(max_wait_s)?,
+        phase: Duration::ZERO,
+        attempts,
+    })
+}
+
+/// The replays before the last, which diverged where the real clock did not follow the
+/// simulation's: "on replay 2; replay 1 diverged: …", or nothing.
+fn retried_note(c: &Confirmation) -> Option<String> {
+    (!c.retried.is_empty()).then(|| {
+        let earlier = c.retried.iter().enumerate();
+        let earlier = earlier.map(|(i, d)| format!("replay {} diverged: {d}", i + 1));
+        format!(
+            "on replay {}; {}",
+            c.retried.len() + 1,
+            earlier.collect::<Vec<_>>().join("; ")
+        )
+    })
+}
+
 pub(crate) fn confirm(
     s: &Scenario,
     which: Which<'_>,
-    servers: &[std::net::SocketAddr],
-    max_wait_s: f64,
+    options: &ConfirmOptions,
 ) -> Result<ExitCode> {
-    let max_wait = check_wait(max_wait_s)?;
-    let c = match confirm_scenario(s, which, servers, max_wait)? {
+    let max_wait_s = options.max_wait.as_secs_f64();
+    let c = match confirm_scenario(s, which, options)? {
         Ok(c) => c,
         Err(why) => {
             outln!("{}: {why}", s.name);
@@ -129,6 +158,9 @@ pub(crate) fn confirm(
         c.calls
     );
     let c2 = c.result.map_err(|e| anyhow::anyhow!("{e}"))?;
+    if let Some(note) = retried_note(&c2) {
+        outln!("({note})");
+    }
     for line in &c2.lines {
         outln!("{line}");
     }
@@ -170,7 +202,7 @@ pub(crate) struct Line {
 fn confirm_path(
     path: &std::path::Path,
     families: &[&'static dyn Family],
-    max_wait: Duration,
+    options: &ConfirmOptions,
 ) -> Option<Line> {
     let points = match crate::scenario::load_points(path, families) {
         Ok(p) => p,
@@ -189,18 +221,28 @@ fn confirm_path(
         return None;
     }
     let name = s.name.clone();
-    let (confirmed, text) = match confirm_scenario(s, Which::default(), &[], max_wait) {
+    let (confirmed, text) = match confirm_scenario(s, Which::default(), options) {
         Err(e) => (None, format!("error: {e:#}")),
         Ok(Err(why)) => (None, why),
         Ok(Ok(c)) => match c.result {
             Err(e) => (None, format!("not replayed: {e}")),
-            Ok(r) => match r.outcome {
-                Outcome::Confirmed { version } => (
-                    Some(version),
-                    format!("{} confirmed ({}, {} calls)", c.label, c.what, c.calls),
-                ),
-                Outcome::Diverged { detail, .. } => (None, format!("diverged: {detail}")),
-            },
+            Ok(r) => {
+                let retried = retried_note(&r)
+                    .map(|n| format!("; {n}"))
+                    .unwrap_or_default();
+                match r.outcome {
+                    Outcome::Confirmed { version } => (
+                        Some(version),
+                        format!(
+                            "{} confirmed ({}, {} calls{retried})",
+                            c.label, c.what, c.calls
+                        ),
+                    ),
+                    Outcome::Diverged { detail, .. } => {
+                        (None, format!("diverged: {detail}{retried}"))
+                    }
+                }
+            }
         },
     };
     Some(Line {
@@ -217,9 +259,9 @@ pub(crate) fn confirm_lines(
     families: &[&'static dyn Family],
     paths: &[PathBuf],
     jobs: usize,
-    max_wait: Duration,
+    options: &ConfirmOptions,
 ) -> Vec<Line> {
-    crate::cli::parallel(paths, jobs, |path| confirm_path(path, families, max_wait))
+    crate::cli::parallel(paths, jobs, |path| confirm_path(path, families, options))
         .into_iter()
         .flatten()
         .collect()
@@ -231,11 +273,10 @@ pub(crate) fn confirm_all(
     families: &[&'static dyn Family],
     inputs: &[PathBuf],
     jobs: usize,
-    max_wait_s: f64,
+    options: &ConfirmOptions,
 ) -> Result<ExitCode> {
-    let max_wait = check_wait(max_wait_s)?;
     let paths = crate::cli::gate::scenario_paths(inputs)?;
-    let lines = confirm_lines(families, &paths, jobs, max_wait);
+    let lines = confirm_lines(families, &paths, jobs, options);
     let width = lines.iter().map(|l| l.name.len()).max().unwrap_or(0);
     for l in &lines {
         let mark = if l.confirmed.is_some() {

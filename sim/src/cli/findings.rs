@@ -35,11 +35,16 @@ fn confirm(
     paths: &[PathBuf],
     scenarios: &mut [ScenarioFindings],
 ) -> Option<String> {
+    let options = crate::real::ConfirmOptions {
+        max_wait: Duration::from_secs_f64(crate::cli::confirm::ALL_MAX_WAIT_S),
+        attempts: crate::cli::confirm::ATTEMPTS,
+        ..Default::default()
+    };
     let lines = crate::cli::confirm::confirm_lines(
         families,
         paths,
         crate::cli::confirm::ALL_JOBS,
-        Duration::from_secs_f64(crate::cli::confirm::ALL_MAX_WAIT_S),
+        &options,
     );
     let mut version = None;
     for l in lines {

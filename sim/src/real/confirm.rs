@@ -13,7 +13,10 @@
 //! so a TTL ends between the same two calls on both. Every reply is compared with the one the
 //! simulated server gave: when all agree, the recipe sees on the real server exactly what
 //! it saw in simulation, so its invariant breaks the same way; otherwise the first
-//! difference is reported with its likely cause.
+//! difference is reported with its likely cause. A replay that diverges after a call the
+//! real clock did not hold in its simulated second (memcached's timer skipped that
+//! second, or the answer came after the next edge could have) is run again on fresh
+//! servers, up to [`ConfirmOptions::attempts`] replays, and the earlier ones are reported.
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -23,7 +26,7 @@ use crate::fault::Fault;
 use crate::protocol::{Reply, Request};
 use crate::real::TcpClient;
 use crate::real::fleet::Fleet;
-use crate::real::ticks::Ticks;
+use crate::real::ticks::{Due, Ticks};
 use crate::trace::{describe_reply, describe_request};
 
 /// How to confirm.
@@ -36,6 +39,11 @@ pub struct ConfirmOptions {
     /// The tick phase the simulated servers ran at: the replay starts so that the first
     /// server's real tick edges fall where the simulated ones did.
     pub phase: Duration,
+    /// Replays in all (at least one): a replay that diverges after a call the real clock
+    /// did not hold in its simulated second (see [`Outcome::Diverged`]) is run again on
+    /// freshly started servers, up to this many times. Servers given are not restarted,
+    /// so with them there is one replay.
+    pub attempts: u32,
 }
 
 /// What the real server did with the counterexample.
@@ -52,6 +60,11 @@ pub enum Outcome {
         step: u64,
         /// What differed, and the likely cause.
         detail: String,
+        /// Set when a call up to this one was not held in its simulated second by the
+        /// real server's clock (memcached's timer skipped that second, or the answer
+        /// came after the next edge may have): the divergence may be the real clock's,
+        /// not the servers'. What happened, for the first such call.
+        clock: Option<String>,
     },
 }
 
@@ -64,6 +77,9 @@ pub struct Confirmation {
     pub shortened: Duration,
     /// The outcome.
     pub outcome: Outcome,
+    /// Earlier replays that diverged where the real clock did not follow the
+    /// simulation's, and were run again: their divergences, in order.
+    pub retried: Vec<String>,
 }
 
 /// Why a confirmation could not run.
@@ -92,7 +108,8 @@ pub enum ConfirmError {
 }
 
 /// Replays `execution` (recorded with its timeline) against real memcached servers, one
-/// per simulated server of `config`.
+/// per simulated server of `config`; again, up to [`ConfirmOptions::attempts`] in all,
+/// while a replay diverges after a call the real clock did not hold in its second.
 pub fn confirm(
     execution: &Execution,
     config: &ExecConfig,
@@ -101,6 +118,34 @@ pub fn confirm(
     if execution.events.is_empty() {
         return Err(ConfirmError::NoEvents);
     }
+    let attempts = if options.servers.is_empty() {
+        options.attempts.max(1) as usize
+    } else {
+        1
+    };
+    let mut retried = Vec::new();
+    loop {
+        let mut c = replay(execution, config, options)?;
+        match &c.outcome {
+            Outcome::Diverged {
+                detail,
+                clock: Some(_),
+                ..
+            } if retried.len() + 1 < attempts => retried.push(detail.clone()),
+            _ => {
+                c.retried = retried;
+                return Ok(c);
+            }
+        }
+    }
+}
+
+/// One replay of `execution` on servers started for it (or given).
+fn replay(
+    execution: &Execution,
+    config: &ExecConfig,
+    options: &ConfirmOptions,
+) -> Result<Confirmation, ConfirmError> {
     let mut real = Fleet::start(&config.servers, &options.servers)?;
     let version = match TcpClient::connect(real.addr(0))?.call(&Request::Version)? {
         Reply::Version(v) => v,
@@ -110,6 +155,8 @@ pub fn confirm(
     let mut conns: std::collections::BTreeMap<(usize, usize, SocketAddr), TcpClient> =
         Default::default();
     let mut lines = Vec::new();
+    // The first call the real clock may not have held in its simulated second.
+    let mut clock: Option<String> = None;
     let (mut last, mut budget, mut shortened) = (
         crate::clock::VirtualTime::ZERO,
         options.max_wait,
@@ -133,14 +180,18 @@ pub fn confirm(
         shortened += gap - sleep;
         // Timed from the real server's own edges while no wait was cut short; after
         // that, from the start.
-        let due = match &mut ticks {
-            Some(t) if shortened.is_zero() => t.due(time)?,
-            _ => {
+        let (due, second) = match &mut ticks {
+            Some(t) if shortened.is_zero() => {
+                let d = t.due(time)?;
+                (d.at, Some(d))
+            }
+            _ => (
                 origin
                     + time
                         .since(crate::clock::VirtualTime::ZERO)
-                        .saturating_sub(shortened)
-            }
+                        .saturating_sub(shortened),
+                None,
+            ),
         };
         // Crashed servers come back when their time comes, before any later call.
         while let Some(at) = real.next_restart().filter(|at| *at <= due) {
@@ -202,6 +253,11 @@ pub fn confirm(
                 }
                 let addr = real.addr(*server);
                 let sent = with_real_exptimes(request, shift);
+                let answered = |clock: &mut Option<String>| {
+                    if let (None, Some(d)) = (&clock, &second) {
+                        *clock = off_second(*step, d, std::time::Instant::now());
+                    }
+                };
                 let got = match conns.entry((*client, *server, addr)) {
                     std::collections::btree_map::Entry::Occupied(mut e) => e.get_mut().call(&sent),
                     std::collections::btree_map::Entry::Vacant(e) => match TcpClient::connect(addr)
@@ -220,6 +276,7 @@ pub fn confirm(
                         continue;
                     }
                     (Err(e), Ok(expected)) => {
+                        answered(&mut clock);
                         return Ok(Confirmation {
                             lines,
                             shortened,
@@ -229,10 +286,13 @@ pub fn confirm(
                                     "step {step}: {what}: simulation {}, memcached failed: {e}",
                                     describe_reply(expected)
                                 ),
+                                clock,
                             },
+                            retried: Vec::new(),
                         });
                     }
                 };
+                answered(&mut clock);
                 let lost = matches!(fault, Some(Fault::ReplyLost { .. }));
                 let note = if lost {
                     " (reply dropped, as in simulation)"
@@ -251,9 +311,14 @@ pub fn confirm(
                     Ok(expected) if got != *expected => {
                         let cause = if shortened > Duration::ZERO {
                             "waits were shortened to the cap, so an expiry may not have come yet"
+                                .to_string()
+                        } else if let Some(note) = &clock {
+                            format!(
+                                "memcached's clock did not hold the simulation's second: {note}"
+                            )
                         } else {
                             // Any command on an item with a TTL can see it expired.
-                            "memcached's clock ticks once a second from its own start, so a TTL can end up to a second apart from the simulation's, or the servers hold different state here"
+                            "memcached's clock ticks once a second from its own start, so a TTL can end up to a second apart from the simulation's, or the servers hold different state here".to_string()
                         };
                         Some(format!(
                             "step {step}: {what}: simulation {}, memcached {} ({cause})",
@@ -270,7 +335,9 @@ pub fn confirm(
                         outcome: Outcome::Diverged {
                             step: *step,
                             detail,
+                            clock,
                         },
+                        retried: Vec::new(),
                     });
                 }
             }
@@ -280,7 +347,28 @@ pub fn confirm(
         lines,
         shortened,
         outcome: Outcome::Confirmed { version },
+        retried: Vec::new(),
     })
+}
+
+/// Why the real server may have answered the call of `step` in another second than the
+/// simulated one did (`due` its timing, answered at `at`), if it may have.
+pub(super) fn off_second(step: u64, due: &Due, at: std::time::Instant) -> Option<String> {
+    match due.shown {
+        Some(shown) if shown > due.second => Some(format!(
+            "step {step} was due while memcached's clock read {}, a value it skipped (its once-a-second timer fires a little late each time and had drifted over a whole second, so the clock jumped to {shown})",
+            due.second
+        )),
+        Some(shown) => Some(format!(
+            "step {step} was due while memcached's clock read {}, which it still did not a second and a half late (it read {shown})",
+            due.second
+        )),
+        None if at >= due.next_edge => Some(format!(
+            "step {step} was answered {:.1} ms after memcached's next second could have begun (a loaded machine)",
+            (at - due.next_edge).as_secs_f64() * 1e3
+        )),
+        None => None,
+    }
 }
 
 /// `request` with every absolute exptime (above 30 days: a unix time) moved by `shift`

@@ -7,6 +7,12 @@
 //! replay drift by milliseconds, and a call the simulation placed just after an edge can
 //! land just before it. So each edge is watched for (the `time` stat, polled every
 //! 200 µs) when the first call of its second is due, and the call is timed from it.
+//!
+//! Two things a replay cannot steer are recorded instead, so that a divergence they
+//! explain is told from one of the servers: the clock skipping a second (the drift has
+//! carried the timer over a whole second, and the value jumps by 2: memcached never
+//! shows that second, so a call the simulation placed in it sees the next), and a call
+//! answered so late that the next edge may have come first (a loaded machine).
 
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
@@ -31,8 +37,35 @@ pub(super) struct Ticks {
     /// The `time` value the real server showed in the simulated second before virtual
     /// time `phase` (the simulated edge at `phase` is the real one to `base + 1`).
     base: u64,
-    /// The real instants the edges were seen, by `time` value.
-    seen: Vec<(u64, Instant)>,
+    /// The edges seen, by `time` value.
+    seen: Vec<Edge>,
+    /// The last poll that showed the clock short of the value awaited: when it was sent.
+    last_short: Instant,
+}
+
+/// A real edge as seen: the `time` value it brought, the instant it was seen, and the
+/// instant of the last poll before that still showed an earlier value (the edge came
+/// between the two).
+#[derive(Debug, Clone, Copy)]
+struct Edge {
+    value: u64,
+    seen: Instant,
+    after: Instant,
+}
+
+/// When a call is due, and what the real clock did in its second.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Due {
+    /// The instant to send it.
+    pub at: Instant,
+    /// The call's simulated second, as a `time` value of the real server.
+    pub second: u64,
+    /// The `time` value the real server showed when the call was due, if not `second`:
+    /// it skipped that second, or its clock was more than a second and a half late.
+    pub shown: Option<u64>,
+    /// The earliest the real server's next edge can come: an answer received before it
+    /// was given within the call's second.
+    pub next_edge: Instant,
 }
 
 impl Ticks {
@@ -40,28 +73,37 @@ impl Ticks {
     /// `phase - 1 s` is taken to be that one. `None` if the server shows no `time`.
     pub(super) fn align(addr: SocketAddr, phase: Duration) -> Result<Option<Ticks>, ConfirmError> {
         let mut conn = TcpClient::connect(addr)?;
+        let mut after = Instant::now();
         let Some(first) = time_stat(&mut conn)? else {
             return Ok(None);
         };
         let started = Instant::now();
         let base = loop {
+            let sent = Instant::now();
             let now = time_stat(&mut conn)?.unwrap_or(first);
             if now != first || started.elapsed() > Duration::from_millis(1500) {
                 break now;
             }
+            after = sent;
             std::thread::sleep(Duration::from_micros(200));
         };
+        let seen = Instant::now();
         Ok(Some(Ticks {
             conn,
             phase: phase.min(Duration::from_millis(999)),
             base,
-            seen: vec![(base, Instant::now())],
+            seen: vec![Edge {
+                value: base,
+                seen,
+                after,
+            }],
+            last_short: seen,
         }))
     }
 
-    /// The real instant a call at virtual time `t` is due: as long after the real edge
-    /// of its second as it is after the simulated one, waiting for that edge first.
-    pub(super) fn due(&mut self, t: VirtualTime) -> Result<Instant, ConfirmError> {
+    /// When a call at virtual time `t` is due: as long after the real edge of its second
+    /// as it is after the simulated one, waiting for that edge first.
+    pub(super) fn due(&mut self, t: VirtualTime) -> Result<Due, ConfirmError> {
         let since = t.since(VirtualTime::ZERO) + Duration::from_secs(1);
         // Seconds of the simulated clock since the aligned edge, and how far into the
         // current one `t` lies.
@@ -69,11 +111,16 @@ impl Ticks {
         let k = into.as_secs();
         let offset = into - Duration::from_secs(k);
         let value = self.base + k;
-        let edge = match self.seen.iter().find(|(v, _)| *v >= value) {
-            Some(&(_, at)) => at,
+        let edge = match self.seen.iter().find(|e| e.value >= value) {
+            Some(&e) => e,
             None => self.wait_for(value)?,
         };
-        Ok(edge + offset)
+        Ok(Due {
+            at: edge.seen + offset,
+            second: value,
+            shown: (edge.value != value).then_some(edge.value),
+            next_edge: edge.after + Duration::from_secs(1),
+        })
     }
 
     /// What to add to an absolute exptime the simulation sent so that the real server,
@@ -87,12 +134,12 @@ impl Ticks {
         first as i64 - unix_at_zero
     }
 
-    /// Polls until the real clock shows `value` (or later); when it was first seen. Sleeps
-    /// until shortly before the edge is expected (a second after the last one seen per
-    /// second to go), and gives up a second and a half after it.
-    fn wait_for(&mut self, value: u64) -> Result<Instant, ConfirmError> {
-        let &(last_value, last_at) = self.seen.last().expect("the aligned edge");
-        let expected = last_at + Duration::from_secs(value.saturating_sub(last_value));
+    /// Polls until the real clock shows `value` (or later); the edge seen. Sleeps until
+    /// shortly before the edge is expected (a second after the last one seen per second
+    /// to go), and gives up a second and a half after it.
+    fn wait_for(&mut self, value: u64) -> Result<Edge, ConfirmError> {
+        let last = *self.seen.last().expect("the aligned edge");
+        let expected = last.seen + Duration::from_secs(value.saturating_sub(last.value));
         let early = expected
             .checked_sub(Duration::from_millis(30))
             .unwrap_or(expected);
@@ -102,13 +149,96 @@ impl Ticks {
         }
         let deadline = expected + Duration::from_millis(1500);
         loop {
+            let sent = Instant::now();
             let shown = time_stat(&mut self.conn)?.unwrap_or(value);
             let at = Instant::now();
             if shown >= value || at > deadline {
-                self.seen.push((shown.max(value), at));
-                return Ok(at);
+                // A value past the one awaited means the clock jumped over `value` (or
+                // this poll came more than a second late); one short of it, that the
+                // clock is late. Either way a call due in `value` sees `shown`.
+                let edge = Edge {
+                    value: shown,
+                    seen: at,
+                    after: self.last_short,
+                };
+                self.seen.push(edge);
+                return Ok(edge);
             }
+            self.last_short = sent;
             std::thread::sleep(Duration::from_micros(200));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::{BufRead, BufReader, Write};
+
+    /// A server that answers `stats` with only `time`, read off `clock` from its start.
+    fn scripted(clock: fn(Duration) -> u64) -> SocketAddr {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let start = Instant::now();
+        std::thread::spawn(move || {
+            for conn in listener.incoming() {
+                let Ok(conn) = conn else { return };
+                std::thread::spawn(move || {
+                    let mut out = conn.try_clone().unwrap();
+                    for line in BufReader::new(conn).lines() {
+                        let Ok(_) = line else { return };
+                        let t = clock(start.elapsed());
+                        if out
+                            .write_all(format!("STAT time {t}\r\nEND\r\n").as_bytes())
+                            .is_err()
+                        {
+                            return;
+                        }
+                    }
+                });
+            }
+        });
+        addr
+    }
+
+    #[test]
+    fn a_second_the_clock_skips_is_reported_for_the_calls_placed_in_it() {
+        // Edges at 0.2 s (101) and 1.2 s, where the clock jumps from 101 to 103.
+        let addr = scripted(|e| match e.as_millis() {
+            0..200 => 100,
+            200..1200 => 101,
+            _ => 103,
+        });
+        let mut ticks = Ticks::align(addr, Duration::ZERO).unwrap().unwrap();
+        let at = |s: f64| VirtualTime::ZERO + Duration::from_secs_f64(s);
+        // Phase 0: the aligned edge (101) is virtual time -1 s, so [0, 1) is 102.
+        let skipped = ticks.due(at(0.25)).unwrap();
+        assert_eq!((skipped.second, skipped.shown), (102, Some(103)));
+        let next = ticks.due(at(1.25)).unwrap();
+        assert_eq!((next.second, next.shown), (103, None));
+        assert!(
+            off_second_note(&skipped).contains("a value it skipped"),
+            "{}",
+            off_second_note(&skipped)
+        );
+    }
+
+    #[test]
+    fn an_answer_after_the_next_edge_could_have_come_is_reported() {
+        let now = Instant::now();
+        let due = Due {
+            at: now,
+            second: 7,
+            shown: None,
+            next_edge: now + Duration::from_millis(900),
+        };
+        let at = |ms| now + Duration::from_millis(ms);
+        assert_eq!(crate::real::confirm::off_second(3, &due, at(899)), None);
+        let late = crate::real::confirm::off_second(3, &due, at(905)).unwrap();
+        assert!(late.contains("5.0 ms after"), "{late}");
+    }
+
+    fn off_second_note(due: &Due) -> String {
+        crate::real::confirm::off_second(1, due, due.at).unwrap_or_default()
     }
 }
