@@ -71,6 +71,7 @@ impl Fleet {
         let mut members = Vec::new();
         for config in configs {
             let args = memcached_args(config);
+            crate::real::ticks::start_after_a_whole_second();
             let daemon = start(&args)?;
             members.push(Member {
                 addr: daemon.addr(),

@@ -8,11 +8,18 @@
 //! land just before it. So each edge is watched for (the `time` stat, polled every
 //! 200 µs) when the first call of its second is due, and the call is timed from it.
 //!
-//! Two things a replay cannot steer are recorded instead, so that a divergence they
-//! explain is told from one of the servers: the clock skipping a second (the drift has
-//! carried the timer over a whole second, and the value jumps by 2: memcached never
-//! shows that second, so a call the simulation placed in it sees the next), and a call
-//! answered so late that the next edge may have come first (a loaded machine).
+//! memcached reads its clock off the monotonic clock's whole seconds, at its timer's
+//! firings, which come a little later each second than at the process start. When that
+//! lateness carries a firing over a whole monotonic second, the clock jumps by 2: memcached
+//! never shows that second, and a call the simulation placed in it sees the next. So a
+//! confirmation starts its servers just after a whole monotonic second
+//! ([`start_after_a_whole_second`]): the drift then needs most of a second to get there,
+//! minutes of replay even on a loaded machine.
+//!
+//! What a replay cannot steer is recorded, so that a divergence it explains is told from
+//! one of the servers: a second the clock skipped all the same (a restarted server starts
+//! when its time comes), and a call answered so late that the next edge may have come
+//! first (a loaded machine).
 
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
@@ -20,6 +27,22 @@ use std::time::{Duration, Instant};
 use crate::clock::VirtualTime;
 use crate::protocol::Request;
 use crate::real::{ConfirmError, TcpClient};
+
+/// How far into a whole second of the monotonic clock a server may still be started:
+/// its timer fires that much (and its start-up time) after each whole second.
+const START_WINDOW: Duration = Duration::from_millis(50);
+
+/// Waits, if need be, until just after a whole second of the monotonic clock (the one
+/// memcached reads its clock from), so that a memcached started now fires its timer
+/// early in each second and its clock skips none until that timer's lateness has added
+/// up to most of a second.
+pub(super) fn start_after_a_whole_second() {
+    let now = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
+    let into = Duration::from_nanos(u64::try_from(now.tv_nsec).unwrap_or(0));
+    if into > START_WINDOW {
+        std::thread::sleep(Duration::from_secs(1).saturating_sub(into) + Duration::from_millis(1));
+    }
+}
 
 /// The `time` stat: memcached's clock, in whole seconds.
 fn time_stat(conn: &mut TcpClient) -> Result<Option<u64>, ConfirmError> {
@@ -236,6 +259,30 @@ mod tests {
         assert_eq!(crate::real::confirm::off_second(3, &due, at(899)), None);
         let late = crate::real::confirm::off_second(3, &due, at(905)).unwrap();
         assert!(late.contains("5.0 ms after"), "{late}");
+    }
+
+    #[test]
+    fn a_memcached_started_after_a_whole_second_ticks_early_in_each_second() {
+        // memcached's timer fires at its start's place in the monotonic second, and its
+        // clock skips a second when that place drifts over a whole one: started just after
+        // a whole second, its edges come early in the second, with most of it to drift.
+        start_after_a_whole_second();
+        let Some(daemon) = crate::real::MemcachedDaemon::start_for_test("tick edge", &[]) else {
+            return;
+        };
+        let mut ticks = Ticks::align(daemon.addr(), Duration::ZERO)
+            .unwrap()
+            .unwrap();
+        let edge = ticks.due(VirtualTime::ZERO).unwrap();
+        // Where in a monotonic second the edge was seen (it came at most one poll
+        // before).
+        let now = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
+        let since_edge = Instant::now().saturating_duration_since(edge.at);
+        let edge_into = (now.tv_nsec as f64 / 1e9 - since_edge.as_secs_f64()).rem_euclid(1.0);
+        assert!(
+            edge_into < 0.3,
+            "the edge came {edge_into:.3} s into a monotonic second"
+        );
     }
 
     fn off_second_note(due: &Due) -> String {
