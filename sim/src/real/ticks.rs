@@ -35,8 +35,9 @@ const START_WINDOW: Duration = Duration::from_millis(50);
 /// Waits, if need be, until just after a whole second of the monotonic clock (the one
 /// memcached reads its clock from), so that a memcached started now fires its timer
 /// early in each second and its clock skips none until that timer's lateness has added
-/// up to most of a second.
-pub(super) fn start_after_a_whole_second() {
+/// up to most of a second: call it before [`MemcachedDaemon::start`](crate::real::MemcachedDaemon::start)
+/// when what runs on the server is timed against its tick edges.
+pub fn start_after_a_whole_second() {
     let now = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
     let into = Duration::from_nanos(u64::try_from(now.tv_nsec).unwrap_or(0));
     if into > START_WINDOW {
