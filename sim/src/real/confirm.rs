@@ -360,7 +360,7 @@ pub(super) fn off_second(step: u64, due: &Due, at: std::time::Instant) -> Option
             due.second
         )),
         Some(shown) => Some(format!(
-            "step {step} was due while memcached's clock read {}, which it still did not a second and a half late (it read {shown})",
+            "step {step} was due once memcached's clock read {}, but a second and a half after that edge was due it still read {shown}",
             due.second
         )),
         None if at >= due.next_edge => Some(format!(

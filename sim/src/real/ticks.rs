@@ -260,6 +260,13 @@ mod tests {
         assert_eq!(crate::real::confirm::off_second(3, &due, at(899)), None);
         let late = crate::real::confirm::off_second(3, &due, at(905)).unwrap();
         assert!(late.contains("5.0 ms after"), "{late}");
+        // A clock that never reached the call's second is named too.
+        let behind = Due {
+            shown: Some(6),
+            ..due
+        };
+        let behind = crate::real::confirm::off_second(3, &behind, at(1)).unwrap();
+        assert!(behind.contains("it still read 6"), "{behind}");
     }
 
     #[test]
