@@ -4,7 +4,7 @@
 //! cargo build --release && cargo run --release -p mcsim-compare --bin compare \
 //!     [-- --no-loom] [--seeds N] [--out PATH] [--gate-budget N] [--serve-commands N]
 //!     [--verdicts-only | --gate-only | --full-size-only | --serve-only
-//!      | --profile-hunt SCENARIO | --profile-rate get-set|incr-add]
+//!      | --profile-hunt SCENARIO | --profile-rate get-set|incr-add|fixed]
 //! ```
 //!
 //! 1. Exhausting the 3-client get/set and incr/add counters: mcsim `dfs` with and without
@@ -136,7 +136,7 @@ pub(crate) fn parse_args() -> Result<Args, String> {
             "--profile-rate" => {
                 args.profile_rate = Some(
                     it.next()
-                        .ok_or("--profile-rate takes get-set or incr-add")?,
+                        .ok_or("--profile-rate takes get-set, incr-add or fixed")?,
                 )
             }
             "--seeds" => {

@@ -419,17 +419,23 @@ pub(crate) struct Rates {
 /// Runs mcsim `random` on the 3-client counter `variant` (the same workload as shuttle's)
 /// for about 3 s, for a profiler.
 pub(crate) fn profile_rate(variant: &str) -> ExitCode {
-    let v = match variant {
-        "get-set" => CounterVariant::GetSet,
-        "incr-add" => CounterVariant::IncrAdd,
+    let (v, name) = match variant {
+        "get-set" | "fixed" => (CounterVariant::GetSet, "get-set"),
+        "incr-add" => (CounterVariant::IncrAdd, "incr-add"),
         other => {
-            eprintln!("compare: --profile-rate takes get-set or incr-add, not {other:?}");
+            eprintln!("compare: --profile-rate takes get-set, incr-add or fixed, not {other:?}");
             return ExitCode::FAILURE;
         }
     };
-    let s = counter_scenario(variant);
+    let s = counter_scenario(name);
     let bare = bare_counter(v, 3);
-    let mut batch = mcsim_batch(&s.config, &bare, || Box::new(Random::new(0)));
+    // `fixed`: the fixed-cost row, an execution with no clients.
+    let setup: &dyn Fn(&mut Sim) = if variant == "fixed" {
+        &no_clients
+    } else {
+        &bare
+    };
+    let mut batch = mcsim_batch(&s.config, setup, || Box::new(Random::new(0)));
     let (start, mut n) = (Instant::now(), 0u64);
     while start.elapsed() < Duration::from_secs(3) {
         batch(10_000, n);
