@@ -71,7 +71,7 @@ impl Fleet {
         let mut members = Vec::new();
         for config in configs {
             let args = memcached_args(config);
-            crate::real::ticks::start_after_a_whole_second();
+            crate::real::ticks::wait_for_start_window();
             let daemon = start(&args)?;
             members.push(Member {
                 addr: daemon.addr(),

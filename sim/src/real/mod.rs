@@ -19,4 +19,4 @@ pub use confirm::{ConfirmError, ConfirmOptions, Confirmation, Outcome, confirm};
 pub use daemon::{DaemonError, MemcachedDaemon};
 pub use fleet::memcached_args;
 pub use memcache::RealMemcache;
-pub use ticks::start_after_a_whole_second;
+pub use ticks::wait_for_start_window;
