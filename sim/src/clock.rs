@@ -95,7 +95,7 @@ impl VirtualTime {
 
 /// `n` in decimal, in `buf`.
 fn decimal(n: u64, buf: &mut [u8; 20]) -> &str {
-    std::str::from_utf8(crate::memcache::decimal_in(n, buf)).expect("decimal digits are ASCII")
+    std::str::from_utf8(crate::decimal::decimal_in(n, buf)).expect("decimal digits are ASCII")
 }
 
 impl fmt::Display for VirtualTime {

@@ -72,6 +72,7 @@ pub mod cli;
 pub mod clock;
 pub mod cluster;
 pub mod codec;
+mod decimal;
 pub mod exec;
 pub mod explore;
 pub mod fault;

@@ -106,7 +106,7 @@ impl Fnv1a {
 
     /// Hashes `n` written in decimal (the bytes `write!(h, "{n}")` would hash).
     pub fn write_decimal(&mut self, n: u64) {
-        self.write(crate::memcache::decimal_in(n, &mut [0; 20]));
+        self.write(crate::decimal::decimal_in(n, &mut [0; 20]));
     }
 
     /// The hash so far.
@@ -155,7 +155,7 @@ fn write_bytes(out: &mut String, data: &[u8]) {
 /// `{n:>width$}` writes it, without a formatter).
 pub fn write_decimal(out: &mut String, n: u64, width: usize) {
     let mut buf = [0; 20];
-    let digits = crate::memcache::decimal_in(n, &mut buf);
+    let digits = crate::decimal::decimal_in(n, &mut buf);
     for _ in digits.len()..width {
         out.push(' ');
     }

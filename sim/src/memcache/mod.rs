@@ -15,10 +15,11 @@ use std::collections::BTreeMap;
 use std::future::Future;
 use std::time::Duration;
 
+pub use crate::decimal::{decimal, decimal_in};
 pub use error::{McError, Transport};
 pub use exptime::{Exptime, MAX_RELATIVE_EXPTIME};
 pub use key::{Key, KeyError, MAX_KEY_LEN};
-pub use value::{Cas, Value, decimal, decimal_in};
+pub use value::{Cas, Value};
 
 use crate::clock::VirtualTime;
 use crate::protocol::{

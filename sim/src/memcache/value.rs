@@ -90,30 +90,8 @@ impl From<Vec<u8>> for Value {
 
 impl From<u64> for Value {
     fn from(n: u64) -> Value {
-        Value::new(decimal(n))
+        Value::new(crate::decimal::decimal(n))
     }
-}
-
-/// `n` in decimal ASCII, as memcached writes numbers into values, without going through
-/// the formatting machinery (counters store one on every increment).
-pub fn decimal(n: u64) -> Vec<u8> {
-    decimal_in(n, &mut [0; 20]).to_vec()
-}
-
-/// `n` in decimal ASCII, written at the end of `buf` (20 bytes hold any `u64`): for a key
-/// with a number in it, `Key::from_parts(&[b"item:", decimal_in(i, &mut [0; 20])])`
-/// builds it without an allocation.
-pub fn decimal_in(mut n: u64, buf: &mut [u8; 20]) -> &[u8] {
-    let mut at = buf.len();
-    loop {
-        at -= 1;
-        buf[at] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    &buf[at..]
 }
 
 /// A cas unique, as returned by `gets` and expected by `cas`.
@@ -129,13 +107,6 @@ impl fmt::Debug for Cas {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn decimal_matches_display() {
-        for n in [0, 1, 9, 10, 99, 100, 12345, u64::MAX - 1, u64::MAX] {
-            assert_eq!(decimal(n), n.to_string().into_bytes());
-        }
-    }
 
     #[test]
     fn as_u64_reads_what_trimming_and_parsing_text_reads() {

@@ -481,10 +481,13 @@ pub fn matches_expectation(expect: &str, verdict: &Verdict) -> bool {
     verdict.label() == expect
 }
 
+mod at_phase;
+mod exploration;
 mod explore;
 mod phase_search;
 mod phases;
 mod shares;
+mod tally;
 
 /// The machine's cores, at least 1: how many threads `mcsim explore` shares a search
 /// over and how many scenarios `mcsim check` runs at once unless told (`--jobs`).

@@ -20,7 +20,8 @@ use std::time::Duration;
 use crate::explore::DfsStats;
 use crate::scenario::Scenario;
 
-use super::explore::{ExploreOptions, ExploreReport, search_at_phase};
+use super::at_phase::search_at_phase;
+use super::exploration::{ExploreOptions, ExploreReport};
 use super::phases::{PhaseCoverage, class_of, merge, representatives};
 
 /// Phases a round searches after phase 0.

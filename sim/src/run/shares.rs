@@ -20,7 +20,8 @@ use crate::explore::dfs::Share;
 use crate::explore::{Dfs, DfsStats, Strategy};
 use crate::scenario::{Portable, Scenario};
 
-use super::explore::{ExploreOptions, ExploreReport, Tally};
+use super::exploration::{ExploreOptions, ExploreReport};
+use super::tally::Tally;
 use super::{Found, failure};
 
 /// The branching node where the shares part: deep enough that the subtrees outnumber
