@@ -503,11 +503,7 @@ type Recording = (Vec<Ran>, i64, Vec<(String, u64, i64)>);
 /// lifetime outside `(E - 1, E]`, which a late or repeated tick makes).
 fn unfit(recording: &Recording) -> Option<String> {
     let (ran, _, lifetimes) = recording;
-    let near: BTreeMap<&str, ()> = ran
-        .iter()
-        .filter(|r| r.mutates && r.near)
-        .map(|r| (r.group.as_str(), ()))
-        .collect();
+    let near = stored_near_an_edge(ran);
     let groups: BTreeMap<&str, ()> = ran.iter().map(|r| (r.group.as_str(), ())).collect();
     if near.len() * 10 > groups.len() {
         return Some(format!(
@@ -524,6 +520,14 @@ fn unfit(recording: &Recording) -> Option<String> {
         (*lived <= e - 1_000_000 - slack || *lived > e + slack)
             .then(|| format!("{key} with TTL {ttl} lived {lived} us on memcached"))
     })
+}
+
+/// The keys whose store (or touch, or flush) came too close to a tick edge to compare.
+fn stored_near_an_edge(ran: &[Ran]) -> BTreeMap<&str, ()> {
+    ran.iter()
+        .filter(|r| r.mutates && r.near)
+        .map(|r| (r.group.as_str(), ()))
+        .collect()
 }
 
 /// A recording on a memcached of its own whose clock kept to its ticks: up to three, each
@@ -557,10 +561,7 @@ fn lifetimes_match_real_memcached_at_every_phase() {
     };
 
     // A key whose store (or touch, or flush) came too close to an edge is left out.
-    let mut skipped: BTreeMap<&str, ()> = BTreeMap::new();
-    for r in ran.iter().filter(|r| r.mutates && r.near) {
-        skipped.insert(&r.group, ());
-    }
+    let skipped = stored_near_an_edge(&ran);
     let mut by_ttl: BTreeMap<u64, (i64, i64)> = BTreeMap::new();
     for (_, ttl, lived) in &lifetimes {
         let span = by_ttl.entry(*ttl).or_insert((i64::MAX, i64::MIN));

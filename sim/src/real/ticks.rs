@@ -74,12 +74,15 @@ pub(super) struct Ticks {
     last_short: Instant,
 }
 
-/// A real edge as seen: the `time` value it brought, the instant it was seen, and the
+/// A real edge as seen: the `time` value it stands for, the instant it was seen, and the
 /// instant of the last poll before that still showed an earlier value (the edge came
 /// between the two).
 #[derive(Debug, Clone, Copy)]
 struct Edge {
     value: u64,
+    /// The value the server showed: past `value` when it skipped it, short of it when its
+    /// clock was late past the wait's deadline.
+    shown: u64,
     seen: Instant,
     after: Instant,
 }
@@ -125,6 +128,7 @@ impl Ticks {
             base,
             seen: vec![Edge {
                 value: base,
+                shown: base,
                 seen,
                 after,
             }],
@@ -149,7 +153,7 @@ impl Ticks {
         Ok(Due {
             at: edge.seen + offset,
             second: value,
-            shown: (edge.value != value).then_some(edge.value),
+            shown: (edge.shown != value).then_some(edge.shown),
             next_edge: edge.after + Duration::from_secs(1),
         })
     }
@@ -186,9 +190,12 @@ impl Ticks {
             if shown >= value || at > deadline {
                 // A value past the one awaited means the clock jumped over `value` (or
                 // this poll came more than a second late); one short of it, that the
-                // clock is late. Either way a call due in `value` sees `shown`.
+                // clock is late. Either way a call due in `value` sees `shown`. A late
+                // clock's edge stands for `value`, so later calls of that second do not
+                // wait for it again.
                 let edge = Edge {
-                    value: shown,
+                    value: shown.max(value),
+                    shown,
                     seen: at,
                     after: self.last_short,
                 };
@@ -252,6 +259,21 @@ mod tests {
             "{}",
             off_second_note(&skipped)
         );
+    }
+
+    #[test]
+    fn a_clock_late_past_the_deadline_is_reported_and_waited_for_once() {
+        // An edge at 0.2 s (101), then the clock stops.
+        let addr = scripted(|e| if e.as_millis() < 200 { 100 } else { 101 });
+        let mut ticks = Ticks::align(addr, Duration::ZERO).unwrap().unwrap();
+        let at = |s: f64| VirtualTime::ZERO + Duration::from_secs_f64(s);
+        let late = ticks.due(at(0.25)).unwrap();
+        assert_eq!((late.second, late.shown), (102, Some(101)));
+        // The next call of that second does not wait a second and a half again.
+        let started = Instant::now();
+        let again = ticks.due(at(0.5)).unwrap();
+        assert!(started.elapsed() < Duration::from_millis(100));
+        assert_eq!((again.second, again.shown), (102, Some(101)));
     }
 
     #[test]
