@@ -4,8 +4,12 @@
 //! cargo build --release && cargo run --release -p mcsim-compare --bin compare \
 //!     [-- --no-loom] [--seeds N] [--out PATH] [--gate-budget N] [--serve-commands N]
 //!     [--verdicts-only | --gate-only | --full-size-only | --serve-only
-//!      | --profile-hunt SCENARIO | --profile-rate get-set|incr-add|fixed]
+//!      | --profile-hunt SCENARIO | --profile-rate ROW]
 //! ```
+//!
+//! `--profile-rate` runs one rate row for about 3 s, for callgrind: `get-set`,
+//! `incr-add` (mcsim `random`), `fixed` (an execution with no clients), `minimal`,
+//! `minimal-incr-add` (the minimal scheduler), `floor`, `floor-incr-add` (no checker).
 //!
 //! 1. Exhausting the 3-client get/set and incr/add counters: mcsim `dfs` with and without
 //!    reduction (timed here), loom (the `exhaust_counters` case of `models/tests/loom.rs`,
@@ -136,7 +140,7 @@ pub(crate) fn parse_args() -> Result<Args, String> {
             "--profile-rate" => {
                 args.profile_rate = Some(
                     it.next()
-                        .ok_or("--profile-rate takes get-set, incr-add or fixed")?,
+                        .ok_or(format!("--profile-rate takes {}", rates::PROFILE_ROWS))?,
                 )
             }
             "--seeds" => {

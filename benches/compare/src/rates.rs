@@ -416,35 +416,53 @@ pub(crate) struct Rates {
     pub(crate) overhead: f64,
 }
 
-/// Runs mcsim `random` on the 3-client counter `variant` (the same workload as shuttle's)
-/// for about 3 s, for a profiler.
-pub(crate) fn profile_rate(variant: &str) -> ExitCode {
-    let (v, name) = match variant {
-        "get-set" | "fixed" => (CounterVariant::GetSet, "get-set"),
-        "incr-add" => (CounterVariant::IncrAdd, "incr-add"),
-        other => {
-            eprintln!("compare: --profile-rate takes get-set, incr-add or fixed, not {other:?}");
-            return ExitCode::FAILURE;
-        }
+/// Runs one rate row on the 3-client get/set or incr/add counter for about 3 s, for a
+/// profiler: mcsim `random` (`get-set`, `incr-add`), its fixed cost (`fixed`: an
+/// execution with no clients), the minimal scheduler (`minimal`, `minimal-incr-add`) or
+/// the floor with no checker (`floor`, `floor-incr-add`). Instructions per execution of
+/// each, under callgrind, split mcsim's overhead from the shared work without the noise
+/// of a timer.
+pub(crate) fn profile_rate(row: &str) -> ExitCode {
+    let (v, name) = if row.ends_with("incr-add") {
+        (CounterVariant::IncrAdd, "incr-add")
+    } else {
+        (CounterVariant::GetSet, "get-set")
     };
     let s = counter_scenario(name);
     let bare = bare_counter(v, 3);
-    // `fixed`: the fixed-cost row, an execution with no clients.
-    let setup: &dyn Fn(&mut Sim) = if variant == "fixed" {
-        &no_clients
-    } else {
-        &bare
+    let mut server = Server::with_defaults();
+    let server = RefCell::new(&mut server);
+    let mut batch: Batch<'_> = match row {
+        "get-set" | "incr-add" => mcsim_batch(&s.config, &bare, || Box::new(Random::new(0))),
+        "fixed" => mcsim_batch(&s.config, &no_clients, || Box::new(Random::new(0))),
+        "minimal" | "minimal-incr-add" => Box::new(|n, round| {
+            let mut server = server.borrow_mut();
+            let first = round << 32;
+            (first..first + n as u64)
+                .filter(|&seed| !counter_minimal(v, 3, &mut server, seed))
+                .count()
+        }),
+        "floor" | "floor-incr-add" => Box::new(|n, _| {
+            let mut server = server.borrow_mut();
+            (0..n)
+                .filter(|_| !counter_direct(v, 3, &mut server))
+                .count()
+        }),
+        other => {
+            eprintln!("compare: --profile-rate takes {PROFILE_ROWS}, not {other:?}");
+            return ExitCode::FAILURE;
+        }
     };
-    let mut batch = mcsim_batch(&s.config, setup, || Box::new(Random::new(0)));
     let (start, mut n) = (Instant::now(), 0u64);
     while start.elapsed() < Duration::from_secs(3) {
         batch(10_000, n);
         n += 1;
     }
     let per = start.elapsed().as_secs_f64() * 1e9 / (n * 10_000) as f64;
-    println!(
-        "counter/{variant}: {} executions, {per:.0} ns each",
-        n * 10_000
-    );
+    println!("counter/{row}: {} executions, {per:.0} ns each", n * 10_000);
     ExitCode::SUCCESS
 }
+
+/// The rows `--profile-rate` runs.
+pub(crate) const PROFILE_ROWS: &str =
+    "get-set, incr-add, fixed, minimal, minimal-incr-add, floor or floor-incr-add";

@@ -32,46 +32,46 @@ pub const REPEATS_FOR_SPIN: u64 = 10_000;
 pub(crate) struct SpinWatch {
     /// Calls since the last change.
     quiet: u64,
-    /// Per client, hashes of the (request, reply) pairs made since tracking began.
-    seen: Vec<BTreeSet<u64>>,
     /// Consecutive calls that repeated an earlier one.
     repeats: u64,
     /// The clients' clock reads when tracking began.
     clock_reads_then: u64,
-    /// Per client, the virtual time of its last progress.
-    last_progress: Vec<VirtualTime>,
-    /// Per client, the gaps between changes of server state (or start, or finish): the
-    /// liveness figures.
-    changes: Gaps,
-    /// Clients a pause or death fault hit: their own waits are not the others' waits.
-    faulted: Vec<bool>,
+    /// What the watch keeps per client, by client.
+    clients: Vec<Watched>,
     /// True once the model marked progress of its own ([`crate::Client::progress`]):
     /// the liveness figures then count its marks, not server writes.
     marking: bool,
-    /// Per client, the gaps between its marks (or start, or finish).
-    marks: Gaps,
 }
 
-/// Per client, when it last moved (or started), and the longest it went without moving.
+/// What the watch keeps for one client (one record per client, so that an execution
+/// starts by resetting one vector).
 #[derive(Debug, Default)]
-struct Gaps {
-    last: Vec<VirtualTime>,
-    longest: Vec<std::time::Duration>,
+struct Watched {
+    /// Hashes of the (request, reply) pairs it made since tracking began.
+    seen: BTreeSet<u64>,
+    /// The virtual time of its last progress.
+    last_progress: VirtualTime,
+    /// The gaps between its changes of server state (or start, or finish): the liveness
+    /// figures.
+    changes: Gap,
+    /// The gaps between its marks (or start, or finish).
+    marks: Gap,
+    /// A pause or death fault hit it: its own waits are not the others' waits.
+    faulted: bool,
 }
 
-impl Gaps {
-    fn reset(&mut self, clients: usize) {
-        self.last.clear();
-        self.last.resize(clients, VirtualTime::ZERO);
-        self.longest.clear();
-        self.longest.resize(clients, std::time::Duration::ZERO);
-    }
+/// When a client last moved (or started), and the longest it went without moving.
+#[derive(Debug, Default, Clone, Copy)]
+struct Gap {
+    last: VirtualTime,
+    longest: std::time::Duration,
+}
 
-    /// `client` moved at `now`.
-    fn moved(&mut self, client: usize, now: VirtualTime) {
-        let gap = now.since(self.last[client]);
-        self.longest[client] = self.longest[client].max(gap);
-        self.last[client] = now;
+impl Gap {
+    /// Moved at `now`.
+    fn moved(&mut self, now: VirtualTime) {
+        self.longest = self.longest.max(now.since(self.last));
+        self.last = now;
     }
 }
 
@@ -81,40 +81,37 @@ impl SpinWatch {
         self.quiet = 0;
         self.repeats = 0;
         self.clock_reads_then = 0;
-        self.seen.iter_mut().for_each(BTreeSet::clear);
-        self.seen.resize_with(clients, BTreeSet::new);
-        self.last_progress.clear();
-        self.last_progress.resize(clients, VirtualTime::ZERO);
-        self.changes.reset(clients);
-        self.faulted.clear();
-        self.faulted.resize(clients, false);
         self.marking = false;
-        self.marks.reset(clients);
+        self.clients.truncate(clients);
+        for c in &mut self.clients {
+            c.seen.clear();
+            c.last_progress = VirtualTime::ZERO;
+            c.changes = Gap::default();
+            c.marks = Gap::default();
+            c.faulted = false;
+        }
+        self.clients.resize_with(clients, Watched::default);
     }
 
     /// `client` finished at `now`: progress by either count.
     pub fn finished(&mut self, client: usize, now: VirtualTime) {
-        self.progress(client, now);
-        self.advanced(client, now);
-        self.marks.moved(client, now);
+        let c = &mut self.clients[client];
+        c.last_progress = now;
+        c.changes.moved(now);
+        c.marks.moved(now);
     }
 
     /// The model marked progress of `client` at `now`.
     pub fn marked(&mut self, client: usize, now: VirtualTime) {
         self.marking = true;
-        self.marks.moved(client, now);
+        self.clients[client].marks.moved(now);
         self.changed();
-        self.last_progress[client] = now;
-    }
-
-    /// The client changed server state, or finished, at `now`.
-    pub fn advanced(&mut self, client: usize, now: VirtualTime) {
-        self.changes.moved(client, now);
+        self.clients[client].last_progress = now;
     }
 
     /// A pause or death fault hit the client.
     pub fn faulted(&mut self, client: usize) {
-        self.faulted[client] = true;
+        self.clients[client].faulted = true;
     }
 
     /// The liveness figures at `now`: the longest any client the faults did not hit went
@@ -124,19 +121,15 @@ impl SpinWatch {
     pub fn liveness(&self, unfinished: &[bool], now: VirtualTime) -> (std::time::Duration, usize) {
         let mut longest = std::time::Duration::ZERO;
         let mut stuck = 0;
-        let gaps = if self.marking {
-            &self.marks
-        } else {
-            &self.changes
-        };
-        for (c, &open) in unfinished.iter().enumerate() {
-            if self.faulted[c] {
+        for (c, &open) in self.clients.iter().zip(unfinished) {
+            if c.faulted {
                 continue;
             }
-            longest = longest.max(gaps.longest[c]);
+            let gap = if self.marking { c.marks } else { c.changes };
+            longest = longest.max(gap.longest);
             if open {
                 stuck += 1;
-                longest = longest.max(now.since(gaps.last[c]));
+                longest = longest.max(now.since(gap.last));
             }
         }
         (longest, stuck)
@@ -150,15 +143,10 @@ impl SpinWatch {
     /// Something changed the world (a fault, a timer, a client finishing).
     pub fn changed(&mut self) {
         if self.quiet >= QUIET_CALLS {
-            self.seen.iter_mut().for_each(BTreeSet::clear);
+            self.clients.iter_mut().for_each(|c| c.seen.clear());
         }
         self.quiet = 0;
         self.repeats = 0;
-    }
-
-    /// A client made progress at `now` without a call (it finished or woke).
-    pub fn progress(&mut self, client: usize, now: VirtualTime) {
-        self.last_progress[client] = now;
     }
 
     /// Records a call. `request_hash` is `Some` when [`SpinWatch::tracking_next`] said
@@ -175,13 +163,14 @@ impl SpinWatch {
     ) -> bool {
         if changed {
             self.changed();
-            self.last_progress[client] = now;
-            self.advanced(client, now);
+            let c = &mut self.clients[client];
+            c.last_progress = now;
+            c.changes.moved(now);
             return false;
         }
         self.quiet += 1;
         if self.quiet < QUIET_CALLS {
-            self.last_progress[client] = now;
+            self.clients[client].last_progress = now;
             return false;
         }
         if self.quiet == QUIET_CALLS {
@@ -193,9 +182,10 @@ impl SpinWatch {
         let mut h = crate::exec::ghost::Fingerprint::default();
         request_hash.hash(&mut h);
         reply.hash(&mut h);
-        if self.seen[client].insert(h.finish()) {
+        let c = &mut self.clients[client];
+        if c.seen.insert(h.finish()) {
             self.repeats = 0;
-            self.last_progress[client] = now;
+            c.last_progress = now;
             false
         } else {
             self.repeats += 1;
@@ -212,7 +202,7 @@ impl SpinWatch {
     /// whole time (a lock holder in its critical section, say) may wake and change
     /// things, so the others' repetitions are no spin yet.
     pub fn all_took_part(&self, mut busy: impl Iterator<Item = usize>) -> bool {
-        busy.all(|c| !self.seen[c].is_empty())
+        busy.all(|c| !self.clients[c].seen.is_empty())
     }
 
     /// True if no client read its clock since tracking began.
@@ -226,12 +216,15 @@ impl SpinWatch {
         busy: impl Iterator<Item = usize>,
         now: VirtualTime,
     ) -> Option<(usize, std::time::Duration)> {
-        let last = if self.marking {
-            &self.marks.last
-        } else {
-            &self.last_progress
+        let last = |c: usize| {
+            let w = &self.clients[c];
+            if self.marking {
+                w.marks.last
+            } else {
+                w.last_progress
+            }
         };
-        busy.map(|c| (c, now.since(last[c])))
+        busy.map(|c| (c, now.since(last(c))))
             .max_by_key(|(c, d)| (*d, std::cmp::Reverse(*c)))
     }
 }

@@ -95,7 +95,8 @@ pub struct Options<'a> {
     /// Faults that may fire now.
     pub faults: &'a [FaultOption],
     /// True if the servers can evict by memory pressure right now (memory nearly full):
-    /// then calls on different keys do not commute.
+    /// then calls on different keys do not commute. Computed for a strategy that
+    /// [`Strategy::needs_footprints`] (the only one it concerns); false for any other.
     pub eviction_possible: bool,
     /// The whole state's fingerprint, when the strategy asked for it
     /// ([`Strategy::wants_states`]) and it can be trusted (see the engine's

@@ -25,6 +25,7 @@ impl Engine<'_> {
     pub(super) fn fault_fired(&mut self, fault: &Fault) {
         let kind = fault.kind();
         self.fired[kind as usize] += 1;
+        self.budget_left = self.fired.iter().zip(&self.allowed).any(|(f, a)| f < a);
         let pending = match fault {
             Fault::Evict { server, key } => Pending {
                 kind,

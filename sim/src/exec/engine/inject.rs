@@ -61,7 +61,7 @@ impl Engine<'_> {
                 self.log(Actor::World, || format!("FAULT {fault} for {pause:?}"));
             }
             Fault::Die { client } => {
-                self.tasks[*client] = None;
+                self.end_task(*client);
                 for hook in &self.deaths {
                     hook(*client);
                 }

@@ -120,6 +120,8 @@ struct Engine<'c> {
     config: &'c ExecConfig,
     core: Rc<RefCell<Core>>,
     tasks: Vec<Option<Task>>,
+    /// How many of `tasks` are still running ([`Engine::end_task`] counts them down).
+    live: usize,
     always: Vec<(Cow<'static, str>, crate::invariant::StepCheck)>,
     ghosts: Vec<crate::exec::ghost::GhostHash>,
     /// Who holds what ([`Sim::holders`]).
@@ -143,6 +145,9 @@ struct Engine<'c> {
     fired: [u32; FaultKind::ALL.len()],
     /// Per kind, how many the plan allows.
     allowed: [u32; FaultKind::ALL.len()],
+    /// Some kind's budget is not spent yet: the fault options are worth building at the
+    /// next step (kept beside `fired`, checked at every step).
+    budget_left: bool,
     /// The keys of each client's last call, kept only when a pause or death is aimed at
     /// keys (a client sleeping after a call on them may be hit).
     last_keys: Option<Vec<Vec<Key>>>,
@@ -212,6 +217,7 @@ impl<'c> Engine<'c> {
         Engine {
             config,
             core: sim.core,
+            live: n,
             tasks: sim.tasks,
             always: sim.always,
             ghosts: sim.ghosts,
@@ -232,6 +238,9 @@ impl<'c> Engine<'c> {
             timer_seq,
             fired: [0; FaultKind::ALL.len()],
             allowed: FaultKind::ALL.map(|k| config.faults.rule(k).map_or(0, |r| r.max)),
+            budget_left: FaultKind::ALL
+                .iter()
+                .any(|k| config.faults.rule(*k).is_some_and(|r| r.max > 0)),
             last_keys: [FaultKind::Pause, FaultKind::Die]
                 .iter()
                 .any(|k| config.faults.rule(*k).is_some_and(|r| r.keys.is_some()))
@@ -318,7 +327,7 @@ impl<'c> Engine<'c> {
         let symmetry = states && strategy.symmetry() && self.symmetric_now();
         loop {
             self.fire_due_timers()?;
-            if self.tasks.iter().all(Option::is_none) {
+            if self.live == 0 {
                 return Ok(());
             }
             let now = self.now();
@@ -342,7 +351,7 @@ impl<'c> Engine<'c> {
             }
             let mut faults = std::mem::take(&mut self.faults_buf);
             // Once every budget is spent, no fault can fire for the rest of the execution.
-            if self.fired.iter().zip(&self.allowed).any(|(f, a)| f < a) {
+            if self.budget_left {
                 self.fault_options(calls, &mut faults);
             } else {
                 faults.clear();
@@ -368,7 +377,8 @@ impl<'c> Engine<'c> {
                 clients: self.tasks.len(),
                 calls,
                 faults: &faults,
-                eviction_possible: self.eviction_possible(),
+                // Only a strategy that weighs footprints reads it.
+                eviction_possible: footprints && self.eviction_possible(),
                 ranks: (symmetry && state.is_some()).then_some(ranks.as_slice()),
                 summarized: state.is_some() && self.core.borrow().summarized,
                 state,
@@ -448,7 +458,7 @@ impl<'c> Engine<'c> {
                     .map(|s| s.to_string())
                     .or_else(|| payload.downcast_ref::<String>().cloned())
                     .unwrap_or_else(|| "non-text panic".into());
-                self.tasks[client] = None;
+                self.end_task(client);
                 self.log(Actor::Client(client), || format!("PANIC {message}"));
                 Err(Verdict::Panic {
                     client,
@@ -457,7 +467,7 @@ impl<'c> Engine<'c> {
                 })
             }
             Ok(Poll::Ready(result)) => {
-                self.tasks[client] = None;
+                self.end_task(client);
                 self.spin.changed();
                 let now = self.now();
                 self.spin.finished(client, now);
@@ -485,6 +495,13 @@ impl<'c> Engine<'c> {
                 }
                 Ok(())
             }
+        }
+    }
+
+    /// Drops a client's future (it finished, panicked or died), counting it off.
+    fn end_task(&mut self, client: usize) {
+        if self.tasks[client].take().is_some() {
+            self.live -= 1;
         }
     }
 
