@@ -416,13 +416,13 @@ pub(crate) struct Rates {
     pub(crate) overhead: f64,
 }
 
-/// Runs one rate row on the 3-client get/set or incr/add counter for about 3 s, for a
-/// profiler: mcsim `random` (`get-set`, `incr-add`), its fixed cost (`fixed`: an
+/// Runs one rate row on the 3-client get/set or incr/add counter for about 3 s (or
+/// exactly `executions`), for a profiler: mcsim `random` (`get-set`, `incr-add`), its fixed cost (`fixed`: an
 /// execution with no clients), the minimal scheduler (`minimal`, `minimal-incr-add`) or
 /// the floor with no checker (`floor`, `floor-incr-add`). Instructions per execution of
 /// each, under callgrind, split mcsim's overhead from the shared work without the noise
 /// of a timer.
-pub(crate) fn profile_rate(row: &str) -> ExitCode {
+pub(crate) fn profile_rate(row: &str, executions: Option<u64>) -> ExitCode {
     let (v, name) = if row.ends_with("incr-add") {
         (CounterVariant::IncrAdd, "incr-add")
     } else {
@@ -453,13 +453,22 @@ pub(crate) fn profile_rate(row: &str) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let (start, mut n) = (Instant::now(), 0u64);
-    while start.elapsed() < Duration::from_secs(3) {
-        batch(10_000, n);
-        n += 1;
+    // Batches of at most 10 000, each its own round (other seeds).
+    const BATCH: u64 = 10_000;
+    let (start, mut done, mut round) = (Instant::now(), 0u64, 0u64);
+    loop {
+        let n = match executions {
+            Some(total) if done >= total => break,
+            Some(total) => (total - done).min(BATCH),
+            None if start.elapsed() >= Duration::from_secs(3) => break,
+            None => BATCH,
+        };
+        batch(n as usize, round);
+        done += n;
+        round += 1;
     }
-    let per = start.elapsed().as_secs_f64() * 1e9 / (n * 10_000) as f64;
-    println!("counter/{row}: {} executions, {per:.0} ns each", n * 10_000);
+    let per = start.elapsed().as_secs_f64() * 1e9 / done as f64;
+    println!("counter/{row}: {done} executions, {per:.0} ns each");
     ExitCode::SUCCESS
 }
 

@@ -47,11 +47,12 @@ impl Engine<'_> {
         self.bites_pending.push(pending);
     }
 
-    /// A call goes to `server`: the faults it makes bite.
-    pub(super) fn note_bites(&mut self, server: usize, request: &Request) {
+    /// A call goes to its server: the faults it makes bite.
+    pub(super) fn note_bites(&mut self, request: &Request) {
         if self.bites_pending.is_empty() {
             return;
         }
+        let server = self.cluster.route(request);
         let bites = &mut self.fault_bites;
         self.bites_pending.retain(|p| {
             let bit = p.server == server

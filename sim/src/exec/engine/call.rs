@@ -39,8 +39,7 @@ impl Engine<'_> {
         let phase_point = self.phase_point_before(client, request, issued, at);
         self.remember_keys(client, request);
         if !matches!(fault, Some(Fault::RequestLost { .. })) {
-            let server = self.cluster.route(request);
-            self.note_bites(server, request);
+            self.note_bites(request);
         }
         // Which servers the call went to, for the timeline only.
         let servers = self.config.trace.then(|| self.cluster.servers_for(request));

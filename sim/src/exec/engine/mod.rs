@@ -145,6 +145,9 @@ struct Engine<'c> {
     fired: [u32; FaultKind::ALL.len()],
     /// Per kind, how many the plan allows.
     allowed: [u32; FaultKind::ALL.len()],
+    /// The latency window's bounds in whole microseconds, as virtual time counts them
+    /// (converted once: adding a `Duration` converts it at every use).
+    latency: (u64, u64),
     /// Some kind's budget is not spent yet: the fault options are worth building at the
     /// next step (kept beside `fired`, checked at every step).
     budget_left: bool,
@@ -238,6 +241,10 @@ impl<'c> Engine<'c> {
             timer_seq,
             fired: [0; FaultKind::ALL.len()],
             allowed: FaultKind::ALL.map(|k| config.faults.rule(k).map_or(0, |r| r.max)),
+            latency: (
+                config.latency_min.as_micros() as u64,
+                config.latency_max.as_micros() as u64,
+            ),
             budget_left: FaultKind::ALL
                 .iter()
                 .any(|k| config.faults.rule(*k).is_some_and(|r| r.max > 0)),

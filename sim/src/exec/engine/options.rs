@@ -20,12 +20,7 @@ impl Engine<'_> {
     ) -> (usize, Option<VirtualTime>) {
         let core = self.core.borrow();
         let now = core.now;
-        // Whole microseconds, as virtual time counts them: adding a `Duration` converts
-        // it at every use.
-        let (min, max) = (
-            self.config.latency_min.as_micros() as u64,
-            self.config.latency_max.as_micros() as u64,
-        );
+        let (min, max) = self.latency;
         let mut next_timer: Option<VirtualTime> = self.timers.iter().map(|t| t.0).min();
         let mut latest_pending: Option<VirtualTime> = None;
         for m in &core.mailboxes {
