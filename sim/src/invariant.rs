@@ -44,7 +44,7 @@ impl Failure {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Violation {
     /// The invariant's name, e.g. `lock.exclusion`.
-    pub invariant: String,
+    pub invariant: std::borrow::Cow<'static, str>,
     /// The step after which it was found.
     pub step: u64,
     /// Virtual time then.
@@ -145,7 +145,7 @@ impl Verdict {
     pub fn label(&self) -> String {
         match self {
             Verdict::Pass => "pass".into(),
-            Verdict::Violation(v) => v.invariant.clone(),
+            Verdict::Violation(v) => v.invariant.to_string(),
             Verdict::Livelock { .. } => "livelock".into(),
             Verdict::Stuck { .. } => "stuck".into(),
             Verdict::Panic { .. } => "panic".into(),

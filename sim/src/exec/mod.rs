@@ -336,7 +336,7 @@ pub struct Execution {
     pub pruned: bool,
     /// Every invariant that failed: the verdict's, and any other that failed at the same
     /// step (a step check) or at the end (an end check); empty for a pass.
-    pub violated: Vec<String>,
+    pub violated: Vec<Cow<'static, str>>,
     /// Per fault kind that fired: how many times, and how many of those bit (changed
     /// what a later call saw; see the engine's `bites`).
     pub faults: Vec<(crate::fault::FaultKind, u32, u32)>,

@@ -347,7 +347,7 @@ pub fn failing_labels(e: &Execution) -> Vec<String> {
     match &e.verdict {
         Verdict::Pass => Vec::new(),
         Verdict::Violation(_) if !e.violated.is_empty() => {
-            let mut v = e.violated.clone();
+            let mut v: Vec<String> = e.violated.iter().map(|n| n.to_string()).collect();
             v.dedup();
             v
         }

@@ -40,7 +40,7 @@ impl Engine<'_> {
                 }
             }
             _ => {
-                *self.fault_bites.entry(kind).or_insert(0) += 1;
+                self.bitten[kind as usize] += 1;
                 return;
             }
         };
@@ -53,7 +53,7 @@ impl Engine<'_> {
             return;
         }
         let server = self.cluster.route(request);
-        let bites = &mut self.fault_bites;
+        let bitten = &mut self.bitten;
         self.bites_pending.retain(|p| {
             let bit = p.server == server
                 && p.key.as_ref().is_none_or(|k| {
@@ -63,7 +63,7 @@ impl Engine<'_> {
                         .any(|named| named.as_bytes() == k.as_bytes())
                 });
             if bit {
-                *bites.entry(p.kind).or_insert(0) += 1;
+                bitten[p.kind as usize] += 1;
             }
             !bit
         });
@@ -71,11 +71,14 @@ impl Engine<'_> {
 
     /// Per kind that fired: how many times, and how many of those bit.
     pub(super) fn fault_figures(&self) -> Vec<(FaultKind, u32, u32)> {
+        if self.fired == [0; FaultKind::ALL.len()] {
+            return Vec::new();
+        }
         FaultKind::ALL
             .into_iter()
             .zip(self.fired)
             .filter(|&(_, n)| n > 0)
-            .map(|(kind, n)| (kind, n, self.fault_bites.get(&kind).copied().unwrap_or(0)))
+            .map(|(kind, n)| (kind, n, self.bitten[kind as usize]))
             .collect()
     }
 }

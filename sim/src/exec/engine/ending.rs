@@ -1,6 +1,8 @@
 //! How an execution ends: invariant checks, violations, spins, waits past the budget and
 //! the end-of-run checks.
 
+use std::borrow::Cow;
+
 use crate::exec::core::Wait;
 use crate::fault::FaultKind;
 use crate::invariant::{EndView, Failure, Verdict, Violation};
@@ -19,10 +21,10 @@ impl Engine<'_> {
         for (name, check) in &self.always {
             if let Err(failure) = check() {
                 if !self.violated.iter().any(|v| v == name) {
-                    self.violated.push(name.to_string());
+                    self.violated.push(name.clone());
                 }
                 if verdict.is_none() {
-                    verdict = Some(self.violation(name.to_string(), failure));
+                    verdict = Some(self.violation(name.clone(), failure));
                 }
             }
         }
@@ -41,7 +43,7 @@ impl Engine<'_> {
         }
     }
 
-    pub(super) fn violation(&self, invariant: String, failure: Failure) -> Verdict {
+    pub(super) fn violation(&self, invariant: Cow<'static, str>, failure: Failure) -> Verdict {
         Verdict::Violation(Violation {
             invariant,
             step: self.step,
@@ -131,9 +133,9 @@ impl Engine<'_> {
         self.ended = true;
         for (name, check) in &self.at_end {
             if let Err(failure) = check(&view) {
-                self.violated.push(name.to_string());
+                self.violated.push(name.clone());
                 if verdict.is_pass() {
-                    verdict = self.violation(name.to_string(), failure);
+                    verdict = self.violation(name.clone(), failure);
                 }
             }
         }

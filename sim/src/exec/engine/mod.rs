@@ -65,17 +65,7 @@ pub fn execute(
         phase_points: engine.phase_points.take().unwrap_or_default(),
         violated: std::mem::take(&mut engine.violated),
         faults: engine.fault_figures(),
-        checks: engine
-            .always
-            .iter()
-            .map(|(name, _)| (name.clone(), engine.step_checks))
-            .chain(
-                engine
-                    .at_end
-                    .iter()
-                    .map(|(name, _)| (name.clone(), u64::from(engine.ended))),
-            )
-            .collect(),
+        checks: engine.checks(),
         state_hash,
         index,
         verdict,
@@ -157,8 +147,8 @@ struct Engine<'c> {
     /// Whether each client's last executed call changed the server (a pause or death
     /// of that client is aimed: [`crate::explore::FaultOption::aimed`]).
     wrote_last: Vec<bool>,
-    /// Of those, how many bit ([`bites`]).
-    fault_bites: BTreeMap<FaultKind, u32>,
+    /// Per kind, how many of the faults fired bit ([`bites`]).
+    bitten: [u32; FaultKind::ALL.len()],
     /// Faults that have not bitten yet.
     bites_pending: Vec<bites::Pending>,
     /// Times the step checks ran.
@@ -189,7 +179,7 @@ struct Engine<'c> {
     /// phase, so they mark no phase point.
     edge_timed: Vec<bool>,
     /// Every invariant that failed, in the order checked.
-    violated: Vec<String>,
+    violated: Vec<Cow<'static, str>>,
     /// True once the end checks ran.
     ended: bool,
     /// The first step-check violation, held while the execution runs on past it
@@ -253,7 +243,7 @@ impl<'c> Engine<'c> {
                 .any(|k| config.faults.rule(*k).is_some_and(|r| r.keys.is_some()))
                 .then(|| vec![Vec::new(); n]),
             wrote_last: flags(&mut spare.flags[0], n),
-            fault_bites: BTreeMap::new(),
+            bitten: [0; FaultKind::ALL.len()],
             bites_pending: Vec::new(),
             step_checks: 0,
             faults_fired: Vec::new(),
@@ -281,18 +271,47 @@ impl<'c> Engine<'c> {
     /// the checks are dropped first, so that the core is free to reuse when no client
     /// handle outlives them.
     fn recycle(self, spare: &mut Spare) {
-        spare.tasks = emptied(self.tasks);
-        spare.always = emptied(self.always);
-        spare.at_end = emptied(self.at_end);
-        spare.deferred = emptied(self.deferred);
-        spare.timers = emptied(self.timers);
+        // Field by field out of the engine, which is dropped in place: moving it whole
+        // into this function would copy a kilobyte per execution.
+        let Engine {
+            core,
+            tasks,
+            always,
+            at_end,
+            deferred,
+            timers,
+            calls_buf,
+            faults_buf,
+            spin,
+            wrote_last,
+            edge_timed,
+            cluster,
+            ..
+        } = self;
+        spare.tasks = emptied(tasks);
+        spare.always = emptied(always);
+        spare.at_end = emptied(at_end);
+        spare.deferred = emptied(deferred);
+        spare.timers = emptied(timers);
         // Kept with its entries: `options` overwrites them.
-        spare.calls = self.calls_buf;
-        spare.faults = emptied(self.faults_buf);
-        spare.spin = self.spin;
-        spare.flags = [self.wrote_last, self.edge_timed];
-        spare.cluster = Some(self.cluster);
-        spare.core = Some(self.core);
+        spare.calls = calls_buf;
+        spare.faults = emptied(faults_buf);
+        spare.spin = spin;
+        spare.flags = [wrote_last, edge_timed];
+        spare.cluster = Some(cluster);
+        spare.core = Some(core);
+    }
+
+    /// Every invariant with the times it was evaluated ([`Execution::checks`]).
+    fn checks(&self) -> Vec<(Cow<'static, str>, u64)> {
+        let mut checks = Vec::with_capacity(self.always.len() + self.at_end.len());
+        for (name, _) in &self.always {
+            checks.push((name.clone(), self.step_checks));
+        }
+        for (name, _) in &self.at_end {
+            checks.push((name.clone(), u64::from(self.ended)));
+        }
+        checks
     }
 
     fn now(&self) -> VirtualTime {
