@@ -4,7 +4,7 @@
 
 use rand::{RngExt, SeedableRng};
 
-use crate::explore::{Choice, Options, Strategy};
+use crate::explore::{CallOption, Choice, Options, Strategy};
 use crate::fault::FaultKind;
 
 /// The generator behind `random` and `pct`: PCG's 64-bit multiplicative variant
@@ -111,7 +111,11 @@ pub(crate) fn fault_firing(
 
 /// A uniform delay inside the window of the chosen call.
 pub(crate) fn delay_in_window(rng: &mut SeededRng, options: &Options<'_>, client: usize) -> u64 {
-    let call = options.call_of(client).expect("chosen client may run");
+    delay_in(rng, options.call_of(client).expect("chosen client may run"))
+}
+
+/// A delay drawn uniformly in `call`'s latency window.
+fn delay_in(rng: &mut SeededRng, call: &CallOption) -> u64 {
     let width = call.latest.micros() - call.earliest.micros();
     if width == 0 {
         0
@@ -139,8 +143,9 @@ impl Strategy for Random {
             return fault;
         }
         let i = self.rng.random_range(0..options.calls.len());
-        let client = options.calls[i].client;
-        let delay = delay_in_window(&mut self.rng, options, client);
+        let call = &options.calls[i];
+        let delay = delay_in(&mut self.rng, call);
+        let client = call.client;
         Choice::Run { client, delay }
     }
 }

@@ -138,6 +138,8 @@ struct Engine<'c> {
     /// The latency window's bounds in whole microseconds, as virtual time counts them
     /// (converted once: adding a `Duration` converts it at every use).
     latency: (u64, u64),
+    /// The time budget in whole microseconds ([`ExecConfig::max_time`]).
+    max_time: u64,
     /// Some kind's budget is not spent yet: the fault options are worth building at the
     /// next step (kept beside `fired`, checked at every step).
     budget_left: bool,
@@ -235,6 +237,7 @@ impl<'c> Engine<'c> {
                 config.latency_min.as_micros() as u64,
                 config.latency_max.as_micros() as u64,
             ),
+            max_time: u64::try_from(config.max_time.as_micros()).unwrap_or(u64::MAX),
             budget_left: FaultKind::ALL
                 .iter()
                 .any(|k| config.faults.rule(*k).is_some_and(|r| r.max > 0)),
@@ -357,9 +360,7 @@ impl<'c> Engine<'c> {
                 return Ok(());
             }
             let now = self.now();
-            if self.step >= self.config.max_steps
-                || now.since(VirtualTime::ZERO) > self.config.max_time
-            {
+            if self.step >= self.config.max_steps || now.micros() > self.max_time {
                 return Err(self.stuck());
             }
             let mut buf = std::mem::take(&mut self.calls_buf);
