@@ -9,7 +9,7 @@ use crate::exec::core::Wait;
 use crate::exec::spin::{changes_state, request_hash};
 use crate::fault::Fault;
 use crate::memcache::Transport;
-use crate::protocol::{Request, StoreMode};
+use crate::protocol::{Reply, Request, StoreMode};
 use crate::trace::{Actor, describe_reply, describe_request};
 
 use super::{Engine, Stop};
@@ -41,16 +41,15 @@ impl Engine<'_> {
         if !matches!(fault, Some(Fault::RequestLost { .. })) {
             self.note_bites(request);
         }
-        // Which servers the call went to, for the timeline only.
-        let servers = self.config.trace.then(|| self.cluster.servers_for(request));
         let read_only = request.is_read_only();
         let hash = self.spin.tracking_next().then(|| request_hash(request));
-        // Described before the server takes the request's bytes (only when tracing).
-        let what = self.config.trace.then(|| describe_request(request));
-        let recorded = self
-            .config
-            .trace
-            .then(|| (request.clone(), self.cluster.route(request)));
+        // Taken before the server takes the request's bytes (only when tracing).
+        let traced = self.config.trace.then(|| Traced {
+            servers: self.cluster.servers_for(request),
+            what: describe_request(request),
+            request: request.clone(),
+            server: self.cluster.route(request),
+        });
         let lost_request = matches!(fault, Some(Fault::RequestLost { .. }));
         let outcome = if lost_request {
             Err(Transport::TimedOut)
@@ -77,47 +76,9 @@ impl Engine<'_> {
         }
         core.mailboxes[client].wait = Wait::Running;
         drop(core);
-        if let Some((request, server)) = recorded {
-            self.events.push(Event::Call {
-                step: self.step,
-                time: at,
-                issued,
-                client,
-                server,
-                request,
-                outcome: outcome.clone(),
-                fault: fault.cloned(),
-            });
+        if let Some(traced) = traced {
+            self.trace_call(client, traced, issued, at, &outcome, fault);
         }
-        let several_servers = self.cluster.servers.len() > 1;
-        self.log(Actor::Client(client), || {
-            let server_note = if several_servers {
-                let names: Vec<String> = servers
-                    .unwrap_or_default()
-                    .iter()
-                    .map(|s| format!("s{s}"))
-                    .collect();
-                format!(" @{}", names.join(","))
-            } else {
-                String::new()
-            };
-            let what = what.unwrap_or_default();
-            match (&outcome, fault) {
-                (_, Some(Fault::RequestLost { .. })) => {
-                    format!("{what}{server_note} -> (request lost: FAULT)")
-                }
-                (Ok(r), Some(Fault::TooLarge { .. })) => format!(
-                    "{what}{server_note} -> {} (value over the item size limit: FAULT)",
-                    describe_reply(r)
-                ),
-                (Ok(r), Some(_)) => format!(
-                    "{what}{server_note} -> {} (reply lost: FAULT)",
-                    describe_reply(r)
-                ),
-                (Ok(r), None) => format!("{what}{server_note} -> {}", describe_reply(r)),
-                (Err(t), _) => format!("{what}{server_note} -> {t}"),
-            }
-        });
         let changed = match &outcome {
             Ok(reply) if !lost_request => changes_state(read_only, reply),
             _ => false,
@@ -152,4 +113,65 @@ impl Engine<'_> {
         }
         Ok(())
     }
+
+    /// Records a traced call: its event and its line on the timeline.
+    #[inline(never)]
+    fn trace_call(
+        &mut self,
+        client: usize,
+        traced: Traced,
+        issued: VirtualTime,
+        at: VirtualTime,
+        outcome: &Result<Reply, Transport>,
+        fault: Option<&Fault>,
+    ) {
+        let Traced {
+            servers,
+            what,
+            request,
+            server,
+        } = traced;
+        self.events.push(Event::Call {
+            step: self.step,
+            time: at,
+            issued,
+            client,
+            server,
+            request,
+            outcome: outcome.clone(),
+            fault: fault.cloned(),
+        });
+        let server_note = if self.cluster.servers.len() > 1 {
+            let names: Vec<String> = servers.iter().map(|s| format!("s{s}")).collect();
+            format!(" @{}", names.join(","))
+        } else {
+            String::new()
+        };
+        self.log(Actor::Client(client), || match (outcome, fault) {
+            (_, Some(Fault::RequestLost { .. })) => {
+                format!("{what}{server_note} -> (request lost: FAULT)")
+            }
+            (Ok(r), Some(Fault::TooLarge { .. })) => format!(
+                "{what}{server_note} -> {} (value over the item size limit: FAULT)",
+                describe_reply(r)
+            ),
+            (Ok(r), Some(_)) => format!(
+                "{what}{server_note} -> {} (reply lost: FAULT)",
+                describe_reply(r)
+            ),
+            (Ok(r), None) => format!("{what}{server_note} -> {}", describe_reply(r)),
+            (Err(t), _) => format!("{what}{server_note} -> {t}"),
+        });
+    }
+}
+
+/// What a traced call records of its request, taken before the server takes its bytes.
+struct Traced {
+    /// The servers it went to.
+    servers: Vec<usize>,
+    /// The request described.
+    what: String,
+    request: Request,
+    /// The server of its first key.
+    server: usize,
 }

@@ -533,6 +533,12 @@ impl<'c> Engine<'c> {
     }
 
     fn drain_notes(&mut self) {
+        {
+            let core = self.core.borrow();
+            if core.marks.is_empty() && core.notes.is_empty() {
+                return;
+            }
+        }
         if !self.core.borrow().marks.is_empty() {
             let now = self.now();
             let marks = std::mem::take(&mut self.core.borrow_mut().marks);

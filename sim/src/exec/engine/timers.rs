@@ -12,8 +12,7 @@ impl Engine<'_> {
     /// Wakes sleepers and restarts servers whose deadline has come, earliest first.
     pub(super) fn fire_due_timers(&mut self) -> Result<(), Stop> {
         loop {
-            let now = self.now();
-            let sleeper = {
+            let (now, sleeper) = {
                 let core = self.core.borrow();
                 if self.timers.is_empty()
                     && !core
@@ -23,14 +22,17 @@ impl Engine<'_> {
                 {
                     return Ok(());
                 }
-                core.mailboxes
+                let now = core.now;
+                let sleeper = core
+                    .mailboxes
                     .iter()
                     .enumerate()
                     .filter_map(|(c, m)| match m.wait {
                         Wait::Sleep { until } if until <= now => Some((until, c)),
                         _ => None,
                     })
-                    .min()
+                    .min();
+                (now, sleeper)
             };
             let timer = self
                 .timers
