@@ -293,6 +293,10 @@ fn main() -> ExitCode {
     if let Some(name) = &args.profile_hunt {
         return profile_hunt(name);
     }
+    if args.executions.is_some() && args.profile_rate.is_none() {
+        eprintln!("compare: --executions counts the executions of --profile-rate ROW");
+        return ExitCode::from(2);
+    }
     if let Some(variant) = &args.profile_rate {
         return profile_rate(variant, args.executions);
     }

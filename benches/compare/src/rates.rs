@@ -200,6 +200,28 @@ fn no_clients(sim: &mut Sim) {
     });
 }
 
+/// The executions of round `round` of the minimal scheduler on the 3-client counter, on
+/// `server` (executions numbered from `round << 32`).
+fn minimal_batch<'a>(variant: CounterVariant, server: &'a RefCell<&mut Server>) -> Batch<'a> {
+    Box::new(move |n, round| {
+        let mut server = server.borrow_mut();
+        let first = round << 32;
+        (first..first + n as u64)
+            .filter(|&seed| !counter_minimal(variant, 3, &mut server, seed))
+            .count()
+    })
+}
+
+/// `n` runs of the 3-client counter with no checker (the floor), on `server`.
+fn floor_batch<'a>(variant: CounterVariant, server: &'a RefCell<&mut Server>) -> Batch<'a> {
+    Box::new(move |n, _| {
+        let mut server = server.borrow_mut();
+        (0..n)
+            .filter(|_| !counter_direct(variant, 3, &mut server))
+            .count()
+    })
+}
+
 /// Executions per second on one 3-client counter, mcsim against shuttle, and the rates of
 /// the same work under a minimal scheduler and with no checker at all.
 pub(crate) fn section_rate(md: &mut String, name: &str, variant: CounterVariant) -> Rates {
@@ -238,13 +260,7 @@ pub(crate) fn section_rate(md: &mut String, name: &str, variant: CounterVariant)
         ),
         (
             "minimal scheduler: a uniform pick among parked calls, nothing else (see above)",
-            Box::new(|n, round| {
-                let mut server = server.borrow_mut();
-                let first = round << 32;
-                (first..first + n as u64)
-                    .filter(|&seed| !counter_minimal(variant, 3, &mut server, seed))
-                    .count()
-            }),
+            minimal_batch(variant, &server),
         ),
         (
             "mcsim, an execution with no clients and one failing end check (the fixed cost)",
@@ -252,12 +268,7 @@ pub(crate) fn section_rate(md: &mut String, name: &str, variant: CounterVariant)
         ),
         (
             "no checker: the clients one after another, every call executed at once (floor)",
-            Box::new(|n, _| {
-                let mut server = server.borrow_mut();
-                (0..n)
-                    .filter(|_| !counter_direct(variant, 3, &mut server))
-                    .count()
-            }),
+            floor_batch(variant, &server),
         ),
     ];
     let (labels, mut batches): (Vec<&str>, Vec<Batch<'_>>) = rows.into_iter().unzip();
@@ -417,9 +428,9 @@ pub(crate) struct Rates {
 }
 
 /// Runs one rate row on the 3-client get/set or incr/add counter for about 3 s (or
-/// exactly `executions`), for a profiler: mcsim `random` (`get-set`, `incr-add`), its fixed cost (`fixed`: an
-/// execution with no clients), the minimal scheduler (`minimal`, `minimal-incr-add`) or
-/// the floor with no checker (`floor`, `floor-incr-add`). Instructions per execution of
+/// exactly `executions`), for a profiler: mcsim `random` (`get-set`, `incr-add`), its
+/// fixed cost (`fixed`: an execution with no clients), the minimal scheduler (`minimal`,
+/// `minimal-incr-add`) or the floor with no checker (`floor`, `floor-incr-add`). Instructions per execution of
 /// each, under callgrind, split mcsim's overhead from the shared work without the noise
 /// of a timer.
 pub(crate) fn profile_rate(row: &str, executions: Option<u64>) -> ExitCode {
@@ -435,19 +446,8 @@ pub(crate) fn profile_rate(row: &str, executions: Option<u64>) -> ExitCode {
     let mut batch: Batch<'_> = match row {
         "get-set" | "incr-add" => mcsim_batch(&s.config, &bare, || Box::new(Random::new(0))),
         "fixed" => mcsim_batch(&s.config, &no_clients, || Box::new(Random::new(0))),
-        "minimal" | "minimal-incr-add" => Box::new(|n, round| {
-            let mut server = server.borrow_mut();
-            let first = round << 32;
-            (first..first + n as u64)
-                .filter(|&seed| !counter_minimal(v, 3, &mut server, seed))
-                .count()
-        }),
-        "floor" | "floor-incr-add" => Box::new(|n, _| {
-            let mut server = server.borrow_mut();
-            (0..n)
-                .filter(|_| !counter_direct(v, 3, &mut server))
-                .count()
-        }),
+        "minimal" | "minimal-incr-add" => minimal_batch(v, &server),
+        "floor" | "floor-incr-add" => floor_batch(v, &server),
         other => {
             eprintln!("compare: --profile-rate takes {PROFILE_ROWS}, not {other:?}");
             return ExitCode::FAILURE;

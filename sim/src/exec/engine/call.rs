@@ -48,7 +48,6 @@ impl Engine<'_> {
             servers: self.cluster.servers_for(request),
             what: describe_request(request),
             request: request.clone(),
-            server: self.cluster.route(request),
         });
         let lost_request = matches!(fault, Some(Fault::RequestLost { .. }));
         let outcome = if lost_request {
@@ -129,8 +128,9 @@ impl Engine<'_> {
             servers,
             what,
             request,
-            server,
         } = traced;
+        // The server of its first key comes first.
+        let server = servers[0];
         self.events.push(Event::Call {
             step: self.step,
             time: at,
@@ -167,11 +167,9 @@ impl Engine<'_> {
 
 /// What a traced call records of its request, taken before the server takes its bytes.
 struct Traced {
-    /// The servers it went to.
+    /// The servers it went to, its first key's first ([`crate::cluster::Cluster::servers_for`]).
     servers: Vec<usize>,
     /// The request described.
     what: String,
     request: Request,
-    /// The server of its first key.
-    server: usize,
 }
