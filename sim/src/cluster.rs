@@ -179,6 +179,9 @@ impl Cluster {
     /// The server a request goes to (its first key's; the first listed server for
     /// keyless requests).
     pub fn route(&self, request: &Request) -> usize {
+        if self.servers.len() == 1 {
+            return 0;
+        }
         match request.keys().first() {
             Some(k) => self.server_for(k),
             None => self.listed.iter().position(|&l| l).unwrap_or(0),
@@ -214,6 +217,13 @@ impl Cluster {
         request: &mut Request,
         at: VirtualTime,
     ) -> Result<Reply, Transport> {
+        // One server takes every request: nothing to route or split.
+        if let [server] = self.servers.as_mut_slice() {
+            if !server.is_up() {
+                return Err(Transport::ServerDown);
+            }
+            return Ok(server.apply_taking(request, at));
+        }
         let first = self.route(request);
         // Each key's server, computed once, only for a multi-key read on a cluster.
         let owners: Vec<usize> = match &*request {

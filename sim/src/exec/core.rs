@@ -65,6 +65,10 @@ pub(crate) struct Core {
     pub summaries: bool,
     /// A client summarized its memory in this execution.
     pub summarized: bool,
+    /// No sleeping client's deadline is earlier than this: a lower bound, lowered by
+    /// every [`Core::sleep_until`] and made exact whenever the engine scans the sleepers,
+    /// so a step with no sleeper due does not look at every mailbox to learn so.
+    pub next_wake: VirtualTime,
     /// Keep the notes clients write: only when the execution is traced, so an untraced
     /// one formats none ([`crate::Client::note`]).
     pub tracing: bool,
@@ -83,6 +87,7 @@ impl Core {
             summaries: false,
             summarized: false,
             tracing: false,
+            next_wake: VirtualTime(u64::MAX),
         }
     }
 
@@ -98,6 +103,7 @@ impl Core {
         self.summaries = false;
         self.summarized = false;
         self.tracing = false;
+        self.next_wake = VirtualTime(u64::MAX);
     }
 
     /// Adds what `client` observed (a reply, a timeout, a clock reading) to its
@@ -139,6 +145,7 @@ impl Core {
 
     pub fn sleep_until(&mut self, client: usize, d: Duration) {
         let until = self.now + d;
+        self.next_wake = self.next_wake.min(until);
         self.mailboxes[client].wait = Wait::Sleep { until };
     }
 }

@@ -64,13 +64,16 @@ struct Watched {
 #[derive(Debug, Default, Clone, Copy)]
 struct Gap {
     last: VirtualTime,
-    longest: std::time::Duration,
+    /// In microseconds: a `Duration` would be built and compared at every change.
+    longest: u64,
 }
 
 impl Gap {
     /// Moved at `now`.
     fn moved(&mut self, now: VirtualTime) {
-        self.longest = self.longest.max(now.since(self.last));
+        self.longest = self
+            .longest
+            .max(now.micros().saturating_sub(self.last.micros()));
         self.last = now;
     }
 }
@@ -126,7 +129,7 @@ impl SpinWatch {
                 continue;
             }
             let gap = if self.marking { c.marks } else { c.changes };
-            longest = longest.max(gap.longest);
+            longest = longest.max(std::time::Duration::from_micros(gap.longest));
             if open {
                 stuck += 1;
                 longest = longest.max(now.since(gap.last));

@@ -477,6 +477,20 @@ impl<'c> Engine<'c> {
         };
         let mut cx = Context::from_waker(Waker::noop());
         let result = catch_unwind(AssertUnwindSafe(|| task.as_mut().poll(&mut cx)));
+        // The common case in one look at the core: a client parked on a call or a sleep,
+        // with no notes or marks to drain.
+        if let Ok(Poll::Pending) = result {
+            let core = self.core.borrow();
+            if core.marks.is_empty() && core.notes.is_empty() {
+                return match core.mailboxes[client].wait {
+                    Wait::Running => {
+                        drop(core);
+                        Err(self.awaited_elsewhere(client))
+                    }
+                    _ => Ok(()),
+                };
+            }
+        }
         self.drain_notes();
         match result {
             Err(payload) => {
@@ -512,16 +526,20 @@ impl<'c> Engine<'c> {
             }
             Ok(Poll::Pending) => {
                 if matches!(self.core.borrow().mailboxes[client].wait, Wait::Running) {
-                    let message =
-                        "awaited something other than a memcached call or a sleep".to_string();
-                    return Err(Verdict::Panic {
-                        client,
-                        message,
-                        step: self.step,
-                    });
+                    return Err(self.awaited_elsewhere(client));
                 }
                 Ok(())
             }
+        }
+    }
+
+    /// The verdict on a client that awaited something the engine does not drive.
+    #[cold]
+    fn awaited_elsewhere(&self, client: usize) -> Stop {
+        Verdict::Panic {
+            client,
+            message: "awaited something other than a memcached call or a sleep".to_string(),
+            step: self.step,
         }
     }
 

@@ -13,25 +13,24 @@ impl Engine<'_> {
     pub(super) fn fire_due_timers(&mut self) -> Result<(), Stop> {
         loop {
             let (now, sleeper) = {
-                let core = self.core.borrow();
-                if self.timers.is_empty()
-                    && !core
-                        .mailboxes
-                        .iter()
-                        .any(|m| matches!(m.wait, Wait::Sleep { .. }))
-                {
+                let mut core = self.core.borrow_mut();
+                let now = core.now;
+                // No sleeper can be due before the bound: most steps stop here.
+                if self.timers.is_empty() && core.next_wake > now {
                     return Ok(());
                 }
-                let now = core.now;
-                let sleeper = core
-                    .mailboxes
-                    .iter()
-                    .enumerate()
-                    .filter_map(|(c, m)| match m.wait {
-                        Wait::Sleep { until } if until <= now => Some((until, c)),
-                        _ => None,
-                    })
-                    .min();
+                let mut sleeper: Option<(VirtualTime, usize)> = None;
+                let mut next_wake = VirtualTime(u64::MAX);
+                for (c, m) in core.mailboxes.iter().enumerate() {
+                    if let Wait::Sleep { until } = m.wait {
+                        next_wake = next_wake.min(until);
+                        if until <= now && sleeper.is_none_or(|s| (until, c) < s) {
+                            sleeper = Some((until, c));
+                        }
+                    }
+                }
+                // Exact now; the sleeper woken below leaves it a lower bound.
+                core.next_wake = next_wake;
                 (now, sleeper)
             };
             let timer = self
