@@ -15,9 +15,18 @@ impl Engine<'_> {
     /// fails at the same step is recorded beside it ([`Execution::violated`]).
     ///
     /// [`Execution::violated`]: crate::exec::Execution::violated
+    #[inline]
     pub(super) fn check_always(&mut self) -> Result<(), Stop> {
-        let mut verdict: Option<Verdict> = None;
         self.step_checks += 1;
+        if self.always.is_empty() {
+            return Ok(());
+        }
+        self.run_step_checks()
+    }
+
+    /// [`Engine::check_always`] with some step check registered.
+    fn run_step_checks(&mut self) -> Result<(), Stop> {
+        let mut verdict: Option<Verdict> = None;
         for (name, check) in &self.always {
             if let Err(failure) = check() {
                 if !self.violated.iter().any(|v| v == name) {

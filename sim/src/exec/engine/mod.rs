@@ -376,12 +376,13 @@ impl<'c> Engine<'c> {
                     None => return Err(self.livelock(0)),
                 }
             }
-            let mut faults = std::mem::take(&mut self.faults_buf);
-            // Once every budget is spent, no fault can fire for the rest of the execution.
-            if self.budget_left {
+            // Once every budget is spent, no fault can fire for the rest of the execution:
+            // the buffer is taken only while one may (an empty vector costs nothing).
+            let faulting = self.budget_left;
+            let mut faults = Vec::new();
+            if faulting {
+                faults = std::mem::take(&mut self.faults_buf);
                 self.fault_options(calls, &mut faults);
-            } else {
-                faults.clear();
             }
             // A choice already decided needs no footprints, edges or state.
             let deciding = !strategy.replaying();
@@ -393,8 +394,11 @@ impl<'c> Engine<'c> {
             }
             // Only a choice point with alternatives is worth remembering.
             let remember = states && deciding && calls.len() + faults.len() > 1;
-            let mut ranks = std::mem::take(&mut self.ranks);
+            let mut ranks = Vec::new();
             let state = if remember {
+                if symmetry {
+                    ranks = std::mem::take(&mut self.ranks);
+                }
                 self.state(symmetry.then_some(&mut ranks))
             } else {
                 None
@@ -411,14 +415,18 @@ impl<'c> Engine<'c> {
                 state,
             };
             let choice = strategy.choose(&options);
-            self.ranks = ranks;
+            if symmetry {
+                self.ranks = ranks;
+            }
             if strategy.stop_requested() {
                 self.pruned = true;
                 return Err(Verdict::Pass);
             }
             let applied = self.apply(choice, calls, &faults);
             self.record_keys();
-            self.faults_buf = faults;
+            if faulting {
+                self.faults_buf = faults;
+            }
             self.calls_buf = buf;
             applied?;
         }
