@@ -37,7 +37,9 @@ impl Engine<'_> {
         };
         let issued = *issued;
         let phase_point = self.phase_point_before(client, request, issued, at);
-        self.remember_keys(client, request);
+        if self.last_keys.is_some() {
+            self.remember_keys(client, request);
+        }
         if !matches!(fault, Some(Fault::RequestLost { .. })) {
             self.note_bites(request);
         }
@@ -50,26 +52,13 @@ impl Engine<'_> {
             request: request.clone(),
         });
         let lost_request = matches!(fault, Some(Fault::RequestLost { .. }));
-        let outcome = if lost_request {
-            Err(Transport::TimedOut)
-        } else if let (Some(Fault::TooLarge { .. }), Request::Store { mode, key, .. }) =
-            (fault, &*request)
-        {
-            let target = self.cluster.route(request);
-            let server = &mut self.cluster.servers[target];
-            if server.is_up() {
-                self.calls += 1;
-                Ok(server.reject_too_large(key, *mode == StoreMode::Set, at))
-            } else {
-                Err(Transport::ServerDown)
-            }
-        } else {
-            let outcome = self.cluster.call_taking(request, at);
-            if outcome.is_ok() {
-                self.calls += 1;
-            }
-            outcome
+        let outcome = match fault {
+            None => self.cluster.call_taking(request, at),
+            Some(fault) => self.faulty_outcome(fault, request, at),
         };
+        if outcome.is_ok() && !lost_request {
+            self.calls += 1;
+        }
         if !lost_request {
             self.phase_point_after(phase_point, request, outcome.as_ref().ok(), at);
         }
@@ -111,6 +100,31 @@ impl Engine<'_> {
             self.check_spin()?;
         }
         Ok(())
+    }
+
+    /// What a call the strategy put a fault on gets back: a timeout for a lost request,
+    /// a too-large store rejected, otherwise the server's reply (a lost reply is lost
+    /// after it ran). Kept out of the step's path.
+    #[inline(never)]
+    fn faulty_outcome(
+        &mut self,
+        fault: &Fault,
+        request: &mut Request,
+        at: VirtualTime,
+    ) -> Result<Reply, Transport> {
+        match (fault, &*request) {
+            (Fault::RequestLost { .. }, _) => Err(Transport::TimedOut),
+            (Fault::TooLarge { .. }, Request::Store { mode, key, .. }) => {
+                let target = self.cluster.route(request);
+                let server = &mut self.cluster.servers[target];
+                if server.is_up() {
+                    Ok(server.reject_too_large(key, *mode == StoreMode::Set, at))
+                } else {
+                    Err(Transport::ServerDown)
+                }
+            }
+            _ => self.cluster.call_taking(request, at),
+        }
     }
 
     /// Records a traced call: its event and its line on the timeline.

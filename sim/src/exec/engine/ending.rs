@@ -52,6 +52,7 @@ impl Engine<'_> {
         }
     }
 
+    #[cold]
     pub(super) fn violation(&self, invariant: Cow<'static, str>, failure: Failure) -> Verdict {
         Verdict::Violation(Violation {
             invariant,
@@ -78,6 +79,7 @@ impl Engine<'_> {
             .collect()
     }
 
+    #[cold]
     pub(super) fn livelock(&self, repeated: u64) -> Verdict {
         Verdict::Livelock {
             step: self.step,
@@ -89,6 +91,7 @@ impl Engine<'_> {
 
     /// A spin is proven when nothing scheduled can end it: no world timer, no clock read
     /// since the repetitions began, no live item with an expiry ahead.
+    #[cold]
     pub(super) fn check_spin(&self) -> Result<(), Stop> {
         let now = self.now();
         let busy = self
@@ -107,6 +110,7 @@ impl Engine<'_> {
         Ok(())
     }
 
+    #[cold]
     pub(super) fn stuck(&self) -> Verdict {
         let now = self.now();
         let busy: Vec<usize> = self

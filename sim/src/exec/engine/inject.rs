@@ -12,6 +12,7 @@ use super::{Engine, Stop};
 
 impl Engine<'_> {
     /// Does `fault` now; a fault on a call runs that call (`calls` holds its instant).
+    #[inline(never)]
     pub(super) fn inject(&mut self, fault: &Fault, calls: &[CallOption]) -> Result<(), Stop> {
         match fault {
             Fault::ReplyLost { client }

@@ -209,6 +209,16 @@ impl<'c> Engine<'c> {
         spare.scripted = emptied(sim.scripted);
         let mut spin = std::mem::take(&mut spare.spin);
         spin.reset(n);
+        // Per kind, the plan's budget, and whether a pause or death is aimed at keys: one
+        // pass over the plan's rules, the first rule of a kind counting (as
+        // `FaultPlan::rule` finds it), so the last written here.
+        let mut allowed = [0; FaultKind::ALL.len()];
+        let mut keyed = [false; FaultKind::ALL.len()];
+        for (kind, rule) in config.faults.rules.iter().rev() {
+            allowed[*kind as usize] = rule.max;
+            keyed[*kind as usize] = rule.keys.is_some();
+        }
+        let aims_at_keys = keyed[FaultKind::Pause as usize] || keyed[FaultKind::Die as usize];
         Engine {
             config,
             core: sim.core,
@@ -232,19 +242,14 @@ impl<'c> Engine<'c> {
             timers,
             timer_seq,
             fired: [0; FaultKind::ALL.len()],
-            allowed: FaultKind::ALL.map(|k| config.faults.rule(k).map_or(0, |r| r.max)),
+            allowed,
             latency: (
                 config.latency_min.as_micros() as u64,
                 config.latency_max.as_micros() as u64,
             ),
             max_time: u64::try_from(config.max_time.as_micros()).unwrap_or(u64::MAX),
-            budget_left: FaultKind::ALL
-                .iter()
-                .any(|k| config.faults.rule(*k).is_some_and(|r| r.max > 0)),
-            last_keys: [FaultKind::Pause, FaultKind::Die]
-                .iter()
-                .any(|k| config.faults.rule(*k).is_some_and(|r| r.keys.is_some()))
-                .then(|| vec![Vec::new(); n]),
+            budget_left: allowed.iter().any(|&max| max > 0),
+            last_keys: aims_at_keys.then(|| vec![Vec::new(); n]),
             wrote_last: flags(&mut spare.flags[0], n),
             bitten: [0; FaultKind::ALL.len()],
             bites_pending: Vec::new(),
@@ -432,6 +437,7 @@ impl<'c> Engine<'c> {
         }
     }
 
+    #[cold]
     fn diverged(&self, detail: String) -> Stop {
         Verdict::Diverged {
             step: self.step,
@@ -458,25 +464,34 @@ impl<'c> Engine<'c> {
                 self.step += 1;
                 self.execute_call(*client, at, None)?;
             }
-            Choice::Fault(fault) => {
-                if !faults.iter().any(|f| &f.fault == fault) {
-                    return Err(self.diverged(format!("fault not possible here: {fault}")));
-                }
-                self.choices.push(choice.clone());
-                self.step += 1;
-                self.fault_fired(fault);
-                if self.config.trace && !fault.runs_a_call() {
-                    let time = self.now();
-                    let (step, fault) = (self.step, fault.clone());
-                    self.events
-                        .push(crate::exec::Event::Fault { step, time, fault });
-                }
-                self.faults_fired.push((self.step, fault.clone()));
-                self.spin.changed();
-                self.inject(fault, calls)?;
-            }
+            Choice::Fault(fault) => self.apply_fault(fault, calls, faults)?,
         }
         self.check_always()
+    }
+
+    /// A fault the strategy chose (kept out of the step's path).
+    #[inline(never)]
+    fn apply_fault(
+        &mut self,
+        fault: &Fault,
+        calls: &[CallOption],
+        faults: &[FaultOption],
+    ) -> Result<(), Stop> {
+        if !faults.iter().any(|f| &f.fault == fault) {
+            return Err(self.diverged(format!("fault not possible here: {fault}")));
+        }
+        self.choices.push(Choice::Fault(fault.clone()));
+        self.step += 1;
+        self.fault_fired(fault);
+        if self.config.trace && !fault.runs_a_call() {
+            let time = self.now();
+            let (step, fault) = (self.step, fault.clone());
+            self.events
+                .push(crate::exec::Event::Fault { step, time, fault });
+        }
+        self.faults_fired.push((self.step, fault.clone()));
+        self.spin.changed();
+        self.inject(fault, calls)
     }
 
     fn poll(&mut self, client: usize) -> Result<(), Stop> {
@@ -499,6 +514,17 @@ impl<'c> Engine<'c> {
                 };
             }
         }
+        self.settle(client, result)
+    }
+
+    /// What a poll left that is not a client parked with nothing to drain: notes or
+    /// marks, a finished client, a panic (kept out of the step's path).
+    #[inline(never)]
+    fn settle(
+        &mut self,
+        client: usize,
+        result: std::thread::Result<Poll<Result<(), crate::memcache::McError>>>,
+    ) -> Result<(), Stop> {
         self.drain_notes();
         match result {
             Err(payload) => {

@@ -75,6 +75,7 @@ impl Engine<'_> {
         (n, next_timer)
     }
 
+    #[inline(never)]
     pub(super) fn add_footprints(&self, calls: &mut [CallOption]) {
         let core = self.core.borrow();
         for call in calls {
@@ -97,6 +98,7 @@ impl Engine<'_> {
     }
 
     /// True if some server is close enough to its memory limit that a store may evict.
+    #[inline(never)]
     pub(super) fn eviction_possible(&self) -> bool {
         self.cluster.servers.iter().any(|s| {
             let limit = s.config().memory_limit;

@@ -22,6 +22,7 @@ impl Engine<'_> {
     /// Before the server runs a call at `at`: whether its result could depend on the
     /// phase, as far as can be told before it runs (`None`: no point to record whatever
     /// it does; `Some(true)`: a point; `Some(false)`: a point if it stores an expiry).
+    #[inline]
     pub(super) fn phase_point_before(
         &mut self,
         client: usize,
@@ -32,6 +33,19 @@ impl Engine<'_> {
         if self.phase_points.is_none() || self.edge_timed[client] {
             return None;
         }
+        self.phase_point_at(client, request, issued, at)
+    }
+
+    /// [`Engine::phase_point_before`] for a call whose instant may be a point (kept out
+    /// of the step's path).
+    #[inline(never)]
+    fn phase_point_at(
+        &mut self,
+        client: usize,
+        request: &Request,
+        issued: VirtualTime,
+        at: VirtualTime,
+    ) -> Option<bool> {
         let server = &self.cluster.servers[self.cluster.route(request)];
         let own_start = issued + self.config.latency_min;
         if at != own_start {
@@ -52,6 +66,7 @@ impl Engine<'_> {
     /// After the server ran the call: records its point if it read the clock. A store,
     /// touch or `gat` with a relative TTL reads it when it sets an expiry (the tick plus
     /// the TTL); one that stores nothing (an `add` on a live key) does not.
+    #[inline]
     pub(super) fn phase_point_after(
         &mut self,
         before: Option<bool>,
@@ -59,7 +74,21 @@ impl Engine<'_> {
         reply: Option<&Reply>,
         at: VirtualTime,
     ) {
-        let Some(read) = before else { return };
+        if let Some(read) = before {
+            self.phase_point_read(read, request, reply, at);
+        }
+    }
+
+    /// [`Engine::phase_point_after`] for a call that may mark a point (kept out of the
+    /// step's path).
+    #[inline(never)]
+    fn phase_point_read(
+        &mut self,
+        read: bool,
+        request: &Request,
+        reply: Option<&Reply>,
+        at: VirtualTime,
+    ) {
         let sets_expiry = match request {
             Request::Store { exptime, .. }
             | Request::Touch { exptime, .. }

@@ -73,6 +73,7 @@ impl Engine<'_> {
         self.timers.push((at, self.timer_seq, timer));
     }
 
+    #[inline(never)]
     pub(super) fn fire(&mut self, at: VirtualTime, timer: Timer) -> Result<(), Stop> {
         self.spin.changed();
         match timer {

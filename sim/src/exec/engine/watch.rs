@@ -74,10 +74,16 @@ impl Engine<'_> {
     }
 
     /// Watches the keys of the call `client` is about to make (tracing only).
+    #[inline]
     pub(super) fn watch_call(&mut self, client: usize) {
-        if !self.config.trace {
-            return;
+        if self.config.trace {
+            self.watch_call_keys(client);
         }
+    }
+
+    /// [`Engine::watch_call`] in a traced execution (kept out of the step's path).
+    #[inline(never)]
+    fn watch_call_keys(&mut self, client: usize) {
         // The core is borrowed through its own handle, so the keys are read in place
         // while the engine adds them to its watch list.
         let core = std::rc::Rc::clone(&self.core);
@@ -98,10 +104,16 @@ impl Engine<'_> {
     }
 
     /// Records every watched key whose state differs from the last one recorded.
+    #[inline]
     pub(super) fn record_keys(&mut self) {
-        if !self.config.trace {
-            return;
+        if self.config.trace {
+            self.record_changed_keys();
         }
+    }
+
+    /// [`Engine::record_keys`] in a traced execution (kept out of the step's path).
+    #[inline(never)]
+    fn record_changed_keys(&mut self) {
         let now = self.now();
         for w in &mut self.watched {
             let s = &self.cluster.servers[w.server];
