@@ -36,7 +36,11 @@ impl Engine<'_> {
             return Err(self.diverged(format!("c{client} is not waiting on a call")));
         };
         let issued = *issued;
-        let phase_point = self.phase_point_before(client, request, issued, at);
+        let phase_point = if self.marks_phase_points(client) {
+            self.phase_point_before(client, request, issued, at)
+        } else {
+            None
+        };
         if self.last_keys.is_some() {
             self.remember_keys(client, request);
         }

@@ -19,27 +19,20 @@ use super::Engine;
 const SECOND: u64 = 1_000_000;
 
 impl Engine<'_> {
-    /// Before the server runs a call at `at`: whether its result could depend on the
-    /// phase, as far as can be told before it runs (`None`: no point to record whatever
-    /// it does; `Some(true)`: a point; `Some(false)`: a point if it stores an expiry).
+    /// True if a call of `client` may mark a phase point: the strategy explores timing
+    /// and the client's timing does not follow a tick edge. The test the step makes
+    /// before [`Engine::phase_point_before`], which is kept out of its path.
     #[inline]
-    pub(super) fn phase_point_before(
-        &mut self,
-        client: usize,
-        request: &Request,
-        issued: VirtualTime,
-        at: VirtualTime,
-    ) -> Option<bool> {
-        if self.phase_points.is_none() || self.edge_timed[client] {
-            return None;
-        }
-        self.phase_point_at(client, request, issued, at)
+    pub(super) fn marks_phase_points(&self, client: usize) -> bool {
+        self.phase_points.is_some() && !self.edge_timed[client]
     }
 
-    /// [`Engine::phase_point_before`] for a call whose instant may be a point (kept out
-    /// of the step's path).
+    /// Before the server runs a call at `at` (of a client that
+    /// [`Engine::marks_phase_points`]): whether its result could depend on the phase, as
+    /// far as can be told before it runs (`None`: no point to record whatever it does;
+    /// `Some(true)`: a point; `Some(false)`: a point if it stores an expiry).
     #[inline(never)]
-    fn phase_point_at(
+    pub(super) fn phase_point_before(
         &mut self,
         client: usize,
         request: &Request,
