@@ -132,23 +132,48 @@ impl std::fmt::Write for Fnv1a {
 fn write_bytes(out: &mut String, data: &[u8]) {
     const MAX: usize = 40;
     let shown = &data[..data.len().min(MAX)];
-    // Printable ASCII other than a quote or a backslash reads the same escaped: written
-    // as it is, without a formatter (a server describes every value it stores).
-    if shown
-        .iter()
-        .all(|&b| (b' '..=b'~').contains(&b) && b != b'"' && b != b'\\')
-    {
-        out.push('"');
-        out.extend(shown.iter().map(|&b| char::from(b)));
-        out.push('"');
-    } else {
-        let _ = write!(out, "{:?}", String::from_utf8_lossy(shown));
+    // ASCII is escaped here as `{:?}` escapes it, without a formatter (a server describes
+    // every value it stores); anything else goes through the formatter.
+    match std::str::from_utf8(shown) {
+        Ok(text) if text.is_ascii() => write_ascii_quoted(out, text),
+        _ => {
+            let _ = write!(out, "{:?}", String::from_utf8_lossy(shown));
+        }
     }
     if data.len() > MAX {
         out.push_str("…(");
         write_decimal(out, data.len() as u64, 0);
         out.push_str(" bytes)");
     }
+}
+
+/// ASCII `text` quoted and escaped as `{:?}` writes a `str`: runs of printable
+/// characters other than a quote or a backslash as they are.
+fn write_ascii_quoted(out: &mut String, text: &str) {
+    out.push('"');
+    let mut from = 0;
+    for (i, b) in text.bytes().enumerate() {
+        let escape = match b {
+            b'"' => "\\\"",
+            b'\\' => "\\\\",
+            b'\t' => "\\t",
+            b'\r' => "\\r",
+            b'\n' => "\\n",
+            b'\0' => "\\0",
+            b' '..=b'~' => continue,
+            // Other control characters: `\u{1b}`, as `{:?}` writes them.
+            _ => "",
+        };
+        out.push_str(&text[from..i]);
+        if escape.is_empty() {
+            let _ = write!(out, "\\u{{{b:x}}}");
+        } else {
+            out.push_str(escape);
+        }
+        from = i + 1;
+    }
+    out.push_str(&text[from..]);
+    out.push('"');
 }
 
 /// `n` in decimal, right-aligned in `width` characters, at the end of `out` (as
@@ -165,7 +190,16 @@ pub fn write_decimal(out: &mut String, n: u64, width: usize) {
 
 /// A key as the timeline shows it, at the end of `out`.
 fn write_key(out: &mut String, key: &crate::memcache::Key) {
-    out.push_str(&String::from_utf8_lossy(key.as_bytes()));
+    write_lossy(out, key.as_bytes());
+}
+
+/// `bytes` as text, invalid UTF-8 replaced as [`String::from_utf8_lossy`] replaces it
+/// (valid text, the usual case, checked and copied without it).
+pub(crate) fn write_lossy(out: &mut String, bytes: &[u8]) {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => out.push_str(text),
+        Err(_) => out.push_str(&String::from_utf8_lossy(bytes)),
+    }
 }
 
 /// Each of `items` written by `write`, a space between two.
@@ -328,6 +362,34 @@ mod tests {
 
     fn request(wire: &[u8]) -> Request {
         crate::codec::read_request(wire).unwrap().unwrap().0
+    }
+
+    #[test]
+    fn a_value_is_escaped_as_the_formatter_escapes_it() {
+        let formatter = |data: &[u8]| format!("{:?}", String::from_utf8_lossy(data));
+        let mine = |data: &[u8]| {
+            let mut out = String::new();
+            write_bytes(&mut out, data);
+            out
+        };
+        // Every byte alone, ASCII or not, and runs that mix escapes with plain text.
+        for b in 0..=255u8 {
+            assert_eq!(mine(&[b]), formatter(&[b]), "byte {b:#x}");
+        }
+        let mixed: [&[u8]; 6] = [
+            b"plain text",
+            b"a \"quoted\" \\ path\t\r\n\0end",
+            b"\x01\x1b[0m\x7f",
+            b"",
+            "caf\u{e9} \u{301}".as_bytes(),
+            b"\xff\xfe half",
+        ];
+        for data in mixed {
+            assert_eq!(mine(data), formatter(data), "{data:?}");
+        }
+        let mut key = String::new();
+        write_lossy(&mut key, b"k\xffey");
+        assert_eq!(key, String::from_utf8_lossy(b"k\xffey"));
     }
 
     #[test]

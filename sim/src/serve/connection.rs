@@ -289,7 +289,7 @@ fn describe(what: &Ran<'_>, out: &mut String) {
             .iter()
             .position(|&c| c == b'\r' || c == b'\n')
             .unwrap_or(b.len());
-        out.push_str(&String::from_utf8_lossy(&b[..end.min(120)]));
+        crate::trace::write_lossy(out, &b[..end.min(120)]);
     };
     match what {
         Ran::Request(request, reply) => {

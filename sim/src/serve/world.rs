@@ -12,6 +12,10 @@ use crate::clock::VirtualTime;
 use crate::memcache::Key;
 use crate::server::{Server, ServerConfig};
 
+/// Bytes a new trace line starts with room for: a time, a connection and a command with
+/// a 40-byte value preview fit.
+const LINE_ROOM: usize = 160;
+
 /// How the servers' clock moves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ClockMode {
@@ -191,6 +195,9 @@ impl World {
             String::new()
         };
         line.clear();
+        // Room for a usual line at once, instead of growing it a few bytes at a time (a
+        // line the window lent has it already).
+        line.reserve(LINE_ROOM);
         write(&mut line);
         if let Some(f) = &mut self.trace_file {
             // A trace file that cannot be written is reported once, then left.
