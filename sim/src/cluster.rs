@@ -217,43 +217,52 @@ impl Cluster {
         request: &mut Request,
         at: VirtualTime,
     ) -> Result<Reply, Transport> {
-        // One server takes every request: nothing to route or split.
-        if let [server] = self.servers.as_mut_slice() {
-            if !server.is_up() {
-                return Err(Transport::ServerDown);
-            }
-            return Ok(server.apply_taking(request, at));
-        }
         let first = self.route(request);
-        // Each key's server, computed once, only for a multi-key read on a cluster.
-        let owners: Vec<usize> = match &*request {
-            Request::Get { keys, .. } | Request::Gat { keys, .. }
-                if keys.len() > 1 && self.servers.len() > 1 =>
-            {
-                keys.iter().map(|k| self.server_for(k)).collect()
-            }
-            _ => Vec::new(),
-        };
-        if owners.iter().all(|&s| s == first) {
-            let server = &mut self.servers[first];
-            if !server.is_up() {
-                return Err(Transport::ServerDown);
-            }
-            return Ok(server.apply_taking(request, at));
+        if let Some(owners) = self.spread(request, first) {
+            return self.call_spread(request, &owners, at);
         }
+        let server = &mut self.servers[first];
+        if !server.is_up() {
+            return Err(Transport::ServerDown);
+        }
+        Ok(server.apply_taking(request, at))
+    }
+
+    /// Each key's server, for a multi-key read whose keys live on more than one server
+    /// (`None` for every other request, and on a cluster of one server).
+    fn spread(&self, request: &Request, first: usize) -> Option<Vec<usize>> {
+        let (Request::Get { keys, .. } | Request::Gat { keys, .. }) = request else {
+            return None;
+        };
+        if keys.len() < 2 || self.servers.len() < 2 {
+            return None;
+        }
+        let owners: Vec<usize> = keys.iter().map(|k| self.server_for(k)).collect();
+        owners.iter().any(|&s| s != first).then_some(owners)
+    }
+
+    /// A read spread over several servers (`owners`: each key's): each server asked for
+    /// its own keys, the hits merged back in request order.
+    #[inline(never)]
+    fn call_spread(
+        &mut self,
+        request: &Request,
+        owners: &[usize],
+        at: VirtualTime,
+    ) -> Result<Reply, Transport> {
         if owners.iter().all(|&s| !self.servers[s].is_up()) {
             return Err(Transport::ServerDown);
         }
         let keys = request.keys();
         // Each server's hits, in the order its share of the keys was asked, by server.
         let mut hits: BTreeMap<usize, VecDeque<ValueEntry>> = BTreeMap::new();
-        for &s in &owners {
+        for &s in owners {
             if hits.contains_key(&s) {
                 continue;
             }
             let share: Vec<Key> = keys
                 .iter()
-                .zip(&owners)
+                .zip(owners)
                 .filter(|(_, o)| **o == s)
                 .map(|(k, _)| k.clone())
                 .collect();
@@ -271,7 +280,7 @@ impl Cluster {
             }
         }
         let mut merged = Vec::new();
-        for (k, s) in keys.iter().zip(&owners) {
+        for (k, s) in keys.iter().zip(owners) {
             let queue = hits.get_mut(s).expect("every owner was asked");
             if queue.front().is_some_and(|e| e.key == *k) {
                 merged.extend(queue.pop_front());
