@@ -3,13 +3,11 @@
 use std::borrow::Cow;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
-use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::rc::Rc;
-use std::task::{Context, Poll, Waker};
 
 use crate::clock::VirtualTime;
 use crate::cluster::Cluster;
-use crate::exec::core::{Core, Wait};
+use crate::exec::core::Core;
 use crate::exec::spare::{Spare, emptied};
 use crate::exec::spin::SpinWatch;
 use crate::exec::timer::Timer;
@@ -30,6 +28,7 @@ pub use edges::MAX_EDGES;
 mod faults;
 mod fingerprint;
 mod phase;
+mod poll;
 mod timers;
 mod watch;
 pub use watch::{KeyState, Stored};
@@ -492,122 +491,5 @@ impl<'c> Engine<'c> {
         self.faults_fired.push((self.step, fault.clone()));
         self.spin.changed();
         self.inject(fault, calls)
-    }
-
-    fn poll(&mut self, client: usize) -> Result<(), Stop> {
-        let Some(task) = self.tasks[client].as_mut() else {
-            return Ok(());
-        };
-        let mut cx = Context::from_waker(Waker::noop());
-        let result = catch_unwind(AssertUnwindSafe(|| task.as_mut().poll(&mut cx)));
-        // The common case in one look at the core: a client parked on a call or a sleep,
-        // with no notes or marks to drain.
-        if let Ok(Poll::Pending) = result {
-            let core = self.core.borrow();
-            if core.marks.is_empty() && core.notes.is_empty() {
-                return match core.mailboxes[client].wait {
-                    Wait::Running => {
-                        drop(core);
-                        Err(self.awaited_elsewhere(client))
-                    }
-                    _ => Ok(()),
-                };
-            }
-        }
-        self.settle(client, result)
-    }
-
-    /// What a poll left that is not a client parked with nothing to drain: notes or
-    /// marks, a finished client, a panic (kept out of the step's path).
-    #[inline(never)]
-    fn settle(
-        &mut self,
-        client: usize,
-        result: std::thread::Result<Poll<Result<(), crate::memcache::McError>>>,
-    ) -> Result<(), Stop> {
-        self.drain_notes();
-        match result {
-            Err(payload) => {
-                let message = payload
-                    .downcast_ref::<&str>()
-                    .map(|s| s.to_string())
-                    .or_else(|| payload.downcast_ref::<String>().cloned())
-                    .unwrap_or_else(|| "non-text panic".into());
-                self.end_task(client);
-                self.log(Actor::Client(client), || format!("PANIC {message}"));
-                Err(Verdict::Panic {
-                    client,
-                    message,
-                    step: self.step,
-                })
-            }
-            Ok(Poll::Ready(result)) => {
-                self.end_task(client);
-                self.spin.changed();
-                let now = self.now();
-                self.spin.finished(client, now);
-                self.core.borrow_mut().mailboxes[client].wait = Wait::Done;
-                if let Err(e) = result {
-                    self.log(Actor::Client(client), || format!("gives up: {e}"));
-                    return Err(Verdict::ClientError {
-                        client,
-                        error: e.to_string(),
-                        step: self.step,
-                    });
-                }
-                self.log(Actor::Client(client), || "done".into());
-                Ok(())
-            }
-            Ok(Poll::Pending) => {
-                if matches!(self.core.borrow().mailboxes[client].wait, Wait::Running) {
-                    return Err(self.awaited_elsewhere(client));
-                }
-                Ok(())
-            }
-        }
-    }
-
-    /// The verdict on a client that awaited something the engine does not drive.
-    #[cold]
-    fn awaited_elsewhere(&self, client: usize) -> Stop {
-        Verdict::Panic {
-            client,
-            message: "awaited something other than a memcached call or a sleep".to_string(),
-            step: self.step,
-        }
-    }
-
-    /// Drops a client's future (it finished, panicked or died), counting it off.
-    fn end_task(&mut self, client: usize) {
-        if self.tasks[client].take().is_some() {
-            self.live -= 1;
-        }
-    }
-
-    fn drain_notes(&mut self) {
-        {
-            let core = self.core.borrow();
-            if core.marks.is_empty() && core.notes.is_empty() {
-                return;
-            }
-        }
-        if !self.core.borrow().marks.is_empty() {
-            let now = self.now();
-            let marks = std::mem::take(&mut self.core.borrow_mut().marks);
-            for &client in &marks {
-                self.spin.marked(client, now);
-            }
-            self.core.borrow_mut().marks = emptied(marks);
-        }
-        if self.core.borrow().notes.is_empty() {
-            return;
-        }
-        // Clients keep notes only in a traced execution.
-        let notes = std::mem::take(&mut self.core.borrow_mut().notes);
-        for n in notes {
-            let text = format!("· {}", n.text);
-            self.trace
-                .push(self.step, n.time, Actor::Client(n.client), text);
-        }
     }
 }
