@@ -63,8 +63,8 @@ impl Engine<'_> {
         if outcome.is_ok() && !lost_request {
             self.calls += 1;
         }
-        if !lost_request {
-            self.phase_point_after(phase_point, request, outcome.as_ref().ok(), at);
+        if let (Some(read), false) = (phase_point, lost_request) {
+            self.phase_point_after(read, request, outcome.as_ref().ok(), at);
         }
         core.mailboxes[client].wait = Wait::Running;
         drop(core);

@@ -56,26 +56,12 @@ impl Engine<'_> {
         )
     }
 
-    /// After the server ran the call: records its point if it read the clock. A store,
-    /// touch or `gat` with a relative TTL reads it when it sets an expiry (the tick plus
-    /// the TTL); one that stores nothing (an `add` on a live key) does not.
-    #[inline]
-    pub(super) fn phase_point_after(
-        &mut self,
-        before: Option<bool>,
-        request: &Request,
-        reply: Option<&Reply>,
-        at: VirtualTime,
-    ) {
-        if let Some(read) = before {
-            self.phase_point_read(read, request, reply, at);
-        }
-    }
-
-    /// [`Engine::phase_point_after`] for a call that may mark a point (kept out of the
-    /// step's path).
+    /// After the server ran the call (one [`Engine::phase_point_before`] answered
+    /// `Some(read)` for): records its point if it read the clock. A store, touch or
+    /// `gat` with a relative TTL reads it when it sets an expiry (the tick plus the TTL);
+    /// one that stores nothing (an `add` on a live key) does not.
     #[inline(never)]
-    fn phase_point_read(
+    pub(super) fn phase_point_after(
         &mut self,
         read: bool,
         request: &Request,
