@@ -100,7 +100,7 @@ pub mod testing;
 pub mod trace;
 
 pub use clock::{ServerClock, Skew, VirtualTime};
-pub use exec::{Client, ExecConfig, Execution, Holders, Sim, execute};
+pub use exec::{Client, ExecConfig, Execution, Holders, Sim, execute, execute_into};
 pub use explore::{Choice, Pct, Random, Replay, Schedule, Strategy};
 pub use fault::{Fault, FaultKind, FaultPlan};
 pub use invariant::{EndView, Failure, Verdict, Violation};

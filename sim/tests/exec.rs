@@ -256,6 +256,70 @@ fn executions_of_different_sizes_do_not_leak_into_each_other() {
     }
 }
 
+/// One result reused by `execute_into` across executions of different settings (traced
+/// or not, with faults or none, one server or two) holds only the last execution: the
+/// same, field for field, as a fresh `execute` of it on a new thread.
+#[test]
+fn a_reused_result_holds_only_its_own_execution() {
+    use mcsim::exec::{Execution, execute_into};
+    use mcsim::fault::FaultPlan;
+    let counting = |sim: &mut mcsim::Sim| {
+        for _ in 0..3 {
+            sim.client(Skew::default(), |mc| async move {
+                let k = Key::new("n").unwrap();
+                mc.note("incrementing");
+                if mc.incr(&k, 1).await.is_err() {
+                    mc.add(&k, Value::from(1u64), Exptime::NEVER).await.ok();
+                }
+                Ok(())
+            });
+        }
+        sim.always("never fails", || Ok(()));
+        let key = Key::new("n").unwrap();
+        sim.at_end("three increments", move |view| {
+            let n = view.peek(&key).and_then(|v| v.as_u64()).unwrap_or(0);
+            if n == 3 {
+                Ok(())
+            } else {
+                Err(mcsim::Failure::new(format!("n = {n}")))
+            }
+        });
+    };
+    let faulty = ExecConfig {
+        faults: FaultPlan::lost_replies()
+            .and(FaultPlan::evictions())
+            .probability(0.5),
+        ..ExecConfig::default()
+    };
+    let quiet = ExecConfig {
+        trace: false,
+        servers: vec![Default::default(), Default::default()],
+        ..ExecConfig::default()
+    };
+    let configs = [
+        faulty.clone(),
+        quiet.clone(),
+        faulty,
+        ExecConfig::default(),
+        quiet,
+    ];
+    let mut out = Execution::default();
+    let mut faulted = 0;
+    for (seed, config) in configs.into_iter().enumerate() {
+        let seed = seed as u64;
+        execute_into(&config, &counting, &mut Random::new(seed), seed, &mut out);
+        let alone = std::thread::spawn(move || {
+            let e = execute(&config, &counting, &mut Random::new(seed), seed);
+            format!("{e:?}")
+        })
+        .join()
+        .unwrap();
+        assert_eq!(format!("{out:?}"), alone, "execution {seed}");
+        faulted += usize::from(!out.faults.is_empty());
+    }
+    assert_eq!(faulted, 2, "the faulty executions fire faults");
+}
+
 /// A client handle kept past its execution still sees that execution, not the next one.
 #[test]
 fn a_client_handle_kept_after_its_execution_is_not_reset() {

@@ -16,8 +16,9 @@ pub(crate) struct Exhausted {
 pub(crate) fn dfs_loop(s: &Scenario, reduce: bool) -> Exhausted {
     let mut dfs = Dfs::new(None, reduce);
     let mut violating = 0;
+    let mut e = Execution::default();
     for i in 0.. {
-        let e = execute(&s.config, &*s.setup, &mut dfs, i);
+        execute_into(&s.config, &*s.setup, &mut dfs, i, &mut e);
         let failed = !e.pruned && !e.verdict.is_pass();
         violating += u64::from(failed);
         if !dfs.end(failed) {
@@ -103,7 +104,7 @@ pub(crate) fn section_exhaust(md: &mut String, loom: Option<&[String]>) {
          Every interleaving of 3 clients incrementing once (`increments = 1`, latency window \
          `[100, 100000]` µs, no faults), every execution run to the end (violations counted, \
          not stopping at the first). mcsim times are the median of repeated runs of the bare \
-         dfs loop (`execute` + `Dfs`); `explore()` adds replaying and shrinking the first \
+         dfs loop (`execute_into` + `Dfs`); `explore()` adds replaying and shrinking the first \
          counterexample. Loom and shuttle explore thread interleavings at every \
          synchronization operation (spawn, each lock attempt, yield, join), not only at \
          memcached calls.\n\n\

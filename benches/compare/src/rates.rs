@@ -158,11 +158,12 @@ pub(crate) fn mcsim_batch<'a>(
     Box::new(move |n, round| {
         let mut strategy = make();
         let first = round << 32;
+        // One result, its buffers reused by every execution, as `mcsim check` runs them.
+        let mut e = Execution::default();
         (first..first + n as u64)
             .filter(|&i| {
-                !execute(config, setup, strategy.as_mut(), i)
-                    .verdict
-                    .is_pass()
+                execute_into(config, setup, strategy.as_mut(), i, &mut e);
+                !e.verdict.is_pass()
             })
             .count()
     })
@@ -192,8 +193,8 @@ pub(crate) fn bare_counter(variant: CounterVariant, clients: usize) -> impl Fn(&
 }
 
 /// No clients and one end check that fails, as most get/set executions do: what an
-/// execution costs before any step (set-up, the verdict, the result and the hand-back of
-/// the spare parts).
+/// execution costs before any step (set-up, the verdict, the result and the engine's
+/// reset for the next execution).
 fn no_clients(sim: &mut Sim) {
     sim.at_end("counter.no_lost_increments", |_| {
         Err(Failure::new("lost increments"))
@@ -334,7 +335,7 @@ pub(crate) fn section_rate(md: &mut String, name: &str, variant: CounterVariant)
     writeln!(
         md,
         "\nWhere an execution of mcsim `random` goes ({:.0} ns): the shared work {:.0} ns, \
-         an execution's fixed cost (set-up, verdict, result, hand-back) {:.0} ns, and the \
+         an execution's fixed cost (set-up, verdict, result, reset) {:.0} ns, and the \
          executor's steps the remaining {:.0} ns. Scheduling alone, in the minimal \
          scheduler, costs {:.0} ns over the shared work.",
         ns(random),

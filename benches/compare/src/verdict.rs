@@ -74,10 +74,10 @@ fn shuttle_hunt<S: Scheduler + 'static>(
 
 fn mcsim_hunt(s: &Scenario, mut strategy: Box<dyn Strategy>) -> Hunt {
     let t = Instant::now();
+    let mut e = Execution::default();
     let hit = (0..CAP as u64).find(|&i| {
-        !execute(&s.config, &*s.setup, strategy.as_mut(), i)
-            .verdict
-            .is_pass()
+        execute_into(&s.config, &*s.setup, strategy.as_mut(), i, &mut e);
+        !e.verdict.is_pass()
     });
     Hunt {
         executions: hit.map(|i| i + 1),

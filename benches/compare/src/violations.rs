@@ -6,8 +6,9 @@ use super::*;
 /// Executions until the first violation for one seed, or `None` within `cap`.
 pub(crate) fn first_violation(s: &Scenario, seed: u64, cap: u64) -> Option<(u64, String)> {
     let mut strategy = Random::new(seed);
+    let mut e = Execution::default();
     (0..cap).find_map(|i| {
-        let e = execute(&s.config, &*s.setup, &mut strategy, i);
+        execute_into(&s.config, &*s.setup, &mut strategy, i, &mut e);
         (!e.verdict.is_pass()).then(|| (i + 1, e.verdict.label()))
     })
 }

@@ -18,7 +18,6 @@ mod client;
 mod core;
 mod engine;
 mod ghost;
-mod spare;
 mod spin;
 mod timer;
 
@@ -31,7 +30,7 @@ use std::rc::Rc;
 use std::time::Duration;
 
 pub use client::Client;
-pub use engine::{KeyState, MAX_EDGES, Stored, execute};
+pub use engine::{KeyState, MAX_EDGES, Stored, execute, execute_into};
 pub use ghost::Fingerprint;
 
 use crate::clock::{Skew, VirtualTime};
@@ -112,21 +111,6 @@ pub struct Sim {
 pub(crate) type DeathHook = Box<dyn Fn(usize)>;
 
 impl Sim {
-    /// An empty registration built from the spare parts of an earlier execution.
-    fn reusing(spare: &mut spare::Spare) -> Sim {
-        Sim {
-            core: spare.core(),
-            tasks: std::mem::take(&mut spare.tasks),
-            always: std::mem::take(&mut spare.always),
-            at_end: std::mem::take(&mut spare.at_end),
-            scripted: std::mem::take(&mut spare.scripted),
-            ghosts: Vec::new(),
-            deaths: Vec::new(),
-            holders: Vec::new(),
-            symmetric: None,
-        }
-    }
-
     /// Adds a client whose clock is off by `skew`, running the future `body` builds.
     pub fn client<F, Fut>(&mut self, skew: Skew, body: F) -> usize
     where
@@ -353,4 +337,29 @@ pub struct Execution {
     /// pins `servers.phase_ms` has one phase to search); the phase classes `dfs` searches
     /// are the intervals between these points.
     pub phase_points: Vec<u32>,
+}
+
+impl Default for Execution {
+    /// An empty result (a pass with nothing run): what [`execute_into`] fills in.
+    fn default() -> Execution {
+        Execution {
+            index: 0,
+            verdict: Verdict::Pass,
+            schedule: Schedule::default(),
+            trace: Trace::default(),
+            events: Vec::new(),
+            key_states: Vec::new(),
+            metrics: BTreeMap::new(),
+            steps: 0,
+            calls: 0,
+            end_time: VirtualTime::ZERO,
+            state_hash: None,
+            pruned: false,
+            violated: Vec::new(),
+            faults: Vec::new(),
+            checks: Vec::new(),
+            phase: None,
+            phase_points: Vec::new(),
+        }
+    }
 }

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::exec::{Execution, execute};
+use crate::exec::{Execution, execute, execute_into};
 use crate::explore::{Replay, Schedule};
 use crate::invariant::Verdict;
 use crate::scenario::{Expectation, Judgement, Scenario, StrategyKind};
@@ -293,8 +293,10 @@ pub fn run_observed(
     };
     let mut strategy = options.strategy.make(options.seed);
     let setup = scenario.setup.clone();
+    // One result, its buffers reused by every execution.
+    let mut e = Execution::default();
     for i in 0..options.executions {
-        let e = execute(&scenario.config, &*setup, strategy.as_mut(), i);
+        execute_into(&scenario.config, &*setup, strategy.as_mut(), i, &mut e);
         report.executions += 1;
         if report.executions.is_multiple_of(PROGRESS_EVERY) {
             progress(report.executions);
@@ -327,7 +329,7 @@ pub fn run_observed(
             report.first_failure = Some(package(i, &e, report.steps));
             shown_unexpected = unexpected;
         } else if report.first_failure.is_none() && fallback.is_none() {
-            fallback = Some((i, e));
+            fallback = Some((i, std::mem::take(&mut e)));
         }
         if !options.keep_going && (unexpected || expect.satisfied_by(&report.found)) {
             break;

@@ -15,7 +15,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
-use crate::exec::{Execution, execute};
+use crate::exec::{Execution, execute_into};
 use crate::explore::dfs::Share;
 use crate::explore::{Dfs, DfsStats, Strategy};
 use crate::scenario::{Portable, Scenario};
@@ -156,6 +156,8 @@ fn run_share(
     let (mut sought, mut other) = (None, None);
     let mut cut = false;
     let setup = scenario.setup.clone();
+    // One result, its buffers reused by every execution.
+    let mut e = Execution::default();
     for i in 0.. {
         if board.stop.load(Ordering::Relaxed) {
             cut = true;
@@ -169,7 +171,7 @@ fn run_share(
             cut = true;
             break;
         }
-        let e = execute(&scenario.config, &*setup, &mut dfs, i);
+        execute_into(&scenario.config, &*setup, &mut dfs, i, &mut e);
         let owned = dfs.owns_execution();
         let failed = tally.add(&e, owned);
         // Its place in depth-first order, read before `end` moves the search on.
@@ -185,7 +187,7 @@ fn run_share(
             if slot.is_none() {
                 *slot = Some(Failing {
                     at: at.clone(),
-                    execution: e,
+                    execution: std::mem::take(&mut e),
                     cost: tally.steps,
                 });
             }

@@ -20,7 +20,7 @@ pub(super) struct Pending {
     key: Option<String>,
 }
 
-impl Engine<'_> {
+impl Engine {
     /// A fault fired: counted, and either bitten at once or waiting for a call.
     #[inline(never)]
     pub(super) fn fault_fired(&mut self, fault: &Fault) {
@@ -76,16 +76,19 @@ impl Engine<'_> {
         });
     }
 
-    /// Per kind that fired: how many times, and how many of those bit.
-    pub(super) fn fault_figures(&self) -> Vec<(FaultKind, u32, u32)> {
+    /// Per kind that fired: how many times, and how many of those bit (into `out`,
+    /// emptied first).
+    pub(super) fn fault_figures(&self, out: &mut Vec<(FaultKind, u32, u32)>) {
+        out.clear();
         if self.fired == [0; FaultKind::ALL.len()] {
-            return Vec::new();
+            return;
         }
-        FaultKind::ALL
-            .into_iter()
-            .zip(self.fired)
-            .filter(|&(_, n)| n > 0)
-            .map(|(kind, n)| (kind, n, self.bitten[kind as usize]))
-            .collect()
+        out.extend(
+            FaultKind::ALL
+                .into_iter()
+                .zip(self.fired)
+                .filter(|&(_, n)| n > 0)
+                .map(|(kind, n)| (kind, n, self.bitten[kind as usize])),
+        );
     }
 }

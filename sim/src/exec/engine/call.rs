@@ -14,7 +14,7 @@ use crate::trace::{Actor, describe_reply, describe_request};
 
 use super::{Engine, Stop};
 
-impl Engine<'_> {
+impl Engine {
     /// The server executes a client's pending call at `at` (unless the fault says the
     /// request is lost); the reply goes back to the client (unless it is lost).
     pub(super) fn execute_call(
@@ -50,7 +50,7 @@ impl Engine<'_> {
         let read_only = request.is_read_only();
         let hash = self.spin.tracking_next().then(|| request_hash(request));
         // Taken before the server takes the request's bytes (only when tracing).
-        let traced = self.config.trace.then(|| Traced {
+        let traced = self.tracing.then(|| Traced {
             servers: self.cluster.servers_for(request),
             what: describe_request(request),
             request: request.clone(),
@@ -89,7 +89,7 @@ impl Engine<'_> {
             fault,
             Some(Fault::ReplyLost { .. } | Fault::RequestLost { .. })
         ) {
-            let timeout = self.config.faults.timeout;
+            let timeout = self.plan.timeout;
             self.core.borrow_mut().sleep_until(client, timeout);
             self.deferred[client] = Some(Transport::TimedOut);
         } else {

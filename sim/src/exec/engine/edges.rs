@@ -22,7 +22,7 @@ pub const MAX_EDGES: usize = 4;
 
 const SECOND: u64 = 1_000_000;
 
-impl Engine<'_> {
+impl Engine {
     #[inline(never)]
     pub(super) fn add_edges(&self, calls: &mut [CallOption]) {
         let core = self.core.borrow();

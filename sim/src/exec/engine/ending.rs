@@ -10,7 +10,7 @@ use crate::trace::{Actor, describe_request};
 
 use super::{Engine, Stop};
 
-impl Engine<'_> {
+impl Engine {
     /// Runs every step check. The first that fails is the verdict; every other that
     /// fails at the same step is recorded beside it ([`Execution::violated`]).
     ///
@@ -40,7 +40,7 @@ impl Engine<'_> {
         match verdict {
             // Measuring by how much it breaks: the first violation is held as the
             // verdict and the execution runs on to its end checks.
-            Some(v) if self.config.past_violation => {
+            Some(v) if self.past_violation => {
                 if self.held.is_none() {
                     self.log(Actor::World, || format!("{} (run on past it)", v.label()));
                     self.held = Some(v);
@@ -165,7 +165,7 @@ impl Engine<'_> {
     /// figures: `liveness.longest_wait_s` (the longest any client the faults did not hit
     /// went without changing server state or finishing) and `liveness.stuck_clients`.
     pub(super) fn record_liveness(&mut self) {
-        let plan = &self.config.faults;
+        let plan = &self.plan;
         if plan.rule(FaultKind::Pause).is_none() && plan.rule(FaultKind::Die).is_none() {
             return;
         }

@@ -11,12 +11,12 @@ use super::Engine;
 /// Builds a fault for a client.
 type MakeFault = fn(usize) -> Fault;
 
-impl Engine<'_> {
+impl Engine {
     fn budget_left(&self, kind: FaultKind) -> Option<(f64, &FaultRule)> {
         if self.fired[kind as usize] >= self.allowed[kind as usize] {
             return None;
         }
-        let rule = self.config.faults.rule(kind)?;
+        let rule = self.plan.rule(kind)?;
         Some((rule.probability, rule))
     }
 

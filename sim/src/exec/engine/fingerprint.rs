@@ -7,7 +7,7 @@ use std::hash::{Hash, Hasher};
 use crate::exec::Fingerprint;
 use crate::exec::engine::Engine;
 
-impl Engine<'_> {
+impl Engine {
     /// The final state's fingerprint: every server's live items and the ghost state.
     pub(super) fn fingerprint(&self) -> u64 {
         let servers = self.cluster.state_hash(self.now());

@@ -10,7 +10,7 @@ use crate::trace::Actor;
 
 use super::{Engine, Stop};
 
-impl Engine<'_> {
+impl Engine {
     /// Does `fault` now; a fault on a call runs that call (`calls` holds its instant).
     #[inline(never)]
     pub(super) fn inject(&mut self, fault: &Fault, calls: &[CallOption]) -> Result<(), Stop> {
@@ -35,13 +35,13 @@ impl Engine<'_> {
             }
             Fault::Crash { server } => {
                 self.cluster.servers[*server].crash();
-                let at = self.now() + self.config.faults.restart_after;
+                let at = self.now() + self.plan.restart_after;
                 self.add_timer(at, Timer::Restart(*server));
                 self.log(Actor::World, || format!("FAULT {fault}; restarts at {at}"));
             }
             Fault::Leave { server } => {
                 self.cluster.set_listed(*server, false);
-                let at = self.now() + self.config.faults.rejoin_after;
+                let at = self.now() + self.plan.rejoin_after;
                 self.add_timer(at, Timer::Rejoin(*server));
                 self.log(Actor::World, || format!("FAULT {fault}; rejoins at {at}"));
             }
@@ -50,7 +50,7 @@ impl Engine<'_> {
                 self.log(Actor::World, || format!("FAULT {fault}"));
             }
             Fault::Pause { client } => {
-                let pause = self.config.faults.pause_for;
+                let pause = self.plan.pause_for;
                 let mut core = self.core.borrow_mut();
                 match &mut core.mailboxes[*client].wait {
                     Wait::Sleep { until } => *until += pause,

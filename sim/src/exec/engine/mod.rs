@@ -8,12 +8,11 @@ use std::rc::Rc;
 use crate::clock::VirtualTime;
 use crate::cluster::Cluster;
 use crate::exec::core::Core;
-use crate::exec::spare::{Spare, emptied};
 use crate::exec::spin::SpinWatch;
 use crate::exec::timer::Timer;
 use crate::exec::{ExecConfig, Execution, Sim, Task};
-use crate::explore::{CallOption, Choice, FaultOption, Options, Schedule, Strategy};
-use crate::fault::{Fault, FaultKind};
+use crate::explore::{CallOption, Choice, FaultOption, Options, Strategy};
+use crate::fault::{Fault, FaultKind, FaultPlan};
 use crate::invariant::Verdict;
 use crate::memcache::{Key, Transport};
 use crate::trace::{Actor, Trace};
@@ -23,6 +22,7 @@ mod call;
 mod edges;
 mod ending;
 mod inject;
+mod lifecycle;
 mod options;
 pub use edges::MAX_EDGES;
 mod faults;
@@ -41,72 +41,59 @@ pub fn execute(
     strategy: &mut dyn Strategy,
     index: u64,
 ) -> Execution {
-    let mut spare = Spare::take();
-    let mut sim = Sim::reusing(&mut spare);
+    let mut execution = Execution::default();
+    execute_into(config, setup, strategy, index, &mut execution);
+    execution
+}
+
+/// [`execute`] into `out`, whose buffers (the schedule, the checks, the timeline) the
+/// execution reuses: a loop that runs many executions and keeps one result at a time
+/// allocates none of them again. Everything `out` held before is replaced.
+pub fn execute_into(
+    config: &ExecConfig,
+    setup: &dyn Fn(&mut Sim),
+    strategy: &mut dyn Strategy,
+    index: u64,
+    out: &mut Execution,
+) {
+    let mut engine = Engine::take(config);
+    let mut sim = engine.registration();
     setup(&mut sim);
     strategy.begin(index);
     let phase = strategy.tick_phase(config.phase_free);
-    let mut engine = Engine::new(config, sim, &mut spare);
+    engine.begin(config, sim, out);
     if let Some(phase) = phase {
         engine.cluster.set_phase(phase);
     }
-    engine.phase_points = (strategy.explores_timing() && config.phase_free).then(Vec::new);
+    if strategy.explores_timing() && config.phase_free {
+        engine.phase_points = Some(std::mem::take(&mut out.phase_points));
+    }
     let mut core = engine.core.borrow_mut();
     (core.observing, core.tracing) = (strategy.wants_states(), config.trace);
     core.summaries = strategy.summaries();
     drop(core);
-    let verdict = engine.run(strategy);
-    let state_hash = strategy.wants_final_state().then(|| engine.fingerprint());
-    let end_time = engine.core.borrow().now;
-    let execution = Execution {
-        pruned: engine.pruned,
-        phase,
-        phase_points: engine.phase_points.take().unwrap_or_default(),
-        violated: std::mem::take(&mut engine.violated),
-        faults: engine.fault_figures(),
-        checks: engine.checks(),
-        state_hash,
-        index,
-        verdict,
-        schedule: Schedule {
-            phase: phase.map(|p| p.as_micros() as u32),
-            choices: std::mem::take(&mut engine.choices),
-        },
-        trace: std::mem::take(&mut engine.trace),
-        events: std::mem::take(&mut engine.events),
-        key_states: std::mem::take(&mut engine.key_states),
-        metrics: std::mem::take(&mut engine.metrics),
-        steps: engine.step,
-        calls: engine.calls,
-        end_time,
-    };
-    spare.steps = execution.schedule.choices.len();
-    engine.recycle(&mut spare);
-    spare.give_back();
-    execution
+    out.verdict = engine.run(strategy);
+    out.state_hash = strategy.wants_final_state().then(|| engine.fingerprint());
+    out.end_time = engine.core.borrow().now;
+    (out.index, out.pruned, out.phase) = (index, engine.pruned, phase);
+    out.steps = engine.step;
+    out.calls = engine.calls;
+    engine.hand_over(out);
+    out.schedule.phase = phase.map(|p| p.as_micros() as u32);
+    engine.clear();
+    engine.give_back();
 }
 
-/// `n` false flags, in the spare vector's room.
-fn flags(spare: &mut Vec<bool>, n: usize) -> Vec<bool> {
-    let mut v = std::mem::take(spare);
-    v.clear();
-    v.resize(n, false);
-    v
-}
-
-/// A cluster for these settings at time zero: the spare one reset, or a new one.
-fn boot_cluster(config: &ExecConfig, spare: Option<Cluster>) -> Cluster {
-    match spare {
-        Some(mut c) if c.built_from(&config.servers, config.distribution) => {
-            c.reset();
-            c
-        }
-        _ => Cluster::new(&config.servers, config.distribution),
-    }
-}
-
-struct Engine<'c> {
-    config: &'c ExecConfig,
+struct Engine {
+    /// The fault plan of the execution ([`ExecConfig::faults`]), kept across executions
+    /// and copied only when the next one's differs.
+    plan: FaultPlan,
+    /// Record the timeline ([`ExecConfig::trace`]).
+    tracing: bool,
+    /// [`ExecConfig::max_steps`].
+    max_steps: u64,
+    /// [`ExecConfig::past_violation`].
+    past_violation: bool,
     core: Rc<RefCell<Core>>,
     tasks: Vec<Option<Task>>,
     /// How many of `tasks` are still running ([`Engine::end_task`] counts them down).
@@ -123,6 +110,8 @@ struct Engine<'c> {
     /// What the model runs when a client dies ([`Sim::on_death`]).
     deaths: Vec<crate::exec::DeathHook>,
     at_end: Vec<(Cow<'static, str>, crate::invariant::EndCheck)>,
+    /// The faults scripted at fixed times ([`Sim::fault_at`]).
+    scripted: Vec<(std::time::Duration, Fault)>,
     cluster: Cluster,
     /// A timeout to hand a client when its sleep ends (lost request or reply).
     deferred: Vec<Option<Transport>>,
@@ -191,142 +180,13 @@ struct Engine<'c> {
 /// Why the loop stopped early.
 type Stop = Verdict;
 
-impl<'c> Engine<'c> {
-    fn new(config: &'c ExecConfig, sim: Sim, spare: &mut Spare) -> Engine<'c> {
-        let n = sim.tasks.len();
-        let mut timers = std::mem::take(&mut spare.timers);
-        timers.extend(sim.scripted.iter().enumerate().map(|(i, (at, f))| {
-            (
-                VirtualTime::ZERO + *at,
-                i as u64,
-                Timer::Scripted(f.clone()),
-            )
-        }));
-        let timer_seq = timers.len() as u64;
-        let mut deferred = std::mem::take(&mut spare.deferred);
-        deferred.resize(n, None);
-        spare.scripted = emptied(sim.scripted);
-        let mut spin = std::mem::take(&mut spare.spin);
-        spin.reset(n);
-        // Per kind, the plan's budget, and whether a pause or death is aimed at keys: one
-        // pass over the plan's rules, the first rule of a kind counting (as
-        // `FaultPlan::rule` finds it), so the last written here.
-        let mut allowed = [0; FaultKind::ALL.len()];
-        let mut keyed = [false; FaultKind::ALL.len()];
-        for (kind, rule) in config.faults.rules.iter().rev() {
-            allowed[*kind as usize] = rule.max;
-            keyed[*kind as usize] = rule.keys.is_some();
-        }
-        let aims_at_keys = keyed[FaultKind::Pause as usize] || keyed[FaultKind::Die as usize];
-        Engine {
-            config,
-            core: sim.core,
-            live: n,
-            tasks: sim.tasks,
-            always: sim.always,
-            ghosts: sim.ghosts,
-            holders: sim.holders,
-            symmetric: sim.symmetric,
-            ranks: Vec::new(),
-            deaths: sim.deaths,
-            at_end: sim.at_end,
-            cluster: {
-                let mut cluster = boot_cluster(config, spare.cluster.take());
-                for server in &mut cluster.servers {
-                    server.set_connections(n as u64);
-                }
-                cluster
-            },
-            deferred,
-            timers,
-            timer_seq,
-            fired: [0; FaultKind::ALL.len()],
-            allowed,
-            latency: (
-                config.latency_min.as_micros() as u64,
-                config.latency_max.as_micros() as u64,
-            ),
-            max_time: u64::try_from(config.max_time.as_micros()).unwrap_or(u64::MAX),
-            budget_left: allowed.iter().any(|&max| max > 0),
-            last_keys: aims_at_keys.then(|| vec![Vec::new(); n]),
-            wrote_last: flags(&mut spare.flags[0], n),
-            bitten: [0; FaultKind::ALL.len()],
-            bites_pending: Vec::new(),
-            step_checks: 0,
-            faults_fired: Vec::new(),
-            choices: Vec::with_capacity(spare.steps.max(16)),
-            trace: Trace::default(),
-            events: Vec::new(),
-            metrics: BTreeMap::new(),
-            step: 0,
-            calls: 0,
-            pruned: false,
-            calls_buf: std::mem::take(&mut spare.calls),
-            faults_buf: std::mem::take(&mut spare.faults),
-            spin,
-            watched: Vec::new(),
-            key_states: Vec::new(),
-            phase_points: None,
-            edge_timed: flags(&mut spare.flags[1], n),
-            violated: Vec::new(),
-            ended: false,
-            held: None,
-        }
-    }
-
-    /// Empties the engine into `spare` for the next execution. The clients' futures and
-    /// the checks are dropped first, so that the core is free to reuse when no client
-    /// handle outlives them.
-    fn recycle(self, spare: &mut Spare) {
-        // Field by field out of the engine, which is dropped in place: moving it whole
-        // into this function would copy a kilobyte per execution.
-        let Engine {
-            core,
-            tasks,
-            always,
-            at_end,
-            deferred,
-            timers,
-            calls_buf,
-            faults_buf,
-            spin,
-            wrote_last,
-            edge_timed,
-            cluster,
-            ..
-        } = self;
-        spare.tasks = emptied(tasks);
-        spare.always = emptied(always);
-        spare.at_end = emptied(at_end);
-        spare.deferred = emptied(deferred);
-        spare.timers = emptied(timers);
-        // Kept with its entries: `options` overwrites them.
-        spare.calls = calls_buf;
-        spare.faults = emptied(faults_buf);
-        spare.spin = spin;
-        spare.flags = [wrote_last, edge_timed];
-        spare.cluster = Some(cluster);
-        spare.core = Some(core);
-    }
-
-    /// Every invariant with the times it was evaluated ([`Execution::checks`]).
-    fn checks(&self) -> Vec<(Cow<'static, str>, u64)> {
-        let mut checks = Vec::with_capacity(self.always.len() + self.at_end.len());
-        for (name, _) in &self.always {
-            checks.push((name.clone(), self.step_checks));
-        }
-        for (name, _) in &self.at_end {
-            checks.push((name.clone(), u64::from(self.ended)));
-        }
-        checks
-    }
-
+impl Engine {
     fn now(&self) -> VirtualTime {
         self.core.borrow().now
     }
 
     fn log(&mut self, actor: Actor, text: impl FnOnce() -> String) {
-        if self.config.trace {
+        if self.tracing {
             let now = self.now();
             self.trace.push(self.step, now, actor, text());
         }
@@ -364,7 +224,7 @@ impl<'c> Engine<'c> {
                 return Ok(());
             }
             let now = self.now();
-            if self.step >= self.config.max_steps || now.micros() > self.max_time {
+            if self.step >= self.max_steps || now.micros() > self.max_time {
                 return Err(self.stuck());
             }
             let mut buf = std::mem::take(&mut self.calls_buf);
@@ -482,7 +342,7 @@ impl<'c> Engine<'c> {
         self.choices.push(Choice::Fault(fault.clone()));
         self.step += 1;
         self.fault_fired(fault);
-        if self.config.trace && !fault.runs_a_call() {
+        if self.tracing && !fault.runs_a_call() {
             let time = self.now();
             let (step, fault) = (self.step, fault.clone());
             self.events

@@ -8,7 +8,7 @@ use crate::trace::fnv1a;
 
 use super::Engine;
 
-impl Engine<'_> {
+impl Engine {
     /// Calls that may execute now, with their windows, and the next timer deadline. The
     /// calls are the first `n` entries of `calls`, whose entries are overwritten where
     /// they are: the engine reuses one buffer for every step, and entries past `n` stay

@@ -18,7 +18,7 @@ use super::Engine;
 
 const SECOND: u64 = 1_000_000;
 
-impl Engine<'_> {
+impl Engine {
     /// True if a call of `client` may mark a phase point: the strategy explores timing
     /// and the client's timing does not follow a tick edge. The test the step makes
     /// before [`Engine::phase_point_before`], which is kept out of its path.
@@ -40,7 +40,7 @@ impl Engine<'_> {
         at: VirtualTime,
     ) -> Option<bool> {
         let server = &self.cluster.servers[self.cluster.route(request)];
-        let own_start = issued + self.config.latency_min;
+        let own_start = issued.plus_micros(self.latency.0);
         if at != own_start {
             // Later than its own earliest instant: at another call's instant (which that
             // call records) or just after a tick edge of its server.

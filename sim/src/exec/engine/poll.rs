@@ -5,13 +5,12 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::task::{Context, Poll, Waker};
 
 use crate::exec::core::Wait;
-use crate::exec::spare::emptied;
 use crate::invariant::Verdict;
 use crate::trace::Actor;
 
 use super::{Engine, Stop};
 
-impl Engine<'_> {
+impl Engine {
     pub(super) fn poll(&mut self, client: usize) -> Result<(), Stop> {
         let Some(task) = self.tasks[client].as_mut() else {
             return Ok(());
@@ -106,11 +105,12 @@ impl Engine<'_> {
     fn drain_notes(&mut self) {
         if !self.core.borrow().marks.is_empty() {
             let now = self.now();
-            let marks = std::mem::take(&mut self.core.borrow_mut().marks);
+            let mut marks = std::mem::take(&mut self.core.borrow_mut().marks);
             for &client in &marks {
                 self.spin.marked(client, now);
             }
-            self.core.borrow_mut().marks = emptied(marks);
+            marks.clear();
+            self.core.borrow_mut().marks = marks;
         }
         if self.core.borrow().notes.is_empty() {
             return;

@@ -8,7 +8,7 @@ use crate::trace::Actor;
 use super::{Engine, Stop};
 use crate::exec::timer::Timer;
 
-impl Engine<'_> {
+impl Engine {
     /// Wakes sleepers and restarts servers whose deadline has come, earliest first.
     pub(super) fn fire_due_timers(&mut self) -> Result<(), Stop> {
         loop {
@@ -57,7 +57,7 @@ impl Engine<'_> {
                             None => core.mailboxes[c].woken = true,
                         }
                     }
-                    if self.config.trace && self.core.borrow().mailboxes[c].reply.is_some() {
+                    if self.tracing && self.core.borrow().mailboxes[c].reply.is_some() {
                         self.log(Actor::Client(c), || "times out".into());
                     }
                     self.poll(c)?;
@@ -78,7 +78,7 @@ impl Engine<'_> {
         self.spin.changed();
         match timer {
             Timer::Restart(server) => {
-                let warm = self.config.faults.warm_restart;
+                let warm = self.plan.warm_restart;
                 self.cluster.servers[server].restart(at, warm);
                 let clients = self.tasks.len() as u64;
                 self.cluster.servers[server].set_connections(clients);

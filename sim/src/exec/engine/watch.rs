@@ -57,7 +57,7 @@ pub(super) struct Watched {
     last: Option<Stored>,
 }
 
-impl Engine<'_> {
+impl Engine {
     /// Watches `key` on `server` from now on (tracing only).
     fn watch(&mut self, server: usize, key: &Key) {
         if !self
@@ -76,7 +76,7 @@ impl Engine<'_> {
     /// Watches the keys of the call `client` is about to make (tracing only).
     #[inline]
     pub(super) fn watch_call(&mut self, client: usize) {
-        if self.config.trace {
+        if self.tracing {
             self.watch_call_keys(client);
         }
     }
@@ -98,7 +98,7 @@ impl Engine<'_> {
 
     /// Watches `key` on `server` (an eviction's target).
     pub(super) fn watch_key(&mut self, server: usize, key: &Key) {
-        if self.config.trace {
+        if self.tracing {
             self.watch(server, key);
         }
     }
@@ -106,7 +106,7 @@ impl Engine<'_> {
     /// Records every watched key whose state differs from the last one recorded.
     #[inline]
     pub(super) fn record_keys(&mut self) {
-        if self.config.trace {
+        if self.tracing {
             self.record_changed_keys();
         }
     }

@@ -1,0 +1,257 @@
+//! One engine per thread, reset in place between executions.
+//!
+//! An exploration runs hundreds of thousands of executions of the same scenario, each
+//! with the same servers and about the same number of clients, checks and steps. Booting
+//! servers and allocating the bookkeeping afresh every time cost more than the recipe
+//! code itself, and so did moving a new engine's parts in and out of a store of spare
+//! ones. So the engine itself stays: an execution takes the thread's engine, resets it in
+//! place to exactly the state a new one has (servers booted at time zero, every buffer
+//! cleared, every count at zero), and hands it back when it ends. Nothing of an
+//! execution's state survives into the next; the buffers keep only their capacity, and
+//! the core the clients share is reused only once no client handle refers to it.
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::rc::Rc;
+
+use crate::clock::VirtualTime;
+use crate::cluster::Cluster;
+use crate::exec::core::Core;
+use crate::exec::spin::SpinWatch;
+use crate::exec::timer::Timer;
+use crate::exec::{ExecConfig, Execution, Sim};
+use crate::fault::FaultKind;
+use crate::trace::Trace;
+
+use super::Engine;
+
+thread_local! {
+    /// The thread's engine between executions (boxed: taking it and giving it back
+    /// moves a pointer, not the engine).
+    static IDLE: RefCell<Option<Box<Engine>>> = const { RefCell::new(None) };
+}
+
+impl Engine {
+    /// The thread's engine (a new one if an execution already holds it, as when
+    /// executions nest), its cluster built for `config`.
+    pub(super) fn take(config: &ExecConfig) -> Box<Engine> {
+        IDLE.with(|idle| idle.borrow_mut().take())
+            .unwrap_or_else(|| Box::new(Engine::idle(config)))
+    }
+
+    /// Hands the engine back for the thread's next execution.
+    pub(super) fn give_back(self: Box<Self>) {
+        IDLE.with(|idle| *idle.borrow_mut() = Some(self));
+    }
+
+    /// An engine with nothing registered, as [`Engine::clear`] leaves one.
+    fn idle(config: &ExecConfig) -> Engine {
+        Engine {
+            plan: config.faults.clone(),
+            tracing: false,
+            max_steps: 0,
+            past_violation: false,
+            core: Rc::new(RefCell::new(Core::new())),
+            tasks: Vec::new(),
+            live: 0,
+            always: Vec::new(),
+            ghosts: Vec::new(),
+            holders: Vec::new(),
+            symmetric: None,
+            ranks: Vec::new(),
+            deaths: Vec::new(),
+            at_end: Vec::new(),
+            scripted: Vec::new(),
+            cluster: Cluster::new(&config.servers, config.distribution),
+            deferred: Vec::new(),
+            timers: Vec::new(),
+            timer_seq: 0,
+            fired: [0; FaultKind::ALL.len()],
+            allowed: [0; FaultKind::ALL.len()],
+            latency: (0, 0),
+            max_time: 0,
+            budget_left: false,
+            last_keys: None,
+            wrote_last: Vec::new(),
+            bitten: [0; FaultKind::ALL.len()],
+            bites_pending: Vec::new(),
+            step_checks: 0,
+            faults_fired: Vec::new(),
+            choices: Vec::new(),
+            trace: Trace::default(),
+            events: Vec::new(),
+            metrics: BTreeMap::new(),
+            step: 0,
+            calls: 0,
+            pruned: false,
+            calls_buf: Vec::new(),
+            faults_buf: Vec::new(),
+            spin: SpinWatch::default(),
+            watched: Vec::new(),
+            key_states: Vec::new(),
+            phase_points: None,
+            edge_timed: Vec::new(),
+            violated: Vec::new(),
+            ended: false,
+            held: None,
+        }
+    }
+
+    /// An empty registration in the engine's buffers, for a setup function to fill: the
+    /// core at time zero with no clients (the engine's own, unless a client handle of an
+    /// earlier execution still refers to it).
+    pub(super) fn registration(&mut self) -> Sim {
+        if Rc::strong_count(&self.core) == 1 && Rc::weak_count(&self.core) == 0 {
+            self.core.borrow_mut().reset();
+        } else {
+            self.core = Rc::new(RefCell::new(Core::new()));
+        }
+        Sim {
+            core: Rc::clone(&self.core),
+            tasks: std::mem::take(&mut self.tasks),
+            always: std::mem::take(&mut self.always),
+            at_end: std::mem::take(&mut self.at_end),
+            scripted: std::mem::take(&mut self.scripted),
+            ghosts: std::mem::take(&mut self.ghosts),
+            deaths: std::mem::take(&mut self.deaths),
+            holders: std::mem::take(&mut self.holders),
+            symmetric: None,
+        }
+    }
+
+    /// Starts an execution of what `sim` registered under `config`: every count at zero,
+    /// the servers booted at time zero, the settings the steps read copied in, and the
+    /// result's buffers taken from `out`, emptied, to be filled and handed back
+    /// ([`Engine::hand_over`]).
+    pub(super) fn begin(&mut self, config: &ExecConfig, sim: Sim, out: &mut Execution) {
+        let n = sim.tasks.len();
+        if self.plan != config.faults {
+            self.plan = config.faults.clone();
+        }
+        (self.tracing, self.max_steps) = (config.trace, config.max_steps);
+        self.past_violation = config.past_violation;
+        self.latency = (
+            config.latency_min.as_micros() as u64,
+            config.latency_max.as_micros() as u64,
+        );
+        self.max_time = u64::try_from(config.max_time.as_micros()).unwrap_or(u64::MAX);
+        if self
+            .cluster
+            .built_from(&config.servers, config.distribution)
+        {
+            self.cluster.reset();
+        } else {
+            self.cluster = Cluster::new(&config.servers, config.distribution);
+        }
+        for server in &mut self.cluster.servers {
+            server.set_connections(n as u64);
+        }
+        let Sim {
+            core: _,
+            tasks,
+            always,
+            at_end,
+            scripted,
+            ghosts,
+            deaths,
+            holders,
+            symmetric,
+        } = sim;
+        (self.tasks, self.always, self.at_end) = (tasks, always, at_end);
+        (self.ghosts, self.deaths, self.holders) = (ghosts, deaths, holders);
+        (self.symmetric, self.scripted) = (symmetric, scripted);
+        self.live = n;
+        self.timers
+            .extend(self.scripted.iter().enumerate().map(|(i, (at, f))| {
+                (
+                    VirtualTime::ZERO + *at,
+                    i as u64,
+                    Timer::Scripted(f.clone()),
+                )
+            }));
+        self.timer_seq = self.timers.len() as u64;
+        self.deferred.resize(n, None);
+        self.spin.reset(n);
+        // Per kind, the plan's budget, and whether a pause or death is aimed at keys: one
+        // pass over the plan's rules, the first rule of a kind counting (as
+        // `FaultPlan::rule` finds it), so the last written here.
+        let mut keyed = [false; FaultKind::ALL.len()];
+        for (kind, rule) in self.plan.rules.iter().rev() {
+            self.allowed[*kind as usize] = rule.max;
+            keyed[*kind as usize] = rule.keys.is_some();
+        }
+        self.budget_left = self.allowed.iter().any(|&max| max > 0);
+        let aims_at_keys = keyed[FaultKind::Pause as usize] || keyed[FaultKind::Die as usize];
+        self.last_keys = aims_at_keys.then(|| vec![Vec::new(); n]);
+        self.wrote_last.resize(n, false);
+        self.edge_timed.resize(n, false);
+        self.choices = emptied(&mut out.schedule.choices);
+        self.trace.lines = emptied(&mut out.trace.lines);
+        self.events = emptied(&mut out.events);
+        self.key_states = emptied(&mut out.key_states);
+        self.violated = emptied(&mut out.violated);
+        self.metrics = std::mem::take(&mut out.metrics);
+        self.metrics.clear();
+    }
+
+    /// Hands the result's buffers back to `out`, filled, with every invariant's count of
+    /// evaluations ([`Execution::checks`]) and the faults' figures
+    /// ([`Execution::faults`]).
+    pub(super) fn hand_over(&mut self, out: &mut Execution) {
+        out.schedule.choices = std::mem::take(&mut self.choices);
+        out.trace.lines = std::mem::take(&mut self.trace.lines);
+        out.events = std::mem::take(&mut self.events);
+        out.key_states = std::mem::take(&mut self.key_states);
+        out.violated = std::mem::take(&mut self.violated);
+        out.metrics = std::mem::take(&mut self.metrics);
+        match self.phase_points.take() {
+            Some(points) => out.phase_points = points,
+            None => out.phase_points.clear(),
+        }
+        out.checks.clear();
+        for (name, _) in &self.always {
+            out.checks.push((name.clone(), self.step_checks));
+        }
+        for (name, _) in &self.at_end {
+            out.checks.push((name.clone(), u64::from(self.ended)));
+        }
+        self.fault_figures(&mut out.faults);
+    }
+
+    /// Ends an execution: the clients' futures and the checks are dropped (so that the
+    /// core is free to reuse when no client handle outlives them), every buffer is
+    /// emptied and every count is back at zero, as [`Engine::idle`] has them.
+    pub(super) fn clear(&mut self) {
+        self.tasks.clear();
+        self.always.clear();
+        self.at_end.clear();
+        self.ghosts.clear();
+        self.deaths.clear();
+        self.holders.clear();
+        self.symmetric = None;
+        self.scripted.clear();
+        self.deferred.clear();
+        self.timers.clear();
+        self.faults_buf.clear();
+        self.wrote_last.clear();
+        self.edge_timed.clear();
+        self.bites_pending.clear();
+        self.faults_fired.clear();
+        self.watched.clear();
+        self.ranks.clear();
+        self.last_keys = None;
+        self.fired = [0; FaultKind::ALL.len()];
+        self.allowed = [0; FaultKind::ALL.len()];
+        self.bitten = [0; FaultKind::ALL.len()];
+        (self.step, self.calls, self.step_checks) = (0, 0, 0);
+        (self.pruned, self.ended, self.held) = (false, false, None);
+        self.phase_points = None;
+    }
+}
+
+/// `v`'s buffer, emptied, leaving an empty vector in its place.
+fn emptied<T>(v: &mut Vec<T>) -> Vec<T> {
+    let mut v = std::mem::take(v);
+    v.clear();
+    v
+}
