@@ -18,15 +18,16 @@ use crate::memcache::{Key, Value};
 /// What a failed check reports: a message and the numbers behind it.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Failure {
-    /// One line a person can read.
-    pub message: String,
+    /// One line a person can read (a fixed message costs no allocation: a failing check
+    /// runs in most executions of a broken recipe).
+    pub message: std::borrow::Cow<'static, str>,
     /// Named quantities, e.g. `lost = 3`.
     pub numbers: BTreeMap<String, i64>,
 }
 
 impl Failure {
     /// A failure with a message.
-    pub fn new(message: impl Into<String>) -> Failure {
+    pub fn new(message: impl Into<std::borrow::Cow<'static, str>>) -> Failure {
         Failure {
             message: message.into(),
             numbers: BTreeMap::new(),
