@@ -248,8 +248,9 @@ impl Engine {
                 faults = std::mem::take(&mut self.faults_buf);
                 self.fault_options(calls, &mut faults);
             }
-            // A choice already decided needs no footprints, edges or state.
-            let deciding = !strategy.replaying();
+            // A choice already decided needs no footprints, edges or state (asked only of
+            // a strategy that wants any of them).
+            let deciding = (footprints || timing || states) && !strategy.replaying();
             if footprints && deciding {
                 self.add_footprints(calls);
             }
