@@ -100,6 +100,7 @@ impl Engine {
     /// An empty registration in the engine's buffers, for a setup function to fill: the
     /// core at time zero with no clients (the engine's own, unless a client handle of an
     /// earlier execution still refers to it).
+    #[inline(never)]
     pub(super) fn registration(&mut self) -> Sim {
         if Rc::strong_count(&self.core) == 1 && Rc::weak_count(&self.core) == 0 {
             self.core.borrow_mut().reset();
@@ -123,6 +124,7 @@ impl Engine {
     /// the servers booted at time zero, the settings the steps read copied in, and the
     /// result's buffers taken from `out`, emptied, to be filled and handed back
     /// ([`Engine::hand_over`]).
+    #[inline(never)]
     pub(super) fn begin(&mut self, config: &ExecConfig, sim: Sim, out: &mut Execution) {
         let n = sim.tasks.len();
         if self.plan != config.faults {
@@ -197,6 +199,7 @@ impl Engine {
     /// Hands the result's buffers back to `out`, filled, with every invariant's count of
     /// evaluations ([`Execution::checks`]) and the faults' figures
     /// ([`Execution::faults`]).
+    #[inline(never)]
     pub(super) fn hand_over(&mut self, out: &mut Execution) {
         out.schedule.choices = std::mem::take(&mut self.choices);
         out.trace.lines = std::mem::take(&mut self.trace.lines);
@@ -221,6 +224,7 @@ impl Engine {
     /// Ends an execution: the clients' futures and the checks are dropped (so that the
     /// core is free to reuse when no client handle outlives them), every buffer is
     /// emptied and every count is back at zero, as [`Engine::idle`] has them.
+    #[inline(never)]
     pub(super) fn clear(&mut self) {
         self.tasks.clear();
         self.always.clear();
