@@ -253,7 +253,7 @@ pub type EndCheck = Box<dyn Fn(&EndView<'_>) -> Result<(), Failure>>;
 pub struct EndView<'a> {
     pub(crate) cluster: &'a Cluster,
     pub(crate) now: VirtualTime,
-    pub(crate) metrics: RefCell<BTreeMap<String, f64>>,
+    pub(crate) metrics: &'a RefCell<BTreeMap<String, f64>>,
 }
 
 impl EndView<'_> {

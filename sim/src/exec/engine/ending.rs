@@ -139,7 +139,7 @@ impl Engine {
         let view = EndView {
             cluster: &self.cluster,
             now: self.now(),
-            metrics: Default::default(),
+            metrics: &self.metrics,
         };
         // Every end check runs, so each records its metrics; the first failure is the verdict.
         let mut verdict = Verdict::Pass;
@@ -152,7 +152,6 @@ impl Engine {
                 }
             }
         }
-        self.metrics = view.metrics.into_inner();
         if let Verdict::Violation(v) = &verdict {
             self.log(Actor::World, || {
                 format!("END CHECK {} fails: {}", v.invariant, v.failure.message)
@@ -171,9 +170,8 @@ impl Engine {
         }
         let unfinished: Vec<bool> = self.tasks.iter().map(Option::is_some).collect();
         let (longest, stuck) = self.spin.liveness(&unfinished, self.now());
-        self.metrics
-            .insert("liveness.longest_wait_s".into(), longest.as_secs_f64());
-        self.metrics
-            .insert("liveness.stuck_clients".into(), stuck as f64);
+        let metrics = self.metrics.get_mut();
+        metrics.insert("liveness.longest_wait_s".into(), longest.as_secs_f64());
+        metrics.insert("liveness.stuck_clients".into(), stuck as f64);
     }
 }

@@ -11,7 +11,6 @@
 //! the core the clients share is reused only once no client handle refers to it.
 
 use std::cell::RefCell;
-use std::collections::BTreeMap;
 use std::rc::Rc;
 
 use crate::clock::VirtualTime;
@@ -80,7 +79,7 @@ impl Engine {
             choices: Vec::new(),
             trace: Trace::default(),
             events: Vec::new(),
-            metrics: BTreeMap::new(),
+            metrics: RefCell::default(),
             step: 0,
             calls: 0,
             pruned: false,
@@ -192,8 +191,12 @@ impl Engine {
         self.events = emptied(&mut out.events);
         self.key_states = emptied(&mut out.key_states);
         self.violated = emptied(&mut out.violated);
-        self.metrics = std::mem::take(&mut out.metrics);
-        self.metrics.clear();
+        // Swapped and cleared only when not empty: an empty map dropped still walks its
+        // (empty) tree.
+        std::mem::swap(self.metrics.get_mut(), &mut out.metrics);
+        if !self.metrics.get_mut().is_empty() {
+            self.metrics.get_mut().clear();
+        }
     }
 
     /// Hands the result's buffers back to `out`, filled, with every invariant's count of
@@ -206,7 +209,7 @@ impl Engine {
         out.events = std::mem::take(&mut self.events);
         out.key_states = std::mem::take(&mut self.key_states);
         out.violated = std::mem::take(&mut self.violated);
-        out.metrics = std::mem::take(&mut self.metrics);
+        std::mem::swap(&mut out.metrics, self.metrics.get_mut());
         match self.phase_points.take() {
             Some(points) => out.phase_points = points,
             None => out.phase_points.clear(),

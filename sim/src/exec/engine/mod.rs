@@ -148,7 +148,8 @@ struct Engine {
     trace: Trace,
     /// Every call and fault, structured (only when tracing).
     events: Vec<crate::exec::Event>,
-    metrics: BTreeMap<String, f64>,
+    /// What the end checks record ([`crate::invariant::EndView::metric`]).
+    metrics: RefCell<BTreeMap<String, f64>>,
     step: u64,
     calls: u64,
     pruned: bool,
