@@ -117,7 +117,10 @@ impl std::fmt::Debug for Client {
     }
 }
 
+// The handle's calls are inlined into the recipe's futures (another crate's code): a
+// call is a few stores into the client's mailbox.
 impl Memcache for Client {
+    #[inline]
     fn call(&self, request: Request) -> impl Future<Output = Result<Reply, Transport>> {
         CallFuture {
             client: self.clone(),
@@ -126,6 +129,7 @@ impl Memcache for Client {
         }
     }
 
+    #[inline]
     fn now(&self) -> VirtualTime {
         let mut core = self.core.borrow_mut();
         core.clock_reads += 1;
@@ -134,6 +138,7 @@ impl Memcache for Client {
         now
     }
 
+    #[inline]
     fn sleep(&self, duration: Duration) -> impl Future<Output = ()> {
         SleepFuture {
             client: self.clone(),
@@ -155,6 +160,7 @@ struct CallFuture {
 impl Future for CallFuture {
     type Output = Result<Reply, Transport>;
 
+    #[inline]
     fn poll(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.get_mut();
         let id = this.client.id;
@@ -184,6 +190,7 @@ struct SleepFuture {
 impl Future for SleepFuture {
     type Output = ();
 
+    #[inline]
     fn poll(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<()> {
         let this = self.get_mut();
         let id = this.client.id;

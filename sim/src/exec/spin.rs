@@ -155,6 +155,7 @@ impl SpinWatch {
     /// Records a call. `request_hash` is `Some` when [`SpinWatch::tracking_next`] said
     /// so; `changed` tells whether the call changed server state. Returns true when a
     /// spin should be checked for (every [`REPEATS_FOR_SPIN`] repeats).
+    #[inline(always)]
     pub fn call(
         &mut self,
         client: usize,
@@ -176,6 +177,20 @@ impl SpinWatch {
             self.clients[client].last_progress = now;
             return false;
         }
+        self.quiet_call(client, request_hash, reply, now, clock_reads)
+    }
+
+    /// [`SpinWatch::call`] for a call that changed nothing after [`QUIET_CALLS`] that
+    /// changed nothing either: repetitions are tracked (kept out of the step's path).
+    #[inline(never)]
+    fn quiet_call(
+        &mut self,
+        client: usize,
+        request_hash: Option<u64>,
+        reply: Option<&Reply>,
+        now: VirtualTime,
+        clock_reads: u64,
+    ) -> bool {
         if self.quiet == QUIET_CALLS {
             self.clock_reads_then = clock_reads;
         }

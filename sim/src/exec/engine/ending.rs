@@ -15,7 +15,7 @@ impl Engine {
     /// fails at the same step is recorded beside it ([`Execution::violated`]).
     ///
     /// [`Execution::violated`]: crate::exec::Execution::violated
-    #[inline]
+    #[inline(always)]
     pub(super) fn check_always(&mut self) -> Result<(), Stop> {
         self.step_checks += 1;
         if self.always.is_empty() {
@@ -25,6 +25,7 @@ impl Engine {
     }
 
     /// [`Engine::check_always`] with some step check registered.
+    #[inline(never)]
     fn run_step_checks(&mut self) -> Result<(), Stop> {
         let mut verdict: Option<Verdict> = None;
         for (name, check) in &self.always {
