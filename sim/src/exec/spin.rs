@@ -144,6 +144,7 @@ impl SpinWatch {
     }
 
     /// Something changed the world (a fault, a timer, a client finishing).
+    #[inline]
     pub fn changed(&mut self) {
         if self.quiet >= QUIET_CALLS {
             self.clients.iter_mut().for_each(|c| c.seen.clear());
