@@ -52,6 +52,10 @@
 //! The engine never reads the wall clock, never uses a thread RNG and never iterates a
 //! std `HashMap`: the same scenario and seed give a byte-identical trace.
 //!
+//! A loop that runs many executions and keeps one result at a time calls
+//! [`execute_into`] with one [`Execution`], whose buffers (the schedule, the checks, the
+//! timeline) every execution then reuses, as `mcsim check` and `mcsim explore` do.
+//!
 //! **Your own recipes.** A recipe family is a type implementing [`Model`] (its variants,
 //! serde parameters, invariants and the setup above); [`check()`] runs it from a `#[test]`
 //! in one expression and panics with the shrunk timeline and an `MCSIM_REPLAY` line on a
