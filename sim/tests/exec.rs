@@ -320,6 +320,50 @@ fn a_reused_result_holds_only_its_own_execution() {
     assert_eq!(faulted, 2, "the faulty executions fire faults");
 }
 
+/// An execution started inside another's setup (executions nest) runs on an engine of
+/// its own: neither sees the other's clients, servers or checks.
+#[test]
+fn an_execution_inside_another_runs_on_its_own_engine() {
+    use std::cell::Cell;
+    use std::rc::Rc;
+    let one_incr = |sim: &mut mcsim::Sim| {
+        sim.client(Skew::default(), |mc| async move {
+            let k = Key::new("n").unwrap();
+            mc.add(&k, Value::from(5u64), Exptime::NEVER).await?;
+            Ok(())
+        });
+        let key = Key::new("n").unwrap();
+        sim.at_end("five", move |view| {
+            match view.peek(&key).and_then(|v| v.as_u64()) {
+                Some(5) => Ok(()),
+                other => Err(mcsim::Failure::new(format!("{other:?}"))),
+            }
+        });
+    };
+    let inner_steps = Rc::new(Cell::new(0));
+    let seen = inner_steps.clone();
+    let outer = move |sim: &mut mcsim::Sim| {
+        let inner = execute(&ExecConfig::default(), &one_incr, &mut Random::new(1), 0);
+        assert!(inner.verdict.is_pass(), "{:?}", inner.verdict);
+        seen.set(inner.steps);
+        for _ in 0..2 {
+            sim.client(Skew::default(), |mc| async move {
+                let k = Key::new("n").unwrap();
+                // The inner execution's item is not on the outer execution's server.
+                assert!(mc.get(&k).await?.is_none());
+                Ok(())
+            });
+        }
+    };
+    let e = execute(&ExecConfig::default(), &outer, &mut Random::new(2), 0);
+    assert!(e.verdict.is_pass(), "{:?}", e.verdict);
+    assert_eq!((inner_steps.get(), e.steps), (1, 2));
+    assert!(
+        e.checks.is_empty(),
+        "the inner execution's check is not the outer's"
+    );
+}
+
 /// A client handle kept past its execution still sees that execution, not the next one.
 #[test]
 fn a_client_handle_kept_after_its_execution_is_not_reset() {
