@@ -67,6 +67,9 @@ impl Engine {
             self.phase_point_after(read, request, outcome.as_ref().ok(), at);
         }
         core.mailboxes[client].wait = Wait::Running;
+        // Read while the core is at hand: neither the server nor the timeline reads a
+        // clock of the clients'.
+        let clock_reads = core.clock_reads;
         drop(core);
         if let Some(traced) = traced {
             self.trace_call(client, traced, issued, at, &outcome, fault);
@@ -76,7 +79,6 @@ impl Engine {
             _ => false,
         };
         self.wrote_last[client] = changed;
-        let clock_reads = self.core.borrow().clock_reads;
         let spin_due = self.spin.call(
             client,
             hash,
