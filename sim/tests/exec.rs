@@ -320,6 +320,47 @@ fn a_reused_result_holds_only_its_own_execution() {
     assert_eq!(faulted, 2, "the faulty executions fire faults");
 }
 
+/// The same for a search over timing, whose executions record the phase points (where
+/// in a second their outcome could depend on the servers' tick phase): each reused
+/// result holds its own execution's points, not the ones before it as well.
+#[test]
+fn a_reused_result_holds_only_its_own_phase_points() {
+    use mcsim::exec::{Execution, execute_into};
+    use mcsim::explore::{Dfs, Strategy};
+    let expiring = |sim: &mut mcsim::Sim| {
+        for c in 0..2u64 {
+            sim.client(Skew::default(), move |mc| async move {
+                let k = Key::new("k").unwrap();
+                mc.add(&k, Value::from(c), Exptime::secs(1)).await?;
+                mc.sleep(Duration::from_millis(900)).await;
+                mc.get(&k).await?;
+                Ok(())
+            });
+        }
+    };
+    let config = ExecConfig::default();
+    let mut reused = Dfs::new(None, false).with_timing(true);
+    let mut fresh = reused.clone();
+    let mut out = Execution::default();
+    let (mut executions, mut with_points) = (0, 0);
+    for i in 0.. {
+        execute_into(&config, &expiring, &mut reused, i, &mut out);
+        let alone = execute(&config, &expiring, &mut fresh, i);
+        assert_eq!(format!("{out:?}"), format!("{alone:?}"), "execution {i}");
+        executions += 1;
+        with_points += usize::from(!out.phase_points.is_empty());
+        let more = reused.end(false);
+        assert_eq!(more, fresh.end(false));
+        if !more {
+            break;
+        }
+    }
+    assert!(
+        executions > 1 && with_points > 0,
+        "{executions} {with_points}"
+    );
+}
+
 /// An execution started inside another's setup (executions nest) runs on an engine of
 /// its own: neither sees the other's clients, servers or checks.
 #[test]

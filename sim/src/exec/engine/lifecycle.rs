@@ -122,9 +122,16 @@ impl Engine {
     /// Starts an execution of what `sim` registered under `config`: every count at zero,
     /// the servers booted at time zero, the settings the steps read copied in, and the
     /// result's buffers taken from `out`, emptied, to be filled and handed back
-    /// ([`Engine::hand_over`]).
+    /// ([`Engine::hand_over`]); the phase points among them when `phase_points`
+    /// ([`Execution::phase_points`]).
     #[inline(never)]
-    pub(super) fn begin(&mut self, config: &ExecConfig, sim: Sim, out: &mut Execution) {
+    pub(super) fn begin(
+        &mut self,
+        config: &ExecConfig,
+        sim: Sim,
+        out: &mut Execution,
+        phase_points: bool,
+    ) {
         let n = sim.tasks.len();
         if self.plan != config.faults {
             self.plan = config.faults.clone();
@@ -191,6 +198,7 @@ impl Engine {
         self.events = emptied(&mut out.events);
         self.key_states = emptied(&mut out.key_states);
         self.violated = emptied(&mut out.violated);
+        self.phase_points = phase_points.then(|| emptied(&mut out.phase_points));
         // Swapped and cleared only when not empty: an empty map dropped still walks its
         // (empty) tree.
         std::mem::swap(self.metrics.get_mut(), &mut out.metrics);

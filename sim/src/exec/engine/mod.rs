@@ -61,12 +61,10 @@ pub fn execute_into(
     setup(&mut sim);
     strategy.begin(index);
     let phase = strategy.tick_phase(config.phase_free);
-    engine.begin(config, sim, out);
+    let phase_points = strategy.explores_timing() && config.phase_free;
+    engine.begin(config, sim, out, phase_points);
     if let Some(phase) = phase {
         engine.cluster.set_phase(phase);
-    }
-    if strategy.explores_timing() && config.phase_free {
-        engine.phase_points = Some(std::mem::take(&mut out.phase_points));
     }
     let mut core = engine.core.borrow_mut();
     (core.observing, core.tracing) = (strategy.wants_states(), config.trace);
