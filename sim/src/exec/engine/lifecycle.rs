@@ -184,6 +184,7 @@ impl Engine {
         // pass over the plan's rules, the first rule of a kind counting (as
         // `FaultPlan::rule` finds it), so the last written here.
         let mut keyed = [false; FaultKind::ALL.len()];
+        self.allowed = [0; FaultKind::ALL.len()];
         for (kind, rule) in self.plan.rules.iter().rev() {
             self.allowed[*kind as usize] = rule.max;
             keyed[*kind as usize] = rule.keys.is_some();
@@ -234,7 +235,9 @@ impl Engine {
 
     /// Ends an execution: the clients' futures and the checks are dropped (so that the
     /// core is free to reuse when no client handle outlives them), every buffer is
-    /// emptied and every count is back at zero, as [`Engine::idle`] has them.
+    /// emptied and every count is back at zero, as [`Engine::idle`] has them. What
+    /// follows from the settings (the fault budgets, whether phase points are recorded)
+    /// is the next [`Engine::begin`]'s to set.
     #[inline(never)]
     pub(super) fn clear(&mut self) {
         self.tasks.clear();
@@ -256,11 +259,9 @@ impl Engine {
         self.ranks.clear();
         self.last_keys = None;
         self.fired = [0; FaultKind::ALL.len()];
-        self.allowed = [0; FaultKind::ALL.len()];
         self.bitten = [0; FaultKind::ALL.len()];
         (self.step, self.calls, self.step_checks) = (0, 0, 0);
         (self.pruned, self.ended, self.held) = (false, false, None);
-        self.phase_points = None;
     }
 }
 
