@@ -18,7 +18,7 @@ impl Engine {
     #[inline(always)]
     pub(super) fn check_always(&mut self) -> Result<(), Stop> {
         self.step_checks += 1;
-        if self.always.is_empty() {
+        if self.sim.always.is_empty() {
             return Ok(());
         }
         self.run_step_checks()
@@ -28,7 +28,7 @@ impl Engine {
     #[inline(never)]
     fn run_step_checks(&mut self) -> Result<(), Stop> {
         let mut verdict: Option<Verdict> = None;
-        for (name, check) in &self.always {
+        for (name, check) in &self.sim.always {
             if let Err(failure) = check() {
                 if !self.violated.iter().any(|v| v == name) {
                     self.violated.push(name.clone());
@@ -96,6 +96,7 @@ impl Engine {
     pub(super) fn check_spin(&self) -> Result<(), Stop> {
         let now = self.now();
         let busy = self
+            .sim
             .tasks
             .iter()
             .enumerate()
@@ -115,6 +116,7 @@ impl Engine {
     pub(super) fn stuck(&self) -> Verdict {
         let now = self.now();
         let busy: Vec<usize> = self
+            .sim
             .tasks
             .iter()
             .enumerate()
@@ -145,7 +147,7 @@ impl Engine {
         // Every end check runs, so each records its metrics; the first failure is the verdict.
         let mut verdict = Verdict::Pass;
         self.ended = true;
-        for (name, check) in &self.at_end {
+        for (name, check) in &self.sim.at_end {
             if let Err(failure) = check(&view) {
                 self.violated.push(name.clone());
                 if verdict.is_pass() {
@@ -169,7 +171,7 @@ impl Engine {
         if plan.rule(FaultKind::Pause).is_none() && plan.rule(FaultKind::Die).is_none() {
             return;
         }
-        let unfinished: Vec<bool> = self.tasks.iter().map(Option::is_some).collect();
+        let unfinished: Vec<bool> = self.sim.tasks.iter().map(Option::is_some).collect();
         let (longest, stuck) = self.spin.liveness(&unfinished, self.now());
         let metrics = self.metrics.get_mut();
         metrics.insert("liveness.longest_wait_s".into(), longest.as_secs_f64());

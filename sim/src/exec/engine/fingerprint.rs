@@ -11,10 +11,10 @@ impl Engine {
     /// The final state's fingerprint: every server's live items and the ghost state.
     pub(super) fn fingerprint(&self) -> u64 {
         let servers = self.cluster.state_hash(self.now());
-        let mut ghost = crate::exec::ghost::fingerprint(&self.ghosts);
-        if !self.holders.is_empty() {
+        let mut ghost = crate::exec::ghost::fingerprint(&self.sim.ghosts);
+        if !self.sim.holders.is_empty() {
             let mut h = Fingerprint::resume(ghost);
-            for holders in &self.holders {
+            for holders in &self.sim.holders {
                 holders.clients().hash(&mut h);
             }
             ghost = h.finish();
@@ -53,10 +53,10 @@ impl Engine {
                 let mut h = Fingerprint::default();
                 (m.skew, &m.wait, m.woken, m.seen, &m.reply).hash(&mut h);
                 self.deferred[c].hash(&mut h);
-                for holders in &self.holders {
+                for holders in &self.sim.holders {
                     holders.contains(c).hash(&mut h);
                 }
-                if let Some(per_client) = &self.symmetric {
+                if let Some(per_client) = &self.sim.symmetric {
                     per_client(c, &mut h);
                 }
                 (h.finish(), c)
@@ -78,7 +78,7 @@ impl Engine {
         }
         self.timers.hash(&mut h);
         self.fired.hash(&mut h);
-        for ghost in &self.ghosts {
+        for ghost in &self.sim.ghosts {
             ghost(&mut h);
         }
         Some(h.finish())
@@ -87,14 +87,16 @@ impl Engine {
     /// True if a state fingerprint can be trusted: the model registered its ghost state
     /// and no server is near its memory limit.
     fn trusted(&self) -> bool {
-        let ghost = !self.ghosts.is_empty() || !self.holders.is_empty() || self.symmetric.is_some();
+        let ghost = !self.sim.ghosts.is_empty()
+            || !self.sim.holders.is_empty()
+            || self.sim.symmetric.is_some();
         ghost && !self.eviction_possible()
     }
 
     /// True if the model declared its clients interchangeable ([`crate::Sim::symmetric`])
     /// and nothing in the world singles one out: no fault scripted at a client.
     pub(super) fn symmetric_now(&self) -> bool {
-        self.symmetric.is_some()
+        self.sim.symmetric.is_some()
             && !self.timers.iter().any(|(_, _, t)| {
                 matches!(t, crate::exec::timer::Timer::Scripted(f) if f.client().is_some())
             })

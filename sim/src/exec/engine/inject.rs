@@ -63,7 +63,7 @@ impl Engine {
             }
             Fault::Die { client } => {
                 self.end_task(*client);
-                for hook in &self.deaths {
+                for hook in &self.sim.deaths {
                     hook(*client);
                 }
                 self.deferred[*client] = None;

@@ -45,22 +45,26 @@ impl Engine {
 
     /// An engine with nothing registered, as [`Engine::clear`] leaves one.
     fn idle(config: &ExecConfig) -> Engine {
+        let core = Rc::new(RefCell::new(Core::new()));
         Engine {
             plan: config.faults.clone(),
             tracing: false,
             max_steps: 0,
             past_violation: false,
-            core: Rc::new(RefCell::new(Core::new())),
-            tasks: Vec::new(),
+            core: Rc::clone(&core),
+            sim: Sim {
+                core,
+                tasks: Vec::new(),
+                always: Vec::new(),
+                at_end: Vec::new(),
+                scripted: Vec::new(),
+                ghosts: Vec::new(),
+                deaths: Vec::new(),
+                holders: Vec::new(),
+                symmetric: None,
+            },
             live: 0,
-            always: Vec::new(),
-            ghosts: Vec::new(),
-            holders: Vec::new(),
-            symmetric: None,
             ranks: Vec::new(),
-            deaths: Vec::new(),
-            at_end: Vec::new(),
-            scripted: Vec::new(),
             cluster: Cluster::new(&config.servers, config.distribution),
             deferred: Vec::new(),
             timers: Vec::new(),
@@ -96,43 +100,29 @@ impl Engine {
         }
     }
 
-    /// An empty registration in the engine's buffers, for a setup function to fill: the
-    /// core at time zero with no clients (the engine's own, unless a client handle of an
-    /// earlier execution still refers to it).
+    /// The engine's registration, emptied by the last [`Engine::clear`], for a setup
+    /// function to fill: the core at time zero with no clients (the engine's own, unless
+    /// a client handle of an earlier execution still refers to it).
     #[inline(never)]
-    pub(super) fn registration(&mut self) -> Sim {
-        if Rc::strong_count(&self.core) == 1 && Rc::weak_count(&self.core) == 0 {
+    pub(super) fn registration(&mut self) -> &mut Sim {
+        // Held by the engine and its registration, and by nothing else.
+        if Rc::strong_count(&self.core) == 2 && Rc::weak_count(&self.core) == 0 {
             self.core.borrow_mut().reset();
         } else {
             self.core = Rc::new(RefCell::new(Core::new()));
+            self.sim.core = Rc::clone(&self.core);
         }
-        Sim {
-            core: Rc::clone(&self.core),
-            tasks: std::mem::take(&mut self.tasks),
-            always: std::mem::take(&mut self.always),
-            at_end: std::mem::take(&mut self.at_end),
-            scripted: std::mem::take(&mut self.scripted),
-            ghosts: std::mem::take(&mut self.ghosts),
-            deaths: std::mem::take(&mut self.deaths),
-            holders: std::mem::take(&mut self.holders),
-            symmetric: None,
-        }
+        &mut self.sim
     }
 
-    /// Starts an execution of what `sim` registered under `config`: every count at zero,
+    /// Starts an execution of what the setup function registered under `config`: every count at zero,
     /// the servers booted at time zero, the settings the steps read copied in, and the
     /// result's buffers taken from `out`, emptied, to be filled and handed back
     /// ([`Engine::hand_over`]); the phase points among them when `phase_points`
     /// ([`Execution::phase_points`]).
     #[inline(never)]
-    pub(super) fn begin(
-        &mut self,
-        config: &ExecConfig,
-        sim: Sim,
-        out: &mut Execution,
-        phase_points: bool,
-    ) {
-        let n = sim.tasks.len();
+    pub(super) fn begin(&mut self, config: &ExecConfig, out: &mut Execution, phase_points: bool) {
+        let n = self.sim.tasks.len();
         if self.plan != config.faults {
             self.plan = config.faults.clone();
         }
@@ -154,23 +144,9 @@ impl Engine {
         for server in &mut self.cluster.servers {
             server.set_connections(n as u64);
         }
-        let Sim {
-            core: _,
-            tasks,
-            always,
-            at_end,
-            scripted,
-            ghosts,
-            deaths,
-            holders,
-            symmetric,
-        } = sim;
-        (self.tasks, self.always, self.at_end) = (tasks, always, at_end);
-        (self.ghosts, self.deaths, self.holders) = (ghosts, deaths, holders);
-        (self.symmetric, self.scripted) = (symmetric, scripted);
         self.live = n;
         self.timers
-            .extend(self.scripted.iter().enumerate().map(|(i, (at, f))| {
+            .extend(self.sim.scripted.iter().enumerate().map(|(i, (at, f))| {
                 (
                     VirtualTime::ZERO + *at,
                     i as u64,
@@ -224,10 +200,10 @@ impl Engine {
             None => out.phase_points.clear(),
         }
         out.checks.clear();
-        for (name, _) in &self.always {
+        for (name, _) in &self.sim.always {
             out.checks.push((name.clone(), self.step_checks));
         }
-        for (name, _) in &self.at_end {
+        for (name, _) in &self.sim.at_end {
             out.checks.push((name.clone(), u64::from(self.ended)));
         }
         self.fault_figures(&mut out.faults);
@@ -240,14 +216,14 @@ impl Engine {
     /// is the next [`Engine::begin`]'s to set.
     #[inline(never)]
     pub(super) fn clear(&mut self) {
-        self.tasks.clear();
-        self.always.clear();
-        self.at_end.clear();
-        self.ghosts.clear();
-        self.deaths.clear();
-        self.holders.clear();
-        self.symmetric = None;
-        self.scripted.clear();
+        self.sim.tasks.clear();
+        self.sim.always.clear();
+        self.sim.at_end.clear();
+        self.sim.ghosts.clear();
+        self.sim.deaths.clear();
+        self.sim.holders.clear();
+        self.sim.symmetric = None;
+        self.sim.scripted.clear();
         self.deferred.clear();
         self.timers.clear();
         self.faults_buf.clear();

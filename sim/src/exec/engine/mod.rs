@@ -10,7 +10,7 @@ use crate::cluster::Cluster;
 use crate::exec::core::Core;
 use crate::exec::spin::SpinWatch;
 use crate::exec::timer::Timer;
-use crate::exec::{ExecConfig, Execution, Sim, Task};
+use crate::exec::{ExecConfig, Execution, Sim};
 use crate::explore::{CallOption, Choice, FaultOption, Options, Strategy};
 use crate::fault::{Fault, FaultKind, FaultPlan};
 use crate::invariant::Verdict;
@@ -57,12 +57,11 @@ pub fn execute_into(
     out: &mut Execution,
 ) {
     let mut engine = Engine::take(config);
-    let mut sim = engine.registration();
-    setup(&mut sim);
+    setup(engine.registration());
     strategy.begin(index);
     let phase = strategy.tick_phase(config.phase_free);
     let phase_points = strategy.explores_timing() && config.phase_free;
-    engine.begin(config, sim, out, phase_points);
+    engine.begin(config, out, phase_points);
     if let Some(phase) = phase {
         engine.cluster.set_phase(phase);
     }
@@ -93,23 +92,16 @@ struct Engine {
     /// [`ExecConfig::past_violation`].
     past_violation: bool,
     core: Rc<RefCell<Core>>,
-    tasks: Vec<Option<Task>>,
-    /// How many of `tasks` are still running ([`Engine::end_task`] counts them down).
+    /// What the setup function registered: the clients' futures, the checks, the ghost
+    /// state, the scripted faults. Kept in place across executions: the setup function
+    /// fills it where it is, and [`Engine::clear`] empties it.
+    sim: Sim,
+    /// How many of the clients' futures are still running ([`Engine::end_task`] counts
+    /// them down).
     live: usize,
-    always: Vec<(Cow<'static, str>, crate::invariant::StepCheck)>,
-    ghosts: Vec<crate::exec::ghost::GhostHash>,
-    /// Who holds what ([`Sim::holders`]).
-    holders: Vec<crate::exec::Holders>,
-    /// The per-client ghost state of interchangeable clients ([`Sim::symmetric`]).
-    symmetric: Option<crate::exec::ghost::ClientGhostHash>,
     /// Each client's place in the canonical order of the last state fingerprint taken
     /// under symmetry (a buffer kept across steps).
     ranks: Vec<usize>,
-    /// What the model runs when a client dies ([`Sim::on_death`]).
-    deaths: Vec<crate::exec::DeathHook>,
-    at_end: Vec<(Cow<'static, str>, crate::invariant::EndCheck)>,
-    /// The faults scripted at fixed times ([`Sim::fault_at`]).
-    scripted: Vec<(std::time::Duration, Fault)>,
     cluster: Cluster,
     /// A timeout to hand a client when its sleep ends (lost request or reply).
     deferred: Vec<Option<Transport>>,
@@ -208,7 +200,7 @@ impl Engine {
     }
 
     fn run_inner(&mut self, strategy: &mut dyn Strategy) -> Result<(), Stop> {
-        for c in 0..self.tasks.len() {
+        for c in 0..self.sim.tasks.len() {
             self.poll(c)?;
         }
         // What the strategy asks for and whether faults may fire cannot change during an
@@ -269,7 +261,7 @@ impl Engine {
             };
             let options = Options {
                 step: self.step,
-                clients: self.tasks.len(),
+                clients: self.sim.tasks.len(),
                 calls,
                 faults: &faults,
                 // Only a strategy that weighs footprints reads it.

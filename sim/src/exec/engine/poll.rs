@@ -12,7 +12,7 @@ use super::{Engine, Stop};
 
 impl Engine {
     pub(super) fn poll(&mut self, client: usize) -> Result<(), Stop> {
-        let Some(task) = self.tasks[client].as_mut() else {
+        let Some(task) = self.sim.tasks[client].as_mut() else {
             return Ok(());
         };
         let mut cx = Context::from_waker(Waker::noop());
@@ -96,7 +96,7 @@ impl Engine {
 
     /// Drops a client's future (it finished, panicked or died), counting it off.
     pub(super) fn end_task(&mut self, client: usize) {
-        if self.tasks[client].take().is_some() {
+        if self.sim.tasks[client].take().is_some() {
             self.live -= 1;
         }
     }

@@ -80,7 +80,7 @@ impl Engine {
             Timer::Restart(server) => {
                 let warm = self.plan.warm_restart;
                 self.cluster.servers[server].restart(at, warm);
-                let clients = self.tasks.len() as u64;
+                let clients = self.sim.tasks.len() as u64;
                 self.cluster.servers[server].set_connections(clients);
                 self.log(Actor::World, || {
                     format!(
