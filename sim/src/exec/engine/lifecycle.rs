@@ -170,11 +170,18 @@ impl Engine {
         self.last_keys = aims_at_keys.then(|| vec![Vec::new(); n]);
         self.wrote_last.resize(n, false);
         self.edge_timed.resize(n, false);
-        self.choices = emptied(&mut out.schedule.choices);
-        self.trace.lines = emptied(&mut out.trace.lines);
-        self.events = emptied(&mut out.events);
-        self.key_states = emptied(&mut out.key_states);
-        self.violated = emptied(&mut out.violated);
+        // Swapped, not moved: the engine's side is empty between executions, and a move
+        // would drop it, which runs its drop code.
+        std::mem::swap(&mut self.choices, &mut out.schedule.choices);
+        std::mem::swap(&mut self.trace.lines, &mut out.trace.lines);
+        std::mem::swap(&mut self.events, &mut out.events);
+        std::mem::swap(&mut self.key_states, &mut out.key_states);
+        std::mem::swap(&mut self.violated, &mut out.violated);
+        self.choices.clear();
+        self.trace.lines.clear();
+        self.events.clear();
+        self.key_states.clear();
+        self.violated.clear();
         self.phase_points = phase_points.then(|| emptied(&mut out.phase_points));
         // Swapped and cleared only when not empty: an empty map dropped still walks its
         // (empty) tree.
@@ -189,11 +196,11 @@ impl Engine {
     /// ([`Execution::faults`]).
     #[inline(never)]
     pub(super) fn hand_over(&mut self, out: &mut Execution) {
-        out.schedule.choices = std::mem::take(&mut self.choices);
-        out.trace.lines = std::mem::take(&mut self.trace.lines);
-        out.events = std::mem::take(&mut self.events);
-        out.key_states = std::mem::take(&mut self.key_states);
-        out.violated = std::mem::take(&mut self.violated);
+        std::mem::swap(&mut out.schedule.choices, &mut self.choices);
+        std::mem::swap(&mut out.trace.lines, &mut self.trace.lines);
+        std::mem::swap(&mut out.events, &mut self.events);
+        std::mem::swap(&mut out.key_states, &mut self.key_states);
+        std::mem::swap(&mut out.violated, &mut self.violated);
         std::mem::swap(&mut out.metrics, self.metrics.get_mut());
         match self.phase_points.take() {
             Some(points) => out.phase_points = points,
