@@ -199,7 +199,22 @@ impl Engine {
         verdict
     }
 
+    /// The steps, with the engine's option buffers taken for the whole execution (not
+    /// at every step) and given back at its end.
     fn run_inner(&mut self, strategy: &mut dyn Strategy) -> Result<(), Stop> {
+        let mut calls = std::mem::take(&mut self.calls_buf);
+        let mut faults = std::mem::take(&mut self.faults_buf);
+        let result = self.steps(strategy, &mut calls, &mut faults);
+        (self.calls_buf, self.faults_buf) = (calls, faults);
+        result
+    }
+
+    fn steps(
+        &mut self,
+        strategy: &mut dyn Strategy,
+        buf: &mut Vec<CallOption>,
+        faults_buf: &mut Vec<FaultOption>,
+    ) -> Result<(), Stop> {
         for c in 0..self.sim.tasks.len() {
             self.poll(c)?;
         }
@@ -218,11 +233,9 @@ impl Engine {
             if self.step >= self.max_steps || now.micros() > self.max_time {
                 return Err(self.stuck());
             }
-            let mut buf = std::mem::take(&mut self.calls_buf);
-            let (n, next_timer) = self.options(&mut buf, footprints);
+            let (n, next_timer) = self.options(buf, footprints);
             let calls = &mut buf[..n];
             if calls.is_empty() {
-                self.calls_buf = buf;
                 match next_timer {
                     Some(t) => {
                         self.core.borrow_mut().now = t.max(now);
@@ -232,13 +245,13 @@ impl Engine {
                 }
             }
             // Once every budget is spent, no fault can fire for the rest of the execution:
-            // the buffer is taken only while one may (an empty vector costs nothing).
-            let faulting = self.budget_left;
-            let mut faults = Vec::new();
-            if faulting {
-                faults = std::mem::take(&mut self.faults_buf);
-                self.fault_options(calls, &mut faults);
-            }
+            // the options are built only while one may.
+            let faults: &[FaultOption] = if self.budget_left {
+                self.fault_options(calls, faults_buf);
+                faults_buf
+            } else {
+                &[]
+            };
             // A choice already decided needs no footprints, edges or state (asked only of
             // a strategy that wants any of them).
             let deciding = (footprints || timing || states) && !strategy.replaying();
@@ -263,7 +276,7 @@ impl Engine {
                 step: self.step,
                 clients: self.sim.tasks.len(),
                 calls,
-                faults: &faults,
+                faults,
                 // Only a strategy that weighs footprints reads it.
                 eviction_possible: footprints && self.eviction_possible(),
                 ranks: (symmetry && state.is_some()).then_some(ranks.as_slice()),
@@ -278,12 +291,9 @@ impl Engine {
                 self.pruned = true;
                 return Err(Verdict::Pass);
             }
-            let applied = self.apply(choice, calls, &faults);
+            let applied = self.apply(choice, calls, faults);
+            // The keys' states after the step, a violating one's included.
             self.record_keys();
-            if faulting {
-                self.faults_buf = faults;
-            }
-            self.calls_buf = buf;
             applied?;
         }
     }
