@@ -312,20 +312,20 @@ impl Engine {
         calls: &[CallOption],
         faults: &[FaultOption],
     ) -> Result<(), Stop> {
-        match &choice {
+        match choice {
             Choice::Run { client, delay } => {
-                let Some(option) = calls.iter().find(|c| c.client == *client) else {
+                let Some(option) = calls.iter().find(|c| c.client == client) else {
                     return Err(self.diverged(format!("c{client} has no call that may run")));
                 };
-                let at = option.earliest + std::time::Duration::from_micros(*delay);
+                let at = option.earliest.plus_micros(delay);
                 if at > option.latest {
                     return Err(self.diverged(format!("c{client} cannot run {delay} µs late")));
                 }
-                self.choices.push(choice.clone());
+                self.choices.push(Choice::Run { client, delay });
                 self.step += 1;
-                self.execute_call(*client, at, None)?;
+                self.execute_call(client, at, None)?;
             }
-            Choice::Fault(fault) => self.apply_fault(fault, calls, faults)?,
+            Choice::Fault(fault) => self.apply_fault(&fault, calls, faults)?,
         }
         self.check_always()
     }
