@@ -320,6 +320,69 @@ fn a_reused_result_holds_only_its_own_execution() {
     assert_eq!(faulted, 2, "the faulty executions fire faults");
 }
 
+/// The engine keeps what a setup function registers (the clients, the checks, the
+/// ghosts, the scripted faults) in place from one execution to the next: executions of
+/// two different setups, alternating on one thread, each hold only their own.
+#[test]
+fn alternating_setups_each_run_only_what_they_registered() {
+    use mcsim::exec::{Execution, execute_into};
+    use mcsim::fault::Fault;
+    fn three_writers(sim: &mut mcsim::Sim) {
+        for c in 0..3u64 {
+            sim.client(Skew::default(), move |mc| async move {
+                let k = Key::new("w").unwrap();
+                mc.set(&k, Value::from(c), Exptime::NEVER).await?;
+                Ok(())
+            });
+        }
+        sim.always("writers: never fails", || Ok(()));
+        sim.ghost(|h| std::hash::Hash::hash(&7u8, h));
+        sim.at_end("writers: some value", |view| {
+            let k = Key::new("w").unwrap();
+            match view.peek(&k) {
+                Some(_) => Ok(()),
+                None => Err(mcsim::Failure::new("no value")),
+            }
+        });
+    }
+    fn one_reader_and_a_crash(sim: &mut mcsim::Sim) {
+        sim.client(Skew::default(), |mc| async move {
+            let k = Key::new("w").unwrap();
+            mc.sleep(Duration::from_secs(2)).await;
+            mc.get(&k).await.ok();
+            Ok(())
+        });
+        sim.fault_at(Duration::from_secs(1), Fault::Crash { server: 0 });
+        sim.on_death(|_| {});
+        sim.at_end("reader: never fails", |_| Ok(()));
+    }
+    let setups: [fn(&mut mcsim::Sim); 4] = [
+        three_writers,
+        one_reader_and_a_crash,
+        three_writers,
+        one_reader_and_a_crash,
+    ];
+    let mut out = Execution::default();
+    for (seed, setup) in setups.into_iter().enumerate() {
+        let seed = seed as u64;
+        let config = ExecConfig::default();
+        execute_into(&config, &setup, &mut Random::new(seed), seed, &mut out);
+        let alone = std::thread::spawn(move || {
+            let e = execute(&config, &setup, &mut Random::new(seed), seed);
+            format!("{e:?}")
+        })
+        .join()
+        .unwrap();
+        assert_eq!(format!("{out:?}"), alone, "execution {seed}");
+        let checks = out.checks.len();
+        assert_eq!(
+            checks,
+            if seed % 2 == 0 { 2 } else { 1 },
+            "execution {seed}"
+        );
+    }
+}
+
 /// The same for a search over timing, whose executions record the phase points (where
 /// in a second their outcome could depend on the servers' tick phase): each reused
 /// result holds its own execution's points, not the ones before it as well.
