@@ -377,7 +377,7 @@ fn alternating_setups_each_run_only_what_they_registered() {
         let checks = out.checks.len();
         assert_eq!(
             checks,
-            if seed % 2 == 0 { 2 } else { 1 },
+            if seed.is_multiple_of(2) { 2 } else { 1 },
             "execution {seed}"
         );
     }
