@@ -115,10 +115,10 @@ impl Engine {
         &mut self.sim
     }
 
-    /// Starts an execution of what the setup function registered under `config`: every count at zero,
-    /// the servers booted at time zero, the settings the steps read copied in, and the
-    /// result's buffers taken from `out`, emptied, to be filled and handed back
-    /// ([`Engine::hand_over`]); the phase points among them when `phase_points`
+    /// Starts an execution of what the setup function registered, under `config`: every
+    /// count at zero, the servers booted at time zero, the settings the steps read copied
+    /// in, and the result's buffers taken from `out`, emptied, to be filled and handed
+    /// back ([`Engine::hand_over`]); the phase points among them when `phase_points`
     /// ([`Execution::phase_points`]).
     #[inline(never)]
     pub(super) fn begin(&mut self, config: &ExecConfig, out: &mut Execution, phase_points: bool) {
