@@ -27,7 +27,7 @@ impl Engine {
         // The request stays in the client's mailbox while the server executes it (the
         // server takes only a storage command's bytes): a request moved out and passed on
         // by value is copied several times per call, each copy stalling on the last.
-        let core_cell = Rc::clone(&self.core);
+        let core_cell = Rc::clone(&self.sim.core);
         let mut core = core_cell.borrow_mut();
         core.now = at;
         core.step = self.step;
@@ -92,11 +92,11 @@ impl Engine {
             Some(Fault::ReplyLost { .. } | Fault::RequestLost { .. })
         ) {
             let timeout = self.plan.timeout;
-            self.core.borrow_mut().sleep_until(client, timeout);
+            self.sim.core.borrow_mut().sleep_until(client, timeout);
             self.deferred[client] = Some(Transport::TimedOut);
         } else {
             {
-                let mut core = self.core.borrow_mut();
+                let mut core = self.sim.core.borrow_mut();
                 core.observe(client, &outcome);
                 core.mailboxes[client].reply = Some(outcome);
             }

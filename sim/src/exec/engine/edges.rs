@@ -25,7 +25,7 @@ const SECOND: u64 = 1_000_000;
 impl Engine {
     #[inline(never)]
     pub(super) fn add_edges(&self, calls: &mut [CallOption]) {
-        let core = self.core.borrow();
+        let core = self.sim.core.borrow();
         for call in calls {
             call.edges.clear();
             if call.latest <= call.earliest {

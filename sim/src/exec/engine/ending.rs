@@ -66,7 +66,7 @@ impl Engine {
 
     /// What each unfinished client is doing.
     pub(super) fn waiting(&self) -> Vec<String> {
-        let core = self.core.borrow();
+        let core = self.sim.core.borrow();
         core.mailboxes
             .iter()
             .enumerate()
@@ -104,7 +104,9 @@ impl Engine {
             .map(|(c, _)| c);
         if self.timers.is_empty()
             && self.spin.all_took_part(busy)
-            && self.spin.clock_untouched(self.core.borrow().clock_reads)
+            && self
+                .spin
+                .clock_untouched(self.sim.core.borrow().clock_reads)
             && self.cluster.next_expiry(now).is_none()
         {
             return Err(self.livelock(self.spin.repeats()));

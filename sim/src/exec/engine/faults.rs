@@ -57,7 +57,7 @@ impl Engine {
     /// what was done, or believe done what was not. An `incr` that misses, an `add` that
     /// finds the key, or a read is simply retried.
     fn writes(&self, client: usize) -> bool {
-        let core = self.core.borrow();
+        let core = self.sim.core.borrow();
         let Wait::Call { request, .. } = &core.mailboxes[client].wait else {
             return false;
         };
@@ -83,7 +83,7 @@ impl Engine {
     /// True when a fault of `rule` may hit `client`'s pending call.
     fn call_aimed(&self, rule: &FaultRule, client: usize) -> bool {
         rule.keys.is_none() || {
-            let core = self.core.borrow();
+            let core = self.sim.core.borrow();
             match &core.mailboxes[client].wait {
                 Wait::Call { request, .. } => rule.aims_at(request.keys()),
                 _ => false,
@@ -193,7 +193,7 @@ impl Engine {
     /// Pauses and deaths of any running client, and values over the item limit for
     /// pending storage commands.
     fn client_fault_options(&self, calls: &[CallOption], out: &mut Vec<FaultOption>) {
-        let core = self.core.borrow();
+        let core = self.sim.core.borrow();
         let client_faults: [(FaultKind, MakeFault); 2] = [
             (FaultKind::Pause, |client| Fault::Pause { client }),
             (FaultKind::Die, |client| Fault::Die { client }),

@@ -44,7 +44,7 @@ impl Engine {
         if !self.trusted() {
             return None;
         }
-        let core = self.core.borrow();
+        let core = self.sim.core.borrow();
         let mut parts: Vec<(u64, usize)> = core
             .mailboxes
             .iter()

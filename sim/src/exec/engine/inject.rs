@@ -51,7 +51,7 @@ impl Engine {
             }
             Fault::Pause { client } => {
                 let pause = self.plan.pause_for;
-                let mut core = self.core.borrow_mut();
+                let mut core = self.sim.core.borrow_mut();
                 match &mut core.mailboxes[*client].wait {
                     Wait::Sleep { until } => *until += pause,
                     Wait::Call { issued, .. } => *issued += pause,
@@ -67,7 +67,7 @@ impl Engine {
                     hook(*client);
                 }
                 self.deferred[*client] = None;
-                self.core.borrow_mut().mailboxes[*client].wait = Wait::Done;
+                self.sim.core.borrow_mut().mailboxes[*client].wait = Wait::Done;
                 self.spin.faulted(*client);
                 self.log(Actor::World, || format!("FAULT {fault}"));
             }

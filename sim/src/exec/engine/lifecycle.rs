@@ -45,15 +45,13 @@ impl Engine {
 
     /// An engine with nothing registered, as [`Engine::clear`] leaves one.
     fn idle(config: &ExecConfig) -> Engine {
-        let core = Rc::new(RefCell::new(Core::new()));
         Engine {
             plan: config.faults.clone(),
             tracing: false,
             max_steps: 0,
             past_violation: false,
-            core: Rc::clone(&core),
             sim: Sim {
-                core,
+                core: Rc::new(RefCell::new(Core::new())),
                 tasks: Vec::new(),
                 always: Vec::new(),
                 at_end: Vec::new(),
@@ -105,12 +103,10 @@ impl Engine {
     /// a client handle of an earlier execution still refers to it).
     #[inline(never)]
     pub(super) fn registration(&mut self) -> &mut Sim {
-        // Held by the engine and its registration, and by nothing else.
-        if Rc::strong_count(&self.core) == 2 && Rc::weak_count(&self.core) == 0 {
-            self.core.borrow_mut().reset();
+        if Rc::strong_count(&self.sim.core) == 1 && Rc::weak_count(&self.sim.core) == 0 {
+            self.sim.core.borrow_mut().reset();
         } else {
-            self.core = Rc::new(RefCell::new(Core::new()));
-            self.sim.core = Rc::clone(&self.core);
+            self.sim.core = Rc::new(RefCell::new(Core::new()));
         }
         &mut self.sim
     }
@@ -170,18 +166,11 @@ impl Engine {
         self.last_keys = aims_at_keys.then(|| vec![Vec::new(); n]);
         self.wrote_last.resize(n, false);
         self.edge_timed.resize(n, false);
-        // Swapped, not moved: the engine's side is empty between executions, and a move
-        // would drop it, which runs its drop code.
-        std::mem::swap(&mut self.choices, &mut out.schedule.choices);
-        std::mem::swap(&mut self.trace.lines, &mut out.trace.lines);
-        std::mem::swap(&mut self.events, &mut out.events);
-        std::mem::swap(&mut self.key_states, &mut out.key_states);
-        std::mem::swap(&mut self.violated, &mut out.violated);
-        self.choices.clear();
-        self.trace.lines.clear();
-        self.events.clear();
-        self.key_states.clear();
-        self.violated.clear();
+        borrow(&mut self.choices, &mut out.schedule.choices);
+        borrow(&mut self.trace.lines, &mut out.trace.lines);
+        borrow(&mut self.events, &mut out.events);
+        borrow(&mut self.key_states, &mut out.key_states);
+        borrow(&mut self.violated, &mut out.violated);
         self.phase_points = phase_points.then(|| emptied(&mut out.phase_points));
         // Swapped and cleared only when not empty: an empty map dropped still walks its
         // (empty) tree.
@@ -246,6 +235,14 @@ impl Engine {
         (self.step, self.calls, self.step_checks) = (0, 0, 0);
         (self.pruned, self.ended, self.held) = (false, false, None);
     }
+}
+
+/// Takes `theirs`'s buffer into `mine`, emptied, and leaves `mine`'s (empty between
+/// executions) in its place; [`Engine::hand_over`] swaps them back. Swapped, not moved:
+/// a move drops what it replaces, which runs drop code.
+fn borrow<T>(mine: &mut Vec<T>, theirs: &mut Vec<T>) {
+    std::mem::swap(mine, theirs);
+    mine.clear();
 }
 
 /// `v`'s buffer, emptied, leaving an empty vector in its place.

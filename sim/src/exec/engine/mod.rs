@@ -3,11 +3,9 @@
 use std::borrow::Cow;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
-use std::rc::Rc;
 
 use crate::clock::VirtualTime;
 use crate::cluster::Cluster;
-use crate::exec::core::Core;
 use crate::exec::spin::SpinWatch;
 use crate::exec::timer::Timer;
 use crate::exec::{ExecConfig, Execution, Sim};
@@ -65,13 +63,13 @@ pub fn execute_into(
     if let Some(phase) = phase {
         engine.cluster.set_phase(phase);
     }
-    let mut core = engine.core.borrow_mut();
+    let mut core = engine.sim.core.borrow_mut();
     (core.observing, core.tracing) = (strategy.wants_states(), config.trace);
     core.summaries = strategy.summaries();
     drop(core);
     out.verdict = engine.run(strategy);
     out.state_hash = strategy.wants_final_state().then(|| engine.fingerprint());
-    out.end_time = engine.core.borrow().now;
+    out.end_time = engine.sim.core.borrow().now;
     (out.index, out.pruned, out.phase) = (index, engine.pruned, phase);
     out.steps = engine.step;
     out.calls = engine.calls;
@@ -91,10 +89,10 @@ struct Engine {
     max_steps: u64,
     /// [`ExecConfig::past_violation`].
     past_violation: bool,
-    core: Rc<RefCell<Core>>,
-    /// What the setup function registered: the clients' futures, the checks, the ghost
-    /// state, the scripted faults. Kept in place across executions: the setup function
-    /// fills it where it is, and [`Engine::clear`] empties it.
+    /// What the setup function registered: the core the clients share, their futures,
+    /// the checks, the ghost state, the scripted faults. Kept in place across
+    /// executions: the setup function fills it where it is, and [`Engine::clear`]
+    /// empties it.
     sim: Sim,
     /// How many of the clients' futures are still running ([`Engine::end_task`] counts
     /// them down).
@@ -173,7 +171,7 @@ type Stop = Verdict;
 
 impl Engine {
     fn now(&self) -> VirtualTime {
-        self.core.borrow().now
+        self.sim.core.borrow().now
     }
 
     fn log(&mut self, actor: Actor, text: impl FnOnce() -> String) {
@@ -238,7 +236,7 @@ impl Engine {
             if calls.is_empty() {
                 match next_timer {
                     Some(t) => {
-                        self.core.borrow_mut().now = t.max(now);
+                        self.sim.core.borrow_mut().now = t.max(now);
                         continue;
                     }
                     None => return Err(self.livelock(0)),
@@ -280,7 +278,7 @@ impl Engine {
                 // Only a strategy that weighs footprints reads it.
                 eviction_possible: footprints && self.eviction_possible(),
                 ranks: (symmetry && state.is_some()).then_some(ranks.as_slice()),
-                summarized: state.is_some() && self.core.borrow().summarized,
+                summarized: state.is_some() && self.sim.core.borrow().summarized,
                 state,
             };
             let choice = strategy.choose(&options);

@@ -18,7 +18,7 @@ impl Engine {
         calls: &mut Vec<CallOption>,
         footprints: bool,
     ) -> (usize, Option<VirtualTime>) {
-        let core = self.core.borrow();
+        let core = self.sim.core.borrow();
         let now = core.now;
         let (min, max) = self.latency;
         let mut next_timer: Option<VirtualTime> = self.timers.iter().map(|t| t.0).min();
@@ -77,7 +77,7 @@ impl Engine {
 
     #[inline(never)]
     pub(super) fn add_footprints(&self, calls: &mut [CallOption]) {
-        let core = self.core.borrow();
+        let core = self.sim.core.borrow();
         for call in calls {
             if let Wait::Call { request, .. } = &core.mailboxes[call.client].wait {
                 let footprint = call.footprint.get_or_insert_with(|| Footprint {

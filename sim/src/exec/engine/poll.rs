@@ -20,7 +20,7 @@ impl Engine {
         // The common case in one look at the core: a client parked on a call or a sleep,
         // with no notes or marks to drain.
         if let Ok(Poll::Pending) = result {
-            let core = self.core.borrow();
+            let core = self.sim.core.borrow();
             if core.marks.is_empty() && core.notes.is_empty() {
                 return match core.mailboxes[client].wait {
                     Wait::Running => {
@@ -63,7 +63,7 @@ impl Engine {
                 self.spin.changed();
                 let now = self.now();
                 self.spin.finished(client, now);
-                self.core.borrow_mut().mailboxes[client].wait = Wait::Done;
+                self.sim.core.borrow_mut().mailboxes[client].wait = Wait::Done;
                 if let Err(e) = result {
                     self.log(Actor::Client(client), || format!("gives up: {e}"));
                     return Err(Verdict::ClientError {
@@ -76,7 +76,7 @@ impl Engine {
                 Ok(())
             }
             Ok(Poll::Pending) => {
-                if matches!(self.core.borrow().mailboxes[client].wait, Wait::Running) {
+                if matches!(self.sim.core.borrow().mailboxes[client].wait, Wait::Running) {
                     return Err(self.awaited_elsewhere(client));
                 }
                 Ok(())
@@ -103,20 +103,20 @@ impl Engine {
 
     /// Hands the marks clients made to the spin watch and their notes to the trace.
     fn drain_notes(&mut self) {
-        if !self.core.borrow().marks.is_empty() {
+        if !self.sim.core.borrow().marks.is_empty() {
             let now = self.now();
-            let mut marks = std::mem::take(&mut self.core.borrow_mut().marks);
+            let mut marks = std::mem::take(&mut self.sim.core.borrow_mut().marks);
             for &client in &marks {
                 self.spin.marked(client, now);
             }
             marks.clear();
-            self.core.borrow_mut().marks = marks;
+            self.sim.core.borrow_mut().marks = marks;
         }
-        if self.core.borrow().notes.is_empty() {
+        if self.sim.core.borrow().notes.is_empty() {
             return;
         }
         // Clients keep notes only in a traced execution.
-        let notes = std::mem::take(&mut self.core.borrow_mut().notes);
+        let notes = std::mem::take(&mut self.sim.core.borrow_mut().notes);
         for n in notes {
             let text = format!("· {}", n.text);
             self.trace

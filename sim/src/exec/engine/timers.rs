@@ -13,7 +13,7 @@ impl Engine {
     pub(super) fn fire_due_timers(&mut self) -> Result<(), Stop> {
         loop {
             let (now, sleeper) = {
-                let mut core = self.core.borrow_mut();
+                let mut core = self.sim.core.borrow_mut();
                 let now = core.now;
                 // No sleeper can be due before the bound: most steps stop here.
                 if self.timers.is_empty() && core.next_wake > now {
@@ -47,7 +47,7 @@ impl Engine {
                 }
                 (Some((_, c)), _) => {
                     {
-                        let mut core = self.core.borrow_mut();
+                        let mut core = self.sim.core.borrow_mut();
                         core.mailboxes[c].wait = Wait::Running;
                         match self.deferred[c].take() {
                             Some(t) => {
@@ -57,7 +57,7 @@ impl Engine {
                             None => core.mailboxes[c].woken = true,
                         }
                     }
-                    if self.tracing && self.core.borrow().mailboxes[c].reply.is_some() {
+                    if self.tracing && self.sim.core.borrow().mailboxes[c].reply.is_some() {
                         self.log(Actor::Client(c), || "times out".into());
                     }
                     self.poll(c)?;

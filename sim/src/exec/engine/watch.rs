@@ -86,7 +86,7 @@ impl Engine {
     fn watch_call_keys(&mut self, client: usize) {
         // The core is borrowed through its own handle, so the keys are read in place
         // while the engine adds them to its watch list.
-        let core = std::rc::Rc::clone(&self.core);
+        let core = std::rc::Rc::clone(&self.sim.core);
         let core = core.borrow();
         if let crate::exec::core::Wait::Call { request, .. } = &core.mailboxes[client].wait {
             for key in request.keys() {
