@@ -2,8 +2,10 @@
 //! the executor's overhead over the shared work is counted in instructions, a figure
 //! that other jobs on a shared machine do not move (the wall-clock ratio swings by a
 //! third between runs, most of it in the minimal scheduler's few hundred nanoseconds),
-//! and the misses of the simulated instruction cache, which explain why the ratio in
-//! time reads worse than the one in instructions.
+//! the misses of the simulated instruction cache, and, against §2's times, how many
+//! instructions each overhead runs per nanosecond: whether the ratio in time differs
+//! from the one in instructions because mcsim's code stalls more or only because it
+//! runs more instructions.
 
 use std::process::Command;
 
@@ -74,8 +76,13 @@ fn per_execution(row: &str) -> Result<Counts, String> {
 }
 
 /// Writes the instruction table; returns mcsim's overhead over the floor in units of the
-/// minimal scheduler's, for get/set and incr/add (`None` without valgrind).
-pub(crate) fn section_instructions(md: &mut String) -> Option<(f64, f64)> {
+/// minimal scheduler's, for get/set and incr/add (`None` without valgrind). `times`, when
+/// the rate rows ran: per counter, mcsim `random`'s and the minimal scheduler's
+/// overheads over the shared work in ns per execution ([`Rates::overhead_ns`]).
+pub(crate) fn section_instructions(
+    md: &mut String,
+    times: Option<[(f64, f64); 2]>,
+) -> Option<(f64, f64)> {
     writeln!(
         md,
         "\n### Instructions per execution\n\n\
@@ -100,6 +107,7 @@ pub(crate) fn section_instructions(md: &mut String) -> Option<(f64, f64)> {
              |---|---:|---:|---:|---:|---:|---:|\n",
         );
         let mut ratios = [0.0; 2];
+        let mut speeds = String::new();
         let mut misses = String::from(
             "| counter | mcsim `random` | minimal scheduler | no checker (floor) |\n\
              |---|---:|---:|---:|\n",
@@ -112,6 +120,19 @@ pub(crate) fn section_instructions(md: &mut String) -> Option<(f64, f64)> {
             );
             let (mi, si, fi) = (m.instructions, s.instructions, f.instructions);
             ratios[i] = (mi - fi) / (si - fi);
+            if let Some(times) = times {
+                let (mcsim_ns, minimal_ns) = times[i];
+                let (a, b) = ((mi - fi) / mcsim_ns, (si - fi) / minimal_ns);
+                writeln!(
+                    speeds,
+                    "| {mcsim} | {:.0} in {mcsim_ns:.0} ns: {a:.1} | {:.0} in {minimal_ns:.0} \
+                     ns: {b:.1} | {:.2} |",
+                    mi - fi,
+                    si - fi,
+                    b / a
+                )
+                .unwrap();
+            }
             writeln!(
                 table,
                 "| {mcsim} | {mi:.0} | {si:.0} | {fi:.0} | {:.0} | {:.0} | {:.2}× |",
@@ -134,13 +155,31 @@ pub(crate) fn section_instructions(md: &mut String) -> Option<(f64, f64)> {
              {:.0} instructions, {:.0} instruction-cache misses.\n\n\
              Instruction-cache misses per execution, in callgrind's simulation of this \
              machine's level-1 instruction cache (`--cache-sim=yes`, which reads its size \
-             from the processor): where mcsim's are many \
-             and the others' near none, the code one execution runs does not fit in that \
-             cache and is fetched again at every execution, which costs time that the \
-             instruction count above does not show.\n\n{misses}",
+             from the processor): where mcsim's are many and the others' near none, the \
+             code one execution runs does not fit in that cache and is fetched again at \
+             every execution. Whether that costs time shows in the table after it.\n\n\
+             {misses}",
             fixed.instructions, fixed.i1_misses
         )
         .unwrap();
+        if !speeds.is_empty() {
+            writeln!(
+                table,
+                "\nInstructions per nanosecond of each overhead over the shared work: the \
+                 counts above against the times of the rate rows above. Where mcsim's \
+                 overhead runs fewer per nanosecond than the minimal scheduler's, its code \
+                 stalls more (instruction-cache misses, mispredicted branches, loads that \
+                 wait on loads), and its overhead in time exceeds the one in instructions \
+                 by the factor in the last column; near 1, the ratio in time is the ratio \
+                 in instructions, and only fewer instructions lower it. The times are \
+                 medians over rounds on a shared machine, so that factor moves between \
+                 runs by more than the counts do.\n\n\
+                 | counter | mcsim `random`: instructions in time, per ns | minimal \
+                 scheduler: instructions in time, per ns | time ratio ÷ instruction ratio |\n\
+                 |---|---:|---:|---:|\n{speeds}"
+            )
+            .unwrap();
+        }
         Ok((table, (ratios[0], ratios[1])))
     };
     match measure() {

@@ -86,6 +86,32 @@ impl Rounds {
         (median(bounds), min, max)
     }
 
+    /// Each round's overheads over the shared work (`floor`), in ns per execution: this
+    /// row's and `minimal`'s, the three measured moments apart in that round.
+    fn overheads(&self, minimal: &Rounds, floor: &Rounds) -> Vec<(f64, f64)> {
+        let ns = |r: &Rate| 1e9 / r.per_sec();
+        self.0
+            .iter()
+            .zip(&minimal.0)
+            .zip(&floor.0)
+            .map(|((a, m), f)| (ns(a) - ns(f), ns(m) - ns(f)))
+            .collect()
+    }
+
+    /// This row's overhead over `floor` in units of `minimal`'s: the median of the rounds'
+    /// ratios, and the lowest and highest round. A round in which the minimal scheduler
+    /// ran no slower than the floor (the machine's noise larger than its overhead) counts
+    /// as unbounded, not as a small ratio.
+    fn overhead_over(&self, minimal: &Rounds, floor: &Rounds) -> (f64, f64, f64) {
+        let ratios: Vec<f64> = self
+            .overheads(minimal, floor)
+            .into_iter()
+            .map(|(a, m)| if m > 0.0 { a / m } else { f64::INFINITY })
+            .collect();
+        let (min, max) = spread(&ratios);
+        (median(ratios), min, max)
+    }
+
     fn ratios(&self, other: &Rounds) -> Vec<f64> {
         self.0
             .iter()
@@ -306,6 +332,9 @@ pub(crate) fn section_rate(md: &mut String, name: &str, variant: CounterVariant)
         random.bound_over(sh_random, floor),
         pct.bound_over(sh_pct, floor),
     );
+    let overhead = random.overhead_over(minimal, floor);
+    let (mcsim_ns, minimal_ns): (Vec<f64>, Vec<f64>) =
+        random.overheads(minimal, floor).into_iter().unzip();
     let rates = Rates {
         random: random.over(sh_random),
         pct: pct.over(sh_pct),
@@ -313,7 +342,9 @@ pub(crate) fn section_rate(md: &mut String, name: &str, variant: CounterVariant)
         minimal: minimal.over(sh_random),
         random_bound: random_bound.0,
         pct_bound: pct_bound.0,
-        overhead: (ns(random) - ns(floor)) / (ns(minimal) - ns(floor)).max(1.0),
+        overhead: overhead.0,
+        overhead_spread: (overhead.1, overhead.2),
+        overhead_ns: (median(mcsim_ns), median(minimal_ns)),
     };
     writeln!(
         md,
@@ -337,12 +368,18 @@ pub(crate) fn section_rate(md: &mut String, name: &str, variant: CounterVariant)
         "\nWhere an execution of mcsim `random` goes ({:.0} ns): the shared work {:.0} ns, \
          an execution's fixed cost (set-up, verdict, result, reset) {:.0} ns, and the \
          executor's steps the remaining {:.0} ns. Scheduling alone, in the minimal \
-         scheduler, costs {:.0} ns over the shared work.",
+         scheduler, costs {:.0} ns over the shared work. Round by round, mcsim `random`'s \
+         overhead over the shared work is {:.1}× the minimal scheduler's (the median of \
+         the rounds' ratios, rounds {:.1}–{:.1}×; a round where the minimal scheduler ran \
+         no slower than the floor counts as unbounded).",
         ns(random),
         ns(floor),
         ns(empty),
         (ns(random) - ns(floor) - ns(empty)).max(0.0),
-        (ns(minimal) - ns(floor)).max(0.0)
+        (ns(minimal) - ns(floor)).max(0.0),
+        rates.overhead,
+        rates.overhead_spread.0,
+        rates.overhead_spread.1,
     )
     .unwrap();
     write_budget(
@@ -424,8 +461,14 @@ pub(crate) struct Rates {
     pub(crate) random_bound: f64,
     /// The same for `pct` over shuttle's PCT scheduler.
     pub(crate) pct_bound: f64,
-    /// mcsim `random`'s time over the shared work, in units of the minimal scheduler's.
+    /// mcsim `random`'s time over the shared work, in units of the minimal scheduler's:
+    /// the median of the rounds' ratios.
     pub(crate) overhead: f64,
+    /// The lowest and highest round of that ratio.
+    pub(crate) overhead_spread: (f64, f64),
+    /// The two overheads that ratio divides, in ns per execution, each the median over
+    /// rounds: mcsim `random`'s and the minimal scheduler's, over the shared work.
+    pub(crate) overhead_ns: (f64, f64),
 }
 
 /// Runs one rate row on the 3-client get/set or incr/add counter for about 3 s (or
