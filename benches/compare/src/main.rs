@@ -206,6 +206,16 @@ pub(crate) fn median(mut v: Vec<Duration>) -> Duration {
     v[v.len() / 2]
 }
 
+/// A ratio as the report prints it: `3.4×`, or `unbounded` for a round whose divisor
+/// read zero or less.
+pub(crate) fn times(x: f64) -> String {
+    if x.is_finite() {
+        format!("{x:.1}×")
+    } else {
+        "unbounded".into()
+    }
+}
+
 pub(crate) fn ms(d: Duration) -> String {
     let ms = d.as_secs_f64() * 1e3;
     if ms < 10.0 {
@@ -450,9 +460,8 @@ fn main() -> ExitCode {
          - The simulated server ≥ 2 M commands/s on one core, realistic mix: {:.2} M → **{}**.\n{}\
          - Time to first violation: mcsim is {ttv:.1}× faster than shuttle (geometric mean \
          over {bugs} bugs); target ≥ 10× → **{}** (§7).\n\
-         - Executor overhead: {overhead:.1}× the minimal scheduler's (get/set {:.1}×, \
-         rounds {:.1}–{:.1}×; incr/add {:.1}×, rounds {:.1}–{:.1}×{}); target ≤ 2× → \
-         **{}** (§2).\n\
+         - Executor overhead: {} the minimal scheduler's (get/set {}, rounds {} to {}; \
+         incr/add {}, rounds {} to {}{}); target ≤ 2× → **{}** (§2).\n\
          - Proofs at full size: {proved} of {provable} scenarios reach their verdict within \
          {} s → **{}** (§9).\n{}{}\
          \nWhole run: {:.0} s.",
@@ -485,12 +494,13 @@ fn main() -> ExitCode {
             None => "",
         },
         if ttv >= 10.0 { "met" } else { "not met" },
-        gs_rates.overhead,
-        gs_rates.overhead_spread.0,
-        gs_rates.overhead_spread.1,
-        ia_rates.overhead,
-        ia_rates.overhead_spread.0,
-        ia_rates.overhead_spread.1,
+        times(overhead),
+        times(gs_rates.overhead),
+        times(gs_rates.overhead_spread.0),
+        times(gs_rates.overhead_spread.1),
+        times(ia_rates.overhead),
+        times(ia_rates.overhead_spread.0),
+        times(ia_rates.overhead_spread.1),
         match instructions {
             Some((gs, ia)) => format!(
                 "; in instructions, which other jobs on the machine do not disturb: get/set \

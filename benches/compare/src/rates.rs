@@ -373,17 +373,17 @@ pub(crate) fn section_rate(md: &mut String, name: &str, variant: CounterVariant)
          an execution's fixed cost (set-up, verdict, result, reset) {:.0} ns, and the \
          executor's steps the remaining {:.0} ns. Scheduling alone, in the minimal \
          scheduler, costs {:.0} ns over the shared work. Round by round, mcsim `random`'s \
-         overhead over the shared work is {:.1}× the minimal scheduler's (the median of \
-         the rounds' ratios, rounds {:.1}–{:.1}×; a round where the minimal scheduler ran \
-         no slower than the floor counts as unbounded).",
+         overhead over the shared work is {} the minimal scheduler's (the median of the \
+         rounds' ratios, rounds {} to {}; a round where the minimal scheduler ran no \
+         slower than the floor counts as unbounded).",
         ns(random),
         ns(floor),
         ns(empty),
         (ns(random) - ns(floor) - ns(empty)).max(0.0),
         (ns(minimal) - ns(floor)).max(0.0),
-        rates.overhead,
-        rates.overhead_spread.0,
-        rates.overhead_spread.1,
+        times(rates.overhead),
+        times(rates.overhead_spread.0),
+        times(rates.overhead_spread.1),
     )
     .unwrap();
     write_budget(
