@@ -17,6 +17,11 @@ impl Rate {
     pub(crate) fn per_sec(&self) -> f64 {
         self.executions as f64 / self.elapsed.as_secs_f64()
     }
+
+    /// Nanoseconds per execution.
+    fn ns(&self) -> f64 {
+        1e9 / self.per_sec()
+    }
 }
 
 /// Rounds the rows of one rate table are measured in. Many short rounds, not a few long
@@ -65,15 +70,14 @@ impl Rounds {
     /// Each round's per-execution times of this mcsim row against `shuttle`, with the
     /// shared work of `floor`: the three were measured moments apart in that round.
     fn budgets(&self, shuttle: &Rounds, floor: &Rounds) -> Vec<Budget> {
-        let ns = |r: &Rate| 1e9 / r.per_sec();
         self.0
             .iter()
             .zip(&shuttle.0)
             .zip(&floor.0)
             .map(|((m, s), f)| Budget {
-                shared: ns(f),
-                shuttle: ns(s),
-                mcsim: ns(m),
+                shared: f.ns(),
+                shuttle: s.ns(),
+                mcsim: m.ns(),
             })
             .collect()
     }
@@ -93,27 +97,12 @@ impl Rounds {
     /// Each round's overheads over the shared work (`floor`), in ns per execution: this
     /// row's and `minimal`'s, the three measured moments apart in that round.
     fn overheads(&self, minimal: &Rounds, floor: &Rounds) -> Vec<(f64, f64)> {
-        let ns = |r: &Rate| 1e9 / r.per_sec();
         self.0
             .iter()
             .zip(&minimal.0)
             .zip(&floor.0)
-            .map(|((a, m), f)| (ns(a) - ns(f), ns(m) - ns(f)))
+            .map(|((a, m), f)| (a.ns() - f.ns(), m.ns() - f.ns()))
             .collect()
-    }
-
-    /// This row's overhead over `floor` in units of `minimal`'s: the median of the rounds'
-    /// ratios, and the lowest and highest round. A round in which the minimal scheduler
-    /// ran no slower than the floor (the machine's noise larger than its overhead) counts
-    /// as unbounded, not as a small ratio.
-    fn overhead_over(&self, minimal: &Rounds, floor: &Rounds) -> (f64, f64, f64) {
-        let ratios: Vec<f64> = self
-            .overheads(minimal, floor)
-            .into_iter()
-            .map(|(a, m)| if m > 0.0 { a / m } else { f64::INFINITY })
-            .collect();
-        let (min, max) = spread(&ratios);
-        (median(ratios), min, max)
     }
 
     fn ratios(&self, other: &Rounds) -> Vec<f64> {
@@ -123,6 +112,20 @@ impl Rounds {
             .map(|(a, b)| a.per_sec() / b.per_sec())
             .collect()
     }
+}
+
+/// mcsim's overhead in units of the minimal scheduler's, from each round's two overheads
+/// ([`Rounds::overheads`]): the median of the rounds' ratios, and the lowest and highest
+/// round. A round in which the minimal scheduler ran no slower than the floor (the
+/// machine's noise larger than its overhead) counts as unbounded, not as a small ratio.
+fn overhead_ratio(mcsim_ns: &[f64], minimal_ns: &[f64]) -> (f64, f64, f64) {
+    let ratios: Vec<f64> = mcsim_ns
+        .iter()
+        .zip(minimal_ns)
+        .map(|(&a, &m)| if m > 0.0 { a / m } else { f64::INFINITY })
+        .collect();
+    let (min, max) = spread(&ratios);
+    (median(ratios), min, max)
 }
 
 /// The lowest and highest of `xs`.
@@ -336,9 +339,9 @@ pub(crate) fn section_rate(md: &mut String, name: &str, variant: CounterVariant)
         random.bound_over(sh_random, floor),
         pct.bound_over(sh_pct, floor),
     );
-    let overhead = random.overhead_over(minimal, floor);
     let (mcsim_ns, minimal_ns): (Vec<f64>, Vec<f64>) =
         random.overheads(minimal, floor).into_iter().unzip();
+    let overhead = overhead_ratio(&mcsim_ns, &minimal_ns);
     let rates = Rates {
         random: random.over(sh_random),
         pct: pct.over(sh_pct),
