@@ -113,3 +113,24 @@ fn a_one_client_shrink_stopped_at_its_budget_says_so() {
     let f = report.first_failure.expect("a failure");
     assert!(f.cut_short, "{:?}", f.original);
 }
+
+#[test]
+fn a_size_counts_preemptions_not_switches_a_sleep_forces() {
+    // cache-naive breaks by timing alone: its clients sleep between calls, so the
+    // counterexample switches clients often and never preempts one that could run on.
+    let (s, f) = shrunk("cache-naive");
+    let after = mcsim::shrink::size(&s.with_clients(f.clients).unwrap(), &f.execution);
+    let runs: Vec<usize> = f
+        .execution
+        .schedule
+        .choices
+        .iter()
+        .filter_map(|c| match c {
+            mcsim::explore::Choice::Run { client, .. } => Some(*client),
+            mcsim::explore::Choice::Fault(_) => None,
+        })
+        .collect();
+    let switches = runs.windows(2).filter(|w| w[0] != w[1]).count();
+    assert!(switches > 10, "{switches} switches");
+    assert_eq!(after.preemptions, 0, "{after}");
+}

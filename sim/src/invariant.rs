@@ -210,7 +210,7 @@ impl fmt::Display for Verdict {
                     "stuck: {} client{} still busy when the budget ran out at step {step} \
                      (t={time}), without spinning; c{client} went {:.3} s without progress",
                     waiting.len(),
-                    if waiting.len() == 1 { "" } else { "s" },
+                    crate::plural::plural(waiting.len() as u64),
                     wait.as_secs_f64()
                 )?;
                 if let Some((key, at)) = next_expiry {

@@ -90,6 +90,7 @@ pub mod lin;
 pub mod loom;
 pub mod memcache;
 pub mod model;
+mod plural;
 pub mod prelude;
 pub mod protocol;
 pub mod real;

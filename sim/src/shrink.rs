@@ -4,12 +4,18 @@
 //! The shrinker works on the schedule, replayed leniently (a choice that is no longer
 //! possible is skipped, and past the end the lowest client runs at the earliest instant):
 //! it drops faults, drops chunks of choices (delta debugging), zeroes delays, and removes
-//! preemptions by letting the previous client continue. Then it tries fewer clients: it
-//! searches the smaller scenario with the random strategy for the same violation and
-//! shrinks what it finds. A candidate is kept only if the verdict's label is the same and
-//! its size is smaller in this order: faults, clients, preemptions, steps, calls, delays.
+//! preemptions by letting the client a preemption switched away from run on. Then it
+//! tries fewer clients: it searches the smaller scenario with the random strategy for the
+//! same violation and shrinks what it finds. A candidate is kept only if the verdict's
+//! label is the same and it improves on the best so far ([`Size::improves_on`]).
+//!
+//! Preemptions are counted as a bound on them counts them: a switch away from a client
+//! that was asleep or done is forced, so a recipe whose clients sleep between calls shows
+//! the few switches that made its interleaving, not one per call.
 
 use std::fmt;
+
+use crate::plural::plural;
 
 use crate::exec::{Execution, execute};
 use crate::explore::{Choice, Replay, Schedule};
@@ -22,7 +28,8 @@ pub struct Size {
     pub faults: usize,
     /// Clients in the scenario.
     pub clients: usize,
-    /// Switches from one client to another.
+    /// Preemptions: switches away from a client that could have run on
+    /// ([`Replay::preempted`]).
     pub preemptions: usize,
     /// Choices in the schedule.
     pub steps: usize,
@@ -34,55 +41,92 @@ pub struct Size {
 
 impl fmt::Display for Size {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{} clients, {} steps, {} calls, {} context switches, {} faults",
-            self.clients, self.steps, self.calls, self.preemptions, self.faults
-        )
+        let counts = [
+            (self.clients as u64, "client"),
+            (self.steps as u64, "step"),
+            (self.calls, "call"),
+            (self.preemptions as u64, "preemption"),
+            (self.faults as u64, "fault"),
+        ];
+        for (i, (n, noun)) in counts.into_iter().enumerate() {
+            let sep = if i == 0 { "" } else { ", " };
+            write!(f, "{sep}{n} {noun}{}", plural(n))?;
+        }
+        Ok(())
     }
 }
 
 impl Size {
     /// True if this is a real improvement on `other`: no measure a report shows
     /// (clients, steps, calls, preemptions, faults) is larger, and one of them, or the
-    /// chosen delays, is smaller. Shrinking only ever moves to such a size, so what it
-    /// returns is never larger than what it was given on any measure.
+    /// chosen delays, is smaller. Shrinking moves only to such a size (or to fewer
+    /// clients no larger than what it was given), so what it returns is never larger than
+    /// what it was given on any measure.
     pub fn improves_on(&self, other: &Size) -> bool {
-        let shown = [
-            (self.clients as u64, other.clients as u64),
-            (self.steps as u64, other.steps as u64),
-            (self.calls, other.calls),
-            (self.preemptions as u64, other.preemptions as u64),
-            (self.faults as u64, other.faults as u64),
-        ];
-        let no_larger = shown.iter().all(|(a, b)| a <= b);
-        let smaller = shown.iter().any(|(a, b)| a < b);
-        no_larger && (smaller || self.delay < other.delay)
+        self.no_larger_than(other) && (self.shown() != other.shown() || self.delay < other.delay)
+    }
+
+    /// True if no measure a report shows is larger than `other`'s.
+    pub fn no_larger_than(&self, other: &Size) -> bool {
+        self.shown().iter().zip(other.shown()).all(|(&a, b)| a <= b)
+    }
+
+    /// The measures a report shows: clients, steps, calls, preemptions, faults.
+    fn shown(&self) -> [u64; 5] {
+        [
+            self.clients as u64,
+            self.steps as u64,
+            self.calls,
+            self.preemptions as u64,
+            self.faults as u64,
+        ]
     }
 }
 
-/// The size of an execution of a scenario.
+/// The size of an execution of a scenario (replayed once to find its preemptions).
 pub fn size(scenario: &Scenario, e: &Execution) -> Size {
-    let mut preemptions = 0;
-    let mut last = None;
-    let mut total_delay = 0;
-    for c in &e.schedule.choices {
-        if let Choice::Run { client, delay } = c {
-            total_delay += delay;
-            if last.is_some_and(|l| l != *client) {
-                preemptions += 1;
-            }
-            last = Some(*client);
-        }
-    }
+    measured(scenario, e, recorded(scenario, &e.schedule).1.len())
+}
+
+/// The size of `e`, which preempted `preemptions` times.
+fn measured(scenario: &Scenario, e: &Execution, preemptions: usize) -> Size {
+    let delay = e
+        .schedule
+        .choices
+        .iter()
+        .map(|c| match c {
+            Choice::Run { delay, .. } => *delay,
+            Choice::Fault(_) => 0,
+        })
+        .sum();
     Size {
         faults: e.schedule.faults(),
         clients: scenario.clients,
         preemptions,
         steps: e.schedule.len(),
         calls: e.calls,
-        delay: total_delay,
+        delay,
     }
+}
+
+/// `schedule` replayed on `scenario` (leniently if `lenient`), untraced, with where it
+/// preempted ([`Replay::preempted`]).
+fn replayed(scenario: &Scenario, schedule: Schedule, lenient: bool) -> (Execution, Vec<u32>) {
+    let mut config = scenario.config.clone();
+    config.trace = false;
+    let mut strategy = if lenient {
+        Replay::lenient(schedule)
+    } else {
+        Replay::new(schedule)
+    };
+    let e = execute(&config, &*scenario.setup, &mut strategy, 0);
+    let preempted = strategy.preempted().to_vec();
+    (e, preempted)
+}
+
+/// `schedule` replayed exactly on `scenario`, with where it preempted.
+fn recorded(scenario: &Scenario, schedule: &Schedule) -> (Execution, Vec<u32>) {
+    replayed(scenario, schedule.clone(), false)
 }
 
 /// A shrunk counterexample.
@@ -104,6 +148,8 @@ struct Shrinker<'a> {
     label: String,
     scenario: &'a Scenario,
     best: Execution,
+    /// Where the best so far preempted.
+    best_preempted: Vec<u32>,
     best_size: Size,
     /// Steps spent so far, over every attempt and search.
     spent: &'a mut u64,
@@ -120,18 +166,16 @@ impl Shrinker<'_> {
         if self.exhausted() {
             return false;
         }
-        let mut config = self.scenario.config.clone();
-        config.trace = false;
         let phase = self.best.schedule.phase;
-        let mut strategy = Replay::lenient(Schedule { phase, choices });
-        let e = execute(&config, &*self.scenario.setup, &mut strategy, 0);
+        let (e, preempted) = replayed(self.scenario, Schedule { phase, choices }, true);
         *self.spent += e.steps;
         if e.verdict.label() != self.label {
             return false;
         }
-        let s = size(self.scenario, &e);
+        let s = measured(self.scenario, &e, preempted.len());
         if s.improves_on(&self.best_size) {
             self.best = e;
+            self.best_preempted = preempted;
             self.best_size = s;
             return true;
         }
@@ -199,29 +243,35 @@ impl Shrinker<'_> {
         false
     }
 
+    /// Lets the client a preemption switched away from run on instead, at each
+    /// preemption in turn. Forced switches (away from a client that was asleep, done or
+    /// had nothing to run) are not tried: running that client there is not possible.
     fn fewer_preemptions(&mut self) -> bool {
         let mut progress = false;
-        let mut i = 1;
-        while i < self.best.schedule.choices.len() && !self.exhausted() {
-            let c = &self.best.schedule.choices;
-            let prev = c[..i].iter().rev().find_map(|x| match x {
-                Choice::Run { client, .. } => Some(*client),
-                _ => None,
-            });
-            if let (Some(p), Choice::Run { client, delay }) = (prev, &c[i])
-                && p != *client
-            {
-                // Copied only for a real candidate (a long schedule has few switches).
-                let mut candidate = c.clone();
+        // The first preemption not tried yet, by position in the best schedule.
+        let mut from = 0;
+        while !self.exhausted() {
+            let best = &self.best;
+            let Some(&at) = self.best_preempted.iter().find(|&&i| i as usize >= from) else {
+                break;
+            };
+            let i = at as usize;
+            from = i + 1;
+            let prev = best.schedule.choices[..i]
+                .iter()
+                .rev()
+                .find_map(|x| match x {
+                    Choice::Run { client, .. } => Some(*client),
+                    Choice::Fault(_) => None,
+                });
+            if let (Some(p), Choice::Run { delay, .. }) = (prev, &best.schedule.choices[i]) {
+                let mut candidate = best.schedule.choices.clone();
                 candidate[i] = Choice::Run {
                     client: p,
                     delay: *delay,
                 };
-                if self.attempt(candidate) {
-                    progress = true;
-                }
+                progress |= self.attempt(candidate);
             }
-            i += 1;
         }
         progress
     }
@@ -244,14 +294,17 @@ impl Shrinker<'_> {
 /// how many steps shrinking may execute in all (replays of candidates and searches).
 pub fn shrink(scenario: &Scenario, failing: &Execution, search: u64, budget: u64) -> Shrunk {
     let label = failing.verdict.label();
-    let before = size(scenario, failing);
+    // Replayed to find where it preempted (the search that found it did not note it).
+    let (failing, preempted) = recorded(scenario, &failing.schedule);
+    let before = measured(scenario, &failing, preempted.len());
     let mut spent = 0;
     // Half the budget for the scenario as it is; the rest for fewer clients, which is
     // worth most when it works.
     let mut s = Shrinker {
         label: label.clone(),
         scenario,
-        best: failing.clone(),
+        best: failing,
+        best_preempted: preempted,
         best_size: before,
         spent: &mut spent,
         budget: budget / 2,
@@ -260,8 +313,7 @@ pub fn shrink(scenario: &Scenario, failing: &Execution, search: u64, budget: u64
     // Its half of the budget spent: this phase stopped early even if the next is cheap.
     let first_cut_short = s.exhausted();
     let mut best = (scenario.clone(), s.best.clone(), s.best_size);
-    // Fewer clients: find the same violation in a smaller scenario, then shrink that; kept
-    // only if it improves on every measure.
+    // Fewer clients: find the same violation in a smaller scenario, then shrink that.
     for clients in 1..scenario.clients {
         if spent >= budget {
             break;
@@ -285,17 +337,23 @@ pub fn shrink(scenario: &Scenario, failing: &Execution, search: u64, budget: u64
             }
         }
         if let Some(e) = found {
+            let (e, preempted) = recorded(&smaller, &e.schedule);
             let mut s = Shrinker {
                 label: label.clone(),
                 scenario: &smaller,
-                best_size: size(&smaller, &e),
+                best_size: measured(&smaller, &e, preempted.len()),
                 best: e,
+                best_preempted: preempted,
                 spent: &mut spent,
                 budget,
             };
             s.run();
             let (e, size) = (s.best, s.best_size);
-            if size.improves_on(&best.2) {
+            // Fewer clients is worth more than a few steps or preemptions: kept if it
+            // improves on the shrunk scenario, or if it has fewer clients and is no larger
+            // than what was found on any measure.
+            let fewer = size.clients < best.2.clients && size.no_larger_than(&before);
+            if size.improves_on(&best.2) || fewer {
                 best = (smaller, e, size);
             }
             break;
@@ -305,13 +363,9 @@ pub fn shrink(scenario: &Scenario, failing: &Execution, search: u64, budget: u64
     let (scenario, execution, _) = best;
     let mut config = scenario.config.clone();
     config.trace = true;
-    let execution = execute(
-        &config,
-        &*scenario.setup,
-        &mut Replay::new(execution.schedule),
-        0,
-    );
-    let after = size(&scenario, &execution);
+    let mut replay = Replay::new(execution.schedule);
+    let execution = execute(&config, &*scenario.setup, &mut replay, 0);
+    let after = measured(&scenario, &execution, replay.preempted().len());
     Shrunk {
         scenario,
         execution,

@@ -60,7 +60,7 @@ fn counterexample(s: &Scenario, which: Which<'_>) -> Result<Result<(Execution, S
                 run::replay(&s2, &f.execution.schedule),
                 format!(
                     "its first failure, shrunk to {clients} client{}",
-                    if clients == 1 { "" } else { "s" }
+                    crate::plural::plural(clients as u64)
                 ),
             )
         }

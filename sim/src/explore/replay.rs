@@ -3,6 +3,9 @@
 //! The engine checks each replayed choice against what is possible at that step; a choice
 //! that is not possible means the code under test changed, and the execution ends with a
 //! divergence verdict naming the step.
+//!
+//! A replay also notes where the schedule preempted ([`Replay::preempted`]): what the
+//! shrinker minimizes, and what a counterexample's size reports.
 
 use crate::explore::{Choice, Options, Schedule, Strategy};
 
@@ -12,6 +15,12 @@ pub struct Replay {
     schedule: Schedule,
     next: usize,
     lenient: bool,
+    /// Choices handed to the engine in this execution.
+    chosen: u32,
+    /// The client of the last call run (`usize::MAX` before the first).
+    last_run: usize,
+    /// Where, among the choices handed out, a preemption was.
+    preempted: Vec<u32>,
 }
 
 impl Replay {
@@ -21,6 +30,9 @@ impl Replay {
             schedule,
             next: 0,
             lenient: false,
+            chosen: 0,
+            last_run: usize::MAX,
+            preempted: Vec::new(),
         }
     }
 
@@ -29,9 +41,8 @@ impl Replay {
     /// try schedules with choices removed or changed.
     pub fn lenient(schedule: Schedule) -> Replay {
         Replay {
-            schedule,
-            next: 0,
             lenient: true,
+            ..Replay::new(schedule)
         }
     }
 
@@ -52,6 +63,28 @@ impl Replay {
         }
     }
 
+    /// The positions in the executed schedule of the preemptions of the last execution:
+    /// choices that ran a client other than the last one to run while that one had a call
+    /// it could have run. A switch away from a client that was asleep, done or had
+    /// nothing to run yet is forced and not counted (the switches a bound on preemptions
+    /// counts, as `dfs` counts them).
+    pub fn preempted(&self) -> &[u32] {
+        &self.preempted
+    }
+
+    /// Hands `choice` to the engine, noting whether it preempts.
+    fn hand_out(&mut self, options: &Options<'_>, choice: Choice) -> Choice {
+        if let Choice::Run { client, .. } = choice {
+            let last = self.last_run;
+            if last != client && options.call_of(last).is_some() {
+                self.preempted.push(self.chosen);
+            }
+            self.last_run = client;
+        }
+        self.chosen += 1;
+        choice
+    }
+
     /// True once every recorded choice has been used.
     pub fn exhausted(&self) -> bool {
         self.next >= self.schedule.choices.len()
@@ -65,6 +98,8 @@ impl Strategy for Replay {
 
     fn begin(&mut self, _execution: u64) {
         self.next = 0;
+        (self.chosen, self.last_run) = (0, usize::MAX);
+        self.preempted.clear();
     }
 
     fn tick_phase(&mut self, _free: bool) -> Option<std::time::Duration> {
@@ -78,7 +113,7 @@ impl Strategy for Replay {
             while let Some(choice) = self.schedule.choices.get(self.next) {
                 self.next += 1;
                 if let Some(c) = Self::possible(options, choice) {
-                    return c;
+                    return self.hand_out(options, c);
                 }
             }
         }
@@ -86,9 +121,10 @@ impl Strategy for Replay {
         self.next += 1;
         // Past the end of the schedule the execution continues deterministically: the
         // lowest client runs at the earliest time. A shrunk schedule relies on this.
-        choice.unwrap_or(Choice::Run {
+        let choice = choice.unwrap_or(Choice::Run {
             client: options.calls[0].client,
             delay: 0,
-        })
+        });
+        self.hand_out(options, choice)
     }
 }

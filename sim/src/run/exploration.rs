@@ -3,6 +3,7 @@
 //! covered).
 
 use crate::explore::DfsStats;
+use crate::plural::plural;
 use crate::scenario::Scenario;
 
 use super::Finding;
@@ -144,12 +145,12 @@ impl ExploreReport {
             ),
             (p, f) => {
                 let p = p.map_or("any number of preemptions".into(), |p| {
-                    format!("at most {p} preemption{}", plural(p))
+                    format!("at most {p} preemption{}", plural(p.into()))
                 });
                 let f = match f {
                     _ if kinds.is_empty() => "no faults in the plan".to_string(),
                     None => faults_of("the fault plan's budgets of faults".into()),
-                    Some(f) => faults_of(format!("at most {f} fault{}", plural(f))),
+                    Some(f) => faults_of(format!("at most {f} fault{}", plural(f.into()))),
                 };
                 format!(" with {p} and {f}")
             }
@@ -196,8 +197,4 @@ impl ExploreReport {
             ),
         }
     }
-}
-
-fn plural(n: u32) -> &'static str {
-    if n == 1 { "" } else { "s" }
 }
