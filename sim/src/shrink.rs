@@ -3,11 +3,12 @@
 //!
 //! The shrinker works on the schedule, replayed leniently (a choice that is no longer
 //! possible is skipped, and past the end the lowest client runs at the earliest instant):
-//! it drops faults, drops chunks of choices (delta debugging), zeroes delays, and removes
-//! preemptions by letting the client a preemption switched away from run on. Then it
-//! tries fewer clients: it searches the smaller scenario with the random strategy for the
-//! same violation and shrinks what it finds. A candidate is kept only if the verdict's
-//! label is the same and it improves on the best so far ([`Size::improves_on`]).
+//! it drops faults, drops chunks of choices (delta debugging), zeroes delays (all, or one
+//! by one), and removes preemptions by letting the client a preemption switched away
+//! from run on. Then it tries fewer clients: it searches the smaller scenario with the
+//! random strategy for the same violation and shrinks what it finds. A candidate is kept
+//! only if the verdict's label is the same and it improves on the best so far
+//! ([`Size::improves_on`]).
 //!
 //! Preemptions are counted as a bound on them counts them: a switch away from a client
 //! that was asleep or done is forced, so a recipe whose clients sleep between calls shows
@@ -31,6 +32,9 @@ pub struct Size {
     /// Preemptions: switches away from a client that could have run on
     /// ([`Replay::preempted`]).
     pub preemptions: usize,
+    /// Late calls: calls run later than the earliest instant of their latency window.
+    /// Each is a choice off the default path, as a preemption is.
+    pub late: usize,
     /// Choices in the schedule.
     pub steps: usize,
     /// Calls the servers executed.
@@ -46,9 +50,14 @@ impl fmt::Display for Size {
             (self.steps as u64, "step"),
             (self.calls, "call"),
             (self.preemptions as u64, "preemption"),
+            (self.late as u64, "late call"),
             (self.faults as u64, "fault"),
         ];
-        for (i, (n, noun)) in counts.into_iter().enumerate() {
+        // Late calls are named only when there are any.
+        let shown = counts
+            .into_iter()
+            .filter(|&(n, noun)| n > 0 || noun != "late call");
+        for (i, (n, noun)) in shown.enumerate() {
             let sep = if i == 0 { "" } else { ", " };
             write!(f, "{sep}{n} {noun}{}", plural(n))?;
         }
@@ -57,27 +66,31 @@ impl fmt::Display for Size {
 }
 
 impl Size {
-    /// True if this is a real improvement on `other`: no measure a report shows
-    /// (clients, steps, calls, preemptions, faults) is larger, and one of them, or the
-    /// chosen delays, is smaller. Shrinking moves only to such a size (or to fewer
-    /// clients no larger than what it was given), so what it returns is never larger than
-    /// what it was given on any measure.
+    /// True if this is a real improvement on `other`: no measure shrinking keeps down
+    /// ([`Size::no_larger_than`]) is larger, and one of them, or the chosen delays, is
+    /// smaller. Shrinking moves only to such a size (or to fewer clients no larger than
+    /// what it was given), so what it returns is never larger than what it was given on
+    /// any of those measures.
     pub fn improves_on(&self, other: &Size) -> bool {
-        self.no_larger_than(other) && (self.shown() != other.shown() || self.delay < other.delay)
+        self.no_larger_than(other) && (self.kept() != other.kept() || self.delay < other.delay)
     }
 
-    /// True if no measure a report shows is larger than `other`'s.
+    /// True if no measure shrinking keeps down is larger than `other`'s: clients, steps,
+    /// calls, faults, and the choices off the default path (preemptions and late calls
+    /// together, so that a late call may give way to a preemption: a timeline at round
+    /// instants, with the switch that breaks the recipe, reads more easily than one of
+    /// odd delays that avoid it).
     pub fn no_larger_than(&self, other: &Size) -> bool {
-        self.shown().iter().zip(other.shown()).all(|(&a, b)| a <= b)
+        self.kept().iter().zip(other.kept()).all(|(&a, b)| a <= b)
     }
 
-    /// The measures a report shows: clients, steps, calls, preemptions, faults.
-    fn shown(&self) -> [u64; 5] {
+    /// The measures shrinking keeps down.
+    fn kept(&self) -> [u64; 5] {
         [
             self.clients as u64,
             self.steps as u64,
             self.calls,
-            self.preemptions as u64,
+            (self.preemptions + self.late) as u64,
             self.faults as u64,
         ]
     }
@@ -90,19 +103,18 @@ pub fn size(scenario: &Scenario, e: &Execution) -> Size {
 
 /// The size of `e`, which preempted `preemptions` times.
 fn measured(scenario: &Scenario, e: &Execution, preemptions: usize) -> Size {
-    let delay = e
-        .schedule
-        .choices
-        .iter()
-        .map(|c| match c {
-            Choice::Run { delay, .. } => *delay,
-            Choice::Fault(_) => 0,
-        })
-        .sum();
+    let delays = e.schedule.choices.iter().filter_map(|c| match c {
+        Choice::Run { delay, .. } => Some(*delay),
+        Choice::Fault(_) => None,
+    });
+    let (delay, late) = delays.fold((0, 0), |(sum, late), d| {
+        (sum + d, late + usize::from(d > 0))
+    });
     Size {
         faults: e.schedule.faults(),
         clients: scenario.clients,
         preemptions,
+        late,
         steps: e.schedule.len(),
         calls: e.calls,
         delay,
@@ -228,6 +240,8 @@ impl Shrinker<'_> {
         }
     }
 
+    /// Runs every call at the earliest instant of its window, or failing that, each late
+    /// call in turn.
     fn zero_delays(&mut self) -> bool {
         let zeroed = |c: &Choice| match c {
             Choice::Run { client, .. } => Choice::Run {
@@ -237,10 +251,25 @@ impl Shrinker<'_> {
             other => other.clone(),
         };
         let all: Vec<Choice> = self.best.schedule.choices.iter().map(zeroed).collect();
-        if all != self.best.schedule.choices && self.attempt(all) {
+        if all == self.best.schedule.choices {
+            return false;
+        }
+        if self.attempt(all) {
             return true;
         }
-        false
+        let mut progress = false;
+        let mut i = 0;
+        while i < self.best.schedule.choices.len() && !self.exhausted() {
+            if let Choice::Run { client, delay } = self.best.schedule.choices[i]
+                && delay > 0
+            {
+                let mut candidate = self.choices();
+                candidate[i] = Choice::Run { client, delay: 0 };
+                progress |= self.attempt(candidate);
+            }
+            i += 1;
+        }
+        progress
     }
 
     /// Lets the client a preemption switched away from run on instead, at each

@@ -375,7 +375,8 @@ pub(crate) fn section_rate(md: &mut String, name: &str, variant: CounterVariant)
         "\nWhere an execution of mcsim `random` goes ({:.0} ns): the shared work {:.0} ns, \
          an execution's fixed cost (set-up, verdict, result, reset) {:.0} ns, and the \
          executor's steps the remaining {:.0} ns. Scheduling alone, in the minimal \
-         scheduler, costs {:.0} ns over the shared work. Round by round, mcsim `random`'s \
+         scheduler, costs {:.0} ns over the shared work (the median of the rounds' \
+         differences, as in the table below). Round by round, mcsim `random`'s \
          overhead over the shared work is {} the minimal scheduler's (the median of the \
          rounds' ratios, rounds {} to {}; a round where the minimal scheduler ran no \
          slower than the floor counts as unbounded).",
@@ -383,7 +384,7 @@ pub(crate) fn section_rate(md: &mut String, name: &str, variant: CounterVariant)
         ns(floor),
         ns(empty),
         (ns(random) - ns(floor) - ns(empty)).max(0.0),
-        (ns(minimal) - ns(floor)).max(0.0),
+        rates.overhead_ns.1,
         times(rates.overhead),
         times(rates.overhead_spread.0),
         times(rates.overhead_spread.1),

@@ -117,11 +117,15 @@ pub struct Finding {
 }
 
 impl Finding {
-    /// Its size as shown: the execution's, with the clients it was shrunk to.
+    /// Its size as shown: the execution's, replayed on `scenario` with the clients it
+    /// was shrunk to (its preemptions are counted on a replay).
     pub fn size(&self, scenario: &Scenario) -> Size {
+        let smaller = (self.clients != scenario.clients)
+            .then(|| scenario.with_clients(self.clients).ok())
+            .flatten();
         Size {
             clients: self.clients,
-            ..shrink::size(scenario, &self.execution)
+            ..shrink::size(smaller.as_ref().unwrap_or(scenario), &self.execution)
         }
     }
 }
