@@ -10,9 +10,10 @@
 //! only if the verdict's label is the same and it improves on the best so far
 //! ([`Size::improves_on`]).
 //!
-//! Preemptions are counted as a bound on them counts them: a switch away from a client
-//! that was asleep or done is forced, so a recipe whose clients sleep between calls shows
-//! the few switches that made its interleaving, not one per call.
+//! Preemptions are counted the way `explore`'s bound on them counts them: a switch away
+//! from a client that was asleep or done is forced, not a preemption, so a recipe whose
+//! clients sleep between calls shows the few switches that made its interleaving, not one
+//! per call.
 
 use std::fmt;
 
