@@ -134,3 +134,14 @@ fn a_size_counts_preemptions_not_switches_a_sleep_forces() {
     assert!(switches > 10, "{switches} switches");
     assert_eq!(after.preemptions, 0, "{after}");
 }
+
+#[test]
+fn a_finding_shrunk_to_one_client_reports_no_preemption() {
+    // Its size is measured on the scenario it was shrunk to: one client cannot be
+    // preempted (measured on the three-client scenario, its schedule would replay as
+    // another execution).
+    let (s, f) = shrunk("counter-incr-add-evict");
+    assert_eq!(f.clients, 1);
+    let size = f.size(&s);
+    assert_eq!((size.clients, size.preemptions), (1, 0), "{size}");
+}
