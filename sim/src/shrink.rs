@@ -46,19 +46,17 @@ pub struct Size {
 
 impl fmt::Display for Size {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let counts = [
-            (self.clients as u64, "client"),
-            (self.steps as u64, "step"),
-            (self.calls, "call"),
-            (self.preemptions as u64, "preemption"),
-            (self.late as u64, "late call"),
-            (self.faults as u64, "fault"),
-        ];
         // Late calls are named only when there are any.
-        let shown = counts
-            .into_iter()
-            .filter(|&(n, noun)| n > 0 || noun != "late call");
-        for (i, (n, noun)) in shown.enumerate() {
+        let late = (self.late > 0).then_some((self.late as u64, "late call"));
+        let counts = [
+            Some((self.clients as u64, "client")),
+            Some((self.steps as u64, "step")),
+            Some((self.calls, "call")),
+            Some((self.preemptions as u64, "preemption")),
+            late,
+            Some((self.faults as u64, "fault")),
+        ];
+        for (i, (n, noun)) in counts.into_iter().flatten().enumerate() {
             let sep = if i == 0 { "" } else { ", " };
             write!(f, "{sep}{n} {noun}{}", plural(n))?;
         }
