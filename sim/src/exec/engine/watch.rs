@@ -55,6 +55,31 @@ pub(super) struct Watched {
     server: usize,
     key: Key,
     last: Option<Stored>,
+    /// What the state last recorded was made from, compared at every step before a
+    /// [`Stored`] (with its preview text) is built: most steps change no watched key.
+    seen: Option<Raw>,
+}
+
+/// What a [`Stored`] is made from, held without allocating: the value's first bytes,
+/// its length and its expiry. Equal raw states give equal [`Stored`]s.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Raw {
+    head: [u8; PREVIEW],
+    len: usize,
+    expires: Option<VirtualTime>,
+}
+
+impl Raw {
+    fn of(data: &[u8], expires: Option<VirtualTime>) -> Raw {
+        let cut = data.len().min(PREVIEW);
+        let mut head = [0; PREVIEW];
+        head[..cut].copy_from_slice(&data[..cut]);
+        Raw {
+            head,
+            len: data.len(),
+            expires,
+        }
+    }
 }
 
 impl Engine {
@@ -69,6 +94,7 @@ impl Engine {
                 server,
                 key: key.clone(),
                 last: None,
+                seen: None,
             });
         }
     }
@@ -117,10 +143,19 @@ impl Engine {
         let now = self.now();
         for w in &mut self.watched {
             let s = &self.cluster.servers[w.server];
-            let stored = s.peek(&w.key, now).map(|item| Stored {
+            let item = s.peek(&w.key, now);
+            let expires = |exptime: u32| (exptime != 0).then(|| s.clock().time_of_tick(exptime));
+            let raw = item.map(|item| Raw::of(&item.data, expires(item.exptime)));
+            // The same bytes, length and expiry as last time: the same state, nothing
+            // to build or record.
+            if raw == w.seen {
+                continue;
+            }
+            w.seen = raw;
+            let stored = item.map(|item| Stored {
                 preview: preview(&item.data),
                 len: item.data.len(),
-                expires: (item.exptime != 0).then(|| s.clock().time_of_tick(item.exptime)),
+                expires: expires(item.exptime),
             });
             if stored != w.last {
                 w.last = stored.clone();
