@@ -15,6 +15,8 @@
 //! clients sleep between calls shows the few switches that made its interleaving, not one
 //! per call.
 
+mod tried;
+
 use std::fmt;
 
 use crate::plural::plural;
@@ -22,6 +24,7 @@ use crate::plural::plural;
 use crate::exec::{Execution, execute};
 use crate::explore::{Choice, Replay, Schedule};
 use crate::scenario::Scenario;
+use tried::{Outcome, Tried};
 
 /// How big a counterexample is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -166,6 +169,8 @@ struct Shrinker<'a> {
     spent: &'a mut u64,
     /// Steps shrinking may spend in all.
     budget: u64,
+    /// The candidates replayed so far, with what each gave.
+    tried: Tried,
 }
 
 impl Shrinker<'_> {
@@ -178,12 +183,30 @@ impl Shrinker<'_> {
             return false;
         }
         let phase = self.best.schedule.phase;
-        let (e, preempted) = replayed(self.scenario, Schedule { phase, choices }, true);
-        *self.spent += e.steps;
-        if e.verdict.label() != self.label {
+        // A candidate that did not improve on an earlier best cannot improve on a
+        // smaller one; should one, it is replayed for its execution.
+        if let Some(known) = self.tried.get(phase, &choices)
+            && !known.size.is_some_and(|s| s.improves_on(&self.best_size))
+        {
+            // Charged as if replayed again, so that where the budget stops shrinking,
+            // and so the counterexample it ends with, do not depend on what was
+            // remembered.
+            *self.spent += known.steps;
             return false;
         }
-        let s = measured(self.scenario, &e, preempted.len());
+        let candidate = choices.clone();
+        let (e, preempted) = replayed(self.scenario, Schedule { phase, choices }, true);
+        *self.spent += e.steps;
+        let same = e.verdict.label() == self.label;
+        let s = same.then(|| measured(self.scenario, &e, preempted.len()));
+        let outcome = Outcome {
+            steps: e.steps,
+            size: s,
+        };
+        self.tried.note(phase, candidate, outcome);
+        let Some(s) = s else {
+            return false;
+        };
         if s.improves_on(&self.best_size) {
             self.best = e;
             self.best_preempted = preempted;
@@ -336,6 +359,7 @@ pub fn shrink(scenario: &Scenario, failing: &Execution, search: u64, budget: u64
         best_size: before,
         spent: &mut spent,
         budget: budget / 2,
+        tried: Tried::default(),
     };
     s.run();
     // Its half of the budget spent: this phase stopped early even if the next is cheap.
@@ -374,6 +398,7 @@ pub fn shrink(scenario: &Scenario, failing: &Execution, search: u64, budget: u64
                 best_preempted: preempted,
                 spent: &mut spent,
                 budget,
+                tried: Tried::default(),
             };
             s.run();
             let (e, size) = (s.best, s.best_size);
