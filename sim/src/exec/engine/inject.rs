@@ -14,6 +14,7 @@ impl Engine {
     /// Does `fault` now; a fault on a call runs that call (`calls` holds its instant).
     #[inline(never)]
     pub(super) fn inject(&mut self, fault: &Fault, calls: &[CallOption]) -> Result<(), Stop> {
+        self.keys_may_change_everywhere();
         match fault {
             Fault::ReplyLost { client }
             | Fault::RequestLost { client }

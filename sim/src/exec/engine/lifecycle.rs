@@ -88,7 +88,7 @@ impl Engine {
             calls_buf: Vec::new(),
             faults_buf: Vec::new(),
             spin: SpinWatch::default(),
-            watched: Vec::new(),
+            key_watch: super::watch::KeyWatch::default(),
             key_states: Vec::new(),
             phase_points: None,
             edge_timed: Vec::new(),
@@ -227,7 +227,7 @@ impl Engine {
         self.edge_timed.clear();
         self.bites_pending.clear();
         self.faults_fired.clear();
-        self.watched.clear();
+        self.key_watch.clear();
         self.ranks.clear();
         self.last_keys = None;
         self.fired = [0; FaultKind::ALL.len()];

@@ -148,7 +148,7 @@ struct Engine {
     /// Tells a spin from a wait.
     spin: SpinWatch,
     /// Keys whose state the timeline shows, with their servers (only when tracing).
-    watched: Vec<watch::Watched>,
+    key_watch: watch::KeyWatch,
     /// Their states over time (only when tracing).
     key_states: Vec<KeyState>,
     /// Where in a second the outcome could depend on the tick phase (only when the

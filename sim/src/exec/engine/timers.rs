@@ -76,6 +76,7 @@ impl Engine {
     #[inline(never)]
     pub(super) fn fire(&mut self, at: VirtualTime, timer: Timer) -> Result<(), Stop> {
         self.spin.changed();
+        self.keys_may_change_everywhere();
         match timer {
             Timer::Restart(server) => {
                 let warm = self.plan.warm_restart;

@@ -2,9 +2,15 @@
 //! the lanes of the HTML timeline.
 //!
 //! Every key a call names is watched on the server it maps to. After each step the engine
-//! looks at every watched key and records a [`KeyState`] where the key's state changed
+//! looks at the watched keys and records a [`KeyState`] where the key's state changed
 //! (stored, changed, deleted, evicted, lost in a crash). Expiry is lazy in memcached, so
 //! a state carries its expiry instant and the strip ends it there.
+//!
+//! A look covers only the servers the step could have changed: those its call went to,
+//! every server after a fault, a timed event or a command without keys (`flush_all`),
+//! and a server whose watched item expires, or whose delayed `flush_all` comes due, by
+//! then. Nothing else changes a server's items, so a key of any other server holds what
+//! it held at the last look.
 
 use crate::clock::VirtualTime;
 use crate::memcache::Key;
@@ -51,13 +57,47 @@ fn preview(data: &[u8]) -> String {
 }
 
 /// A key the timeline shows, with the state last recorded for it.
-pub(super) struct Watched {
+struct Watched {
     server: usize,
     key: Key,
     last: Option<Stored>,
-    /// What the state last recorded was made from, compared at every step before a
-    /// [`Stored`] (with its preview text) is built: most steps change no watched key.
+    /// What the state last recorded was made from, compared at every look before a
+    /// [`Stored`] (with its preview text) is built.
     seen: Option<Raw>,
+}
+
+/// The keys the timeline shows, and which servers need a look after a step: most steps
+/// change one server's keys, and a look at every watched key of every server after each
+/// of them made a traced execution cost its steps times its keys.
+#[derive(Default)]
+pub(super) struct KeyWatch {
+    keys: Vec<Watched>,
+    /// Per server: a call went to it, or a key of it began to be watched, since the
+    /// last look.
+    touched: Vec<bool>,
+    /// Every server needs a look: a fault or a timed event (a crash, a restart, a clock
+    /// jump) may have changed any of them.
+    everywhere: bool,
+    /// Per server: the earliest instant at which time alone changes what a watched key
+    /// of it shows (its item expires, a delayed `flush_all` comes due).
+    due: Vec<VirtualTime>,
+}
+
+impl KeyWatch {
+    /// Empty, as a new execution starts.
+    pub(super) fn clear(&mut self) {
+        self.keys.clear();
+        self.touched.clear();
+        self.due.clear();
+        self.everywhere = false;
+    }
+
+    fn touch(&mut self, server: usize) {
+        if self.touched.len() <= server {
+            self.touched.resize(server + 1, false);
+        }
+        self.touched[server] = true;
+    }
 }
 
 /// What a [`Stored`] is made from, held without allocating: the value's first bytes,
@@ -85,12 +125,15 @@ impl Raw {
 impl Engine {
     /// Watches `key` on `server` from now on (tracing only).
     fn watch(&mut self, server: usize, key: &Key) {
+        // The call about to run goes to this server: it needs a look after the step.
+        self.key_watch.touch(server);
         if !self
-            .watched
+            .key_watch
+            .keys
             .iter()
             .any(|w| w.server == server && w.key == *key)
         {
-            self.watched.push(Watched {
+            self.key_watch.keys.push(Watched {
                 server,
                 key: key.clone(),
                 last: None,
@@ -115,10 +158,22 @@ impl Engine {
         let core = std::rc::Rc::clone(&self.sim.core);
         let core = core.borrow();
         if let crate::exec::core::Wait::Call { request, .. } = &core.mailboxes[client].wait {
+            // A command without keys (`flush_all`) may change every server.
+            if request.keys().is_empty() {
+                self.key_watch.everywhere = true;
+            }
             for key in request.keys() {
                 let server = self.cluster.server_for(key);
                 self.watch(server, key);
             }
+        }
+    }
+
+    /// A fault or a timed event happened: every server's keys need a look after the step
+    /// (tracing only).
+    pub(super) fn keys_may_change_everywhere(&mut self) {
+        if self.tracing {
+            self.key_watch.everywhere = true;
         }
     }
 
@@ -141,11 +196,42 @@ impl Engine {
     #[inline(never)]
     fn record_changed_keys(&mut self) {
         let now = self.now();
-        for w in &mut self.watched {
+        let servers = self.cluster.servers.len();
+        let watch = &mut self.key_watch;
+        // A server seen for the first time needs a look.
+        watch.touched.resize(servers, true);
+        watch.due.resize(servers, VirtualTime::ZERO);
+        let look: Vec<bool> = (0..servers)
+            .map(|s| watch.everywhere || watch.touched[s] || now >= watch.due[s])
+            .collect();
+        if !look.contains(&true) {
+            return;
+        }
+        for (s, server) in self.cluster.servers.iter().enumerate() {
+            if !look[s] {
+                continue;
+            }
+            // A `flush_all` with a delay hides items when its tick comes.
+            let (_, oldest_live, _) = server.items().flush_marks();
+            watch.due[s] = if oldest_live > server.tick(now) {
+                server.clock().time_of_tick(oldest_live)
+            } else {
+                VirtualTime(u64::MAX)
+            };
+            watch.touched[s] = false;
+        }
+        watch.everywhere = false;
+        for w in &mut watch.keys {
+            if !look[w.server] {
+                continue;
+            }
             let s = &self.cluster.servers[w.server];
             let item = s.peek(&w.key, now);
             let expires = |exptime: u32| (exptime != 0).then(|| s.clock().time_of_tick(exptime));
             let raw = item.map(|item| Raw::of(&item.data, expires(item.exptime)));
+            if let Some(at) = raw.and_then(|r| r.expires) {
+                watch.due[w.server] = watch.due[w.server].min(at);
+            }
             // The same bytes, length and expiry as last time: the same state, nothing
             // to build or record.
             if raw == w.seen {
