@@ -5,9 +5,13 @@
 //! divergence verdict naming the step.
 //!
 //! A replay also notes where the schedule preempted ([`Replay::preempted`]): what the
-//! shrinker minimizes, and what a counterexample's size reports.
+//! shrinker minimizes, and what a counterexample's size reports; and which calls each
+//! step offered ([`Replay::offered`]), so the shrinker can tell, without running it,
+//! that a candidate schedule would replay to the execution it has
+//! ([`Offered::leads_to`]).
 
 use crate::explore::{Choice, Options, Schedule, Strategy};
+use crate::fault::Fault;
 
 /// Replays a schedule.
 #[derive(Debug, Clone)]
@@ -21,6 +25,110 @@ pub struct Replay {
     last_run: usize,
     /// Where, among the choices handed out, a preemption was.
     preempted: Vec<u32>,
+    /// The calls each step offered.
+    offered: Offered,
+}
+
+/// The calls each step of a replay offered: which clients had a call that could run, and
+/// how wide its window was (what a lenient replay needs to know to take or skip a choice
+/// that runs a call).
+#[derive(Debug, Clone, Default)]
+pub struct Offered {
+    /// Every step's call options, step after step: (client, window width in µs).
+    calls: Vec<(u32, u64)>,
+    /// Where each step's options begin in `calls`.
+    starts: Vec<u32>,
+}
+
+impl Offered {
+    fn clear(&mut self) {
+        self.calls.clear();
+        self.starts.clear();
+    }
+
+    fn note(&mut self, options: &Options<'_>) {
+        self.starts.push(self.calls.len() as u32);
+        self.calls.extend(
+            options
+                .calls
+                .iter()
+                .map(|c| (c.client as u32, c.latest.micros() - c.earliest.micros())),
+        );
+    }
+
+    /// The call options of step `k`.
+    fn step(&self, k: usize) -> Option<&[(u32, u64)]> {
+        let start = *self.starts.get(k)? as usize;
+        let end = self
+            .starts
+            .get(k + 1)
+            .map_or(self.calls.len(), |&e| e as usize);
+        Some(&self.calls[start..end])
+    }
+
+    /// True if a lenient replay of `candidate` would make exactly the choices of
+    /// `executed`, the execution these options were offered in: at each step it would
+    /// take the same choice, so (the engine being deterministic) it would reach the same
+    /// state, see the same options, and end the same way. Decided without running
+    /// anything; false also where it cannot tell (a fault choice the execution did not
+    /// make at that step, whose possibility there it does not know).
+    pub fn leads_to(&self, candidate: &[Choice], executed: &[Choice]) -> bool {
+        let mut next = 0;
+        for (k, made) in executed.iter().enumerate() {
+            let Some(calls) = self.step(k) else {
+                return false;
+            };
+            let window = |client: usize| {
+                calls
+                    .iter()
+                    .find(|(c, _)| *c as usize == client)
+                    .map(|&(_, width)| width)
+            };
+            let picked = loop {
+                let Some(choice) = candidate.get(next) else {
+                    // Past the candidate's end: the lowest client, at once.
+                    let Some(&(client, _)) = calls.first() else {
+                        return false;
+                    };
+                    break Choice::Run {
+                        client: client as usize,
+                        delay: 0,
+                    };
+                };
+                next += 1;
+                if choice == made {
+                    break made.clone();
+                }
+                if matches!(choice, Choice::Fault(_)) {
+                    return false;
+                }
+                if let Some(c) = taken(choice, window, |_| false) {
+                    break c;
+                }
+            };
+            if picked != *made {
+                return false;
+            }
+        }
+        true
+    }
+}
+
+/// `choice` as a lenient replay takes it at a step where `window(client)` is the width of
+/// a client's call window (`None`: no call of it may run) and `fault_possible` says
+/// whether a fault may fire: a run clamped to its window, a possible fault, or `None`.
+fn taken(
+    choice: &Choice,
+    window: impl Fn(usize) -> Option<u64>,
+    fault_possible: impl Fn(&Fault) -> bool,
+) -> Option<Choice> {
+    match choice {
+        Choice::Run { client, delay } => window(*client).map(|width| Choice::Run {
+            client: *client,
+            delay: (*delay).min(width),
+        }),
+        Choice::Fault(f) => fault_possible(f).then(|| choice.clone()),
+    }
 }
 
 impl Replay {
@@ -33,6 +141,7 @@ impl Replay {
             chosen: 0,
             last_run: usize::MAX,
             preempted: Vec::new(),
+            offered: Offered::default(),
         }
     }
 
@@ -47,20 +156,20 @@ impl Replay {
     }
 
     fn possible(options: &Options<'_>, choice: &Choice) -> Option<Choice> {
-        match choice {
-            Choice::Run { client, delay } => options.call_of(*client).map(|c| {
-                let width = c.latest.micros() - c.earliest.micros();
-                Choice::Run {
-                    client: *client,
-                    delay: (*delay).min(width),
-                }
-            }),
-            Choice::Fault(f) => options
-                .faults
-                .iter()
-                .any(|o| &o.fault == f)
-                .then(|| choice.clone()),
-        }
+        taken(
+            choice,
+            |client| {
+                options
+                    .call_of(client)
+                    .map(|c| c.latest.micros() - c.earliest.micros())
+            },
+            |f| options.faults.iter().any(|o| &o.fault == f),
+        )
+    }
+
+    /// The calls each step of the last execution offered.
+    pub fn offered(&self) -> &Offered {
+        &self.offered
     }
 
     /// The positions in the executed schedule of the preemptions of the last execution:
@@ -100,6 +209,7 @@ impl Strategy for Replay {
         self.next = 0;
         (self.chosen, self.last_run) = (0, usize::MAX);
         self.preempted.clear();
+        self.offered.clear();
     }
 
     fn tick_phase(&mut self, _free: bool) -> Option<std::time::Duration> {
@@ -109,6 +219,7 @@ impl Strategy for Replay {
     }
 
     fn choose(&mut self, options: &Options<'_>) -> Choice {
+        self.offered.note(options);
         if self.lenient {
             while let Some(choice) = self.schedule.choices.get(self.next) {
                 self.next += 1;
@@ -126,5 +237,66 @@ impl Strategy for Replay {
             delay: 0,
         });
         self.hand_out(options, choice)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Steps each offering the calls of `clients`, every window `width` µs wide.
+    fn offered(steps: &[&[usize]], width: u64) -> Offered {
+        let mut o = Offered::default();
+        for clients in steps {
+            o.starts.push(o.calls.len() as u32);
+            o.calls.extend(clients.iter().map(|&c| (c as u32, width)));
+        }
+        o
+    }
+
+    fn run(client: usize, delay: u64) -> Choice {
+        Choice::Run { client, delay }
+    }
+
+    #[test]
+    fn a_choice_skipped_where_it_cannot_run_leaves_the_same_course() {
+        // One client may run at each step, as when the others sleep.
+        let o = offered(&[&[0], &[1], &[0]], 0);
+        let executed = [run(0, 0), run(1, 0), run(0, 0)];
+        // The first dropped: c1 is skipped at step 0, c0 runs; then past the end the
+        // lowest client runs, as the execution did.
+        assert!(o.leads_to(&[run(1, 0), run(0, 0)], &executed));
+        assert!(o.leads_to(&[], &executed));
+        assert!(o.leads_to(&executed, &executed));
+    }
+
+    #[test]
+    fn another_choice_that_could_run_changes_the_course() {
+        let o = offered(&[&[0, 1], &[0, 1], &[0]], 0);
+        let executed = [run(1, 0), run(1, 0), run(0, 0)];
+        assert!(!o.leads_to(&[run(0, 0)], &executed), "c0 could run first");
+        // Past the end the lowest client runs: c0, not the c1 the execution ran.
+        assert!(!o.leads_to(&[], &executed));
+    }
+
+    #[test]
+    fn a_delay_is_clamped_to_the_window_as_a_lenient_replay_clamps_it() {
+        let o = offered(&[&[0]], 300);
+        assert!(o.leads_to(&[run(0, 900)], &[run(0, 300)]));
+        assert!(!o.leads_to(&[run(0, 200)], &[run(0, 300)]));
+    }
+
+    #[test]
+    fn a_fault_the_execution_did_not_make_there_is_not_guessed() {
+        let o = offered(&[&[0], &[0]], 0);
+        let fault = Choice::Fault(Fault::Crash { server: 0 });
+        let executed = [run(0, 0), fault.clone(), run(0, 0)];
+        let o3 = offered(&[&[0], &[0], &[0]], 0);
+        assert!(
+            o3.leads_to(&executed, &executed),
+            "made there: possible there"
+        );
+        // The fault one step early: whether it could fire there is not known.
+        assert!(!o.leads_to(&[fault, run(0, 0)], &[run(0, 0), run(0, 0)]));
     }
 }

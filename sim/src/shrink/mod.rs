@@ -22,6 +22,7 @@ use std::fmt;
 use crate::plural::plural;
 
 use crate::exec::{Execution, execute};
+use crate::explore::replay::Offered;
 use crate::explore::{Choice, Replay, Schedule};
 use crate::scenario::Scenario;
 use tried::{Outcome, Tried};
@@ -100,7 +101,7 @@ impl Size {
 
 /// The size of an execution of a scenario (replayed once to find its preemptions).
 pub fn size(scenario: &Scenario, e: &Execution) -> Size {
-    measured(scenario, e, recorded(scenario, &e.schedule).1.len())
+    measured(scenario, e, recorded(scenario, &e.schedule).preempted.len())
 }
 
 /// The size of `e`, which preempted `preemptions` times.
@@ -123,9 +124,16 @@ fn measured(scenario: &Scenario, e: &Execution, preemptions: usize) -> Size {
     }
 }
 
-/// `schedule` replayed on `scenario` (leniently if `lenient`), untraced, with where it
-/// preempted ([`Replay::preempted`]).
-fn replayed(scenario: &Scenario, schedule: Schedule, lenient: bool) -> (Execution, Vec<u32>) {
+/// An execution the shrinker replayed, with where it preempted ([`Replay::preempted`])
+/// and the calls each of its steps offered ([`Replay::offered`]).
+struct Replayed {
+    execution: Execution,
+    preempted: Vec<u32>,
+    offered: Offered,
+}
+
+/// `schedule` replayed on `scenario` (leniently if `lenient`), untraced.
+fn replayed(scenario: &Scenario, schedule: Schedule, lenient: bool) -> Replayed {
     let mut config = scenario.config.clone();
     config.trace = false;
     let mut strategy = if lenient {
@@ -133,13 +141,16 @@ fn replayed(scenario: &Scenario, schedule: Schedule, lenient: bool) -> (Executio
     } else {
         Replay::new(schedule)
     };
-    let e = execute(&config, &*scenario.setup, &mut strategy, 0);
-    let preempted = strategy.preempted().to_vec();
-    (e, preempted)
+    let execution = execute(&config, &*scenario.setup, &mut strategy, 0);
+    Replayed {
+        execution,
+        preempted: strategy.preempted().to_vec(),
+        offered: strategy.offered().clone(),
+    }
 }
 
-/// `schedule` replayed exactly on `scenario`, with where it preempted.
-fn recorded(scenario: &Scenario, schedule: &Schedule) -> (Execution, Vec<u32>) {
+/// `schedule` replayed exactly on `scenario`.
+fn recorded(scenario: &Scenario, schedule: &Schedule) -> Replayed {
     replayed(scenario, schedule.clone(), false)
 }
 
@@ -164,6 +175,8 @@ struct Shrinker<'a> {
     best: Execution,
     /// Where the best so far preempted.
     best_preempted: Vec<u32>,
+    /// The calls each step of the best so far offered.
+    best_offered: Offered,
     best_size: Size,
     /// Steps spent so far, over every attempt and search.
     spent: &'a mut u64,
@@ -194,11 +207,26 @@ impl Shrinker<'_> {
             *self.spent += known.steps;
             return false;
         }
+        // A candidate whose every choice, taken as a lenient replay takes it, is the
+        // best's own replays to the best: no step of it needs running.
+        if self
+            .best_offered
+            .leads_to(&choices, &self.best.schedule.choices)
+        {
+            *self.spent += self.best.steps;
+            let outcome = Outcome {
+                steps: self.best.steps,
+                size: Some(self.best_size),
+            };
+            self.tried.note(phase, choices, outcome);
+            return false;
+        }
         let candidate = choices.clone();
-        let (e, preempted) = replayed(self.scenario, Schedule { phase, choices }, true);
+        let r = replayed(self.scenario, Schedule { phase, choices }, true);
+        let e = r.execution;
         *self.spent += e.steps;
         let same = e.verdict.label() == self.label;
-        let s = same.then(|| measured(self.scenario, &e, preempted.len()));
+        let s = same.then(|| measured(self.scenario, &e, r.preempted.len()));
         let outcome = Outcome {
             steps: e.steps,
             size: s,
@@ -209,7 +237,8 @@ impl Shrinker<'_> {
         };
         if s.improves_on(&self.best_size) {
             self.best = e;
-            self.best_preempted = preempted;
+            self.best_preempted = r.preempted;
+            self.best_offered = r.offered;
             self.best_size = s;
             return true;
         }
@@ -346,16 +375,17 @@ impl Shrinker<'_> {
 pub fn shrink(scenario: &Scenario, failing: &Execution, search: u64, budget: u64) -> Shrunk {
     let label = failing.verdict.label();
     // Replayed to find where it preempted (the search that found it did not note it).
-    let (failing, preempted) = recorded(scenario, &failing.schedule);
-    let before = measured(scenario, &failing, preempted.len());
+    let r = recorded(scenario, &failing.schedule);
+    let before = measured(scenario, &r.execution, r.preempted.len());
     let mut spent = 0;
     // Half the budget for the scenario as it is; the rest for fewer clients, which is
     // worth most when it works.
     let mut s = Shrinker {
         label: label.clone(),
         scenario,
-        best: failing,
-        best_preempted: preempted,
+        best: r.execution,
+        best_preempted: r.preempted,
+        best_offered: r.offered,
         best_size: before,
         spent: &mut spent,
         budget: budget / 2,
@@ -389,13 +419,14 @@ pub fn shrink(scenario: &Scenario, failing: &Execution, search: u64, budget: u64
             }
         }
         if let Some(e) = found {
-            let (e, preempted) = recorded(&smaller, &e.schedule);
+            let r = recorded(&smaller, &e.schedule);
             let mut s = Shrinker {
                 label: label.clone(),
                 scenario: &smaller,
-                best_size: measured(&smaller, &e, preempted.len()),
-                best: e,
-                best_preempted: preempted,
+                best_size: measured(&smaller, &r.execution, r.preempted.len()),
+                best: r.execution,
+                best_preempted: r.preempted,
+                best_offered: r.offered,
                 spent: &mut spent,
                 budget,
                 tried: Tried::default(),
