@@ -14,6 +14,14 @@
 //! from a client that was asleep or done is forced, not a preemption, so a recipe whose
 //! clients sleep between calls shows the few switches that made its interleaving, not one
 //! per call.
+//!
+//! Most candidates need no replay. One built before is answered from what its replay
+//! gave; one that a lenient replay would follow choice for choice back to the
+//! best counterexample (dropping a choice that only a sleeping client's turn forced,
+//! say) is known to be the best itself, from the calls each of the best's steps offered
+//! ([`Offered::leads_to`]). Both are charged to the step budget as if replayed, so the
+//! counterexample a shrink ends with is what replaying every candidate gives; on the
+//! scenario suite's gate they spare three replays in four.
 
 mod tried;
 
