@@ -76,14 +76,19 @@ pub fn deserialize(data: &[u8]) -> Result<Vec<Event>, DecodeError> {
             .position(|b| *b == b':')
             .ok_or(err.clone())?;
         let header = std::str::from_utf8(&data[at + 1..at + colon]).map_err(|_| err.clone())?;
-        let nums: Vec<u64> = header
-            .split(',')
-            .map(|s| s.parse::<u64>())
-            .collect::<Result<_, _>>()
-            .map_err(|_| err.clone())?;
-        let [when_ms, client, seq, len] = nums[..] else {
+        // Four numbers, read where they stand (a fetch decodes every event of every
+        // chunk, each time it reads).
+        let mut nums = [0u64; 4];
+        let mut count = 0;
+        for field in header.split(',') {
+            let n = field.parse::<u64>().map_err(|_| err.clone())?;
+            *nums.get_mut(count).ok_or(err.clone())? = n;
+            count += 1;
+        }
+        let [when_ms, client, seq, len] = nums;
+        if count != 4 {
             return Err(err);
-        };
+        }
         let start = at + colon + 1;
         let end = start.checked_add(len as usize).ok_or(err.clone())?;
         if end > data.len() {
@@ -131,6 +136,8 @@ mod tests {
         assert!(deserialize(b"1").is_err());
         assert!(deserialize(b"e1,2,3:").is_err());
         assert!(deserialize(b"e1,2,3,x:").is_err());
+        assert!(deserialize(b"e1,2,3,4,5:").is_err());
+        assert!(deserialize(b"e1,,3,4:").is_err());
         let mut two = Event::new(5, 0, 0, 1).serialize();
         let first = two.len();
         two.extend_from_slice(b"junk");
