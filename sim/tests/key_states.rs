@@ -38,12 +38,18 @@ fn writer(sim: &mut mcsim::Sim) {
 /// preview, the length, whether it expires), `None` when absent.
 type Seen<'a> = (u64, &'a str, Option<(&'a str, usize, bool)>);
 
-fn states() -> Vec<KeyState> {
-    let config = ExecConfig {
+/// Executions on `servers` default servers at their configured tick phase, traced.
+fn traced(servers: usize) -> ExecConfig {
+    ExecConfig {
+        servers: vec![ServerConfig::default(); servers],
         trace: true,
         phase_free: false,
         ..ExecConfig::default()
-    };
+    }
+}
+
+fn states() -> Vec<KeyState> {
+    let config = traced(1);
     let e = execute(&config, &writer, &mut Random::new(0), 0);
     assert_eq!(e.verdict, Verdict::Pass);
     e.key_states
@@ -130,12 +136,7 @@ fn strip(e: &mcsim::Execution) -> Vec<(u64, String, usize, Option<String>)> {
 
 #[test]
 fn a_change_on_a_server_no_call_went_to_is_recorded_at_the_next_step() {
-    let config = ExecConfig {
-        servers: vec![ServerConfig::default(); 2],
-        trace: true,
-        phase_free: false,
-        ..ExecConfig::default()
-    };
+    let config = traced(2);
     let on0 = keys_on(&config, 0).next().unwrap();
     let mut on1 = keys_on(&config, 1);
     let mut on1 = || on1.next().unwrap();
@@ -169,12 +170,7 @@ fn a_change_on_a_server_no_call_went_to_is_recorded_at_the_next_step() {
 
 #[test]
 fn a_delayed_flush_is_recorded_when_it_comes_due_with_no_call_to_its_server() {
-    let config = ExecConfig {
-        servers: vec![ServerConfig::default(); 2],
-        trace: true,
-        phase_free: false,
-        ..ExecConfig::default()
-    };
+    let config = traced(2);
     let flushed = keys_on(&config, 0).next().unwrap();
     let busy = keys_on(&config, 1).next().unwrap();
     let names = [flushed.to_string(), busy.to_string()];

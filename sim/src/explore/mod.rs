@@ -43,6 +43,14 @@ pub struct CallOption {
     pub edges: Vec<VirtualTime>,
 }
 
+impl CallOption {
+    /// How many microseconds later than `earliest` it may run: the widest delay a
+    /// choice can give it.
+    pub fn width(&self) -> u64 {
+        self.latest.micros() - self.earliest.micros()
+    }
+}
+
 /// What a pending call touches: for deciding whether two calls commute.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Footprint {

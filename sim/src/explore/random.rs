@@ -116,7 +116,7 @@ pub(crate) fn delay_in_window(rng: &mut SeededRng, options: &Options<'_>, client
 
 /// A delay drawn uniformly in `call`'s latency window.
 fn delay_in(rng: &mut SeededRng, call: &CallOption) -> u64 {
-    let width = call.latest.micros() - call.earliest.micros();
+    let width = call.width();
     if width == 0 {
         0
     } else {

@@ -10,7 +10,7 @@
 //! that a candidate schedule would replay to the execution it has
 //! ([`Offered::leads_to`]).
 
-use crate::explore::{Choice, Options, Schedule, Strategy};
+use crate::explore::{CallOption, Choice, Options, Schedule, Strategy};
 use crate::fault::Fault;
 
 /// Replays a schedule.
@@ -48,12 +48,8 @@ impl Offered {
 
     fn note(&mut self, options: &Options<'_>) {
         self.starts.push(self.calls.len() as u32);
-        self.calls.extend(
-            options
-                .calls
-                .iter()
-                .map(|c| (c.client as u32, c.latest.micros() - c.earliest.micros())),
-        );
+        self.calls
+            .extend(options.calls.iter().map(|c| (c.client as u32, c.width())));
     }
 
     /// The call options of step `k`.
@@ -158,11 +154,7 @@ impl Replay {
     fn possible(options: &Options<'_>, choice: &Choice) -> Option<Choice> {
         taken(
             choice,
-            |client| {
-                options
-                    .call_of(client)
-                    .map(|c| c.latest.micros() - c.earliest.micros())
-            },
+            |client| options.call_of(client).map(CallOption::width),
             |f| options.faults.iter().any(|o| &o.fault == f),
         )
     }

@@ -134,7 +134,7 @@ impl Strategy for Swarm {
         let delay = match self.timing {
             Timing::Uniform => delay_in_window(&mut self.rng, options, client),
             Timing::Ends if self.rng.random_bool(0.5) => 0,
-            Timing::Ends => call.latest.micros() - call.earliest.micros(),
+            Timing::Ends => call.width(),
         };
         Choice::Run { client, delay }
     }

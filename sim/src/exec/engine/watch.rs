@@ -238,10 +238,10 @@ impl Engine {
                 continue;
             }
             w.seen = raw;
-            let stored = item.map(|item| Stored {
+            let stored = item.zip(raw).map(|(item, raw)| Stored {
                 preview: preview(&item.data),
-                len: item.data.len(),
-                expires: expires(item.exptime),
+                len: raw.len,
+                expires: raw.expires,
             });
             if stored != w.last {
                 w.last = stored.clone();
