@@ -2,7 +2,7 @@
 
 use crate::exec::core::Wait;
 use crate::explore::{CallOption, FaultOption};
-use crate::fault::{Fault, FaultKind, FaultRule};
+use crate::fault::{Fault, FaultKind, FaultPlan, FaultRule};
 use crate::memcache::Key;
 use crate::protocol::{Request, StoreMode};
 
@@ -10,6 +10,26 @@ use super::Engine;
 
 /// Builds a fault for a client.
 type MakeFault = fn(usize) -> Fault;
+
+/// Per kind (`kind as usize`), the keys its rule aims at, as text and parsed (a text
+/// that is no valid key aims at nothing), in the rule's order: parsed once per plan,
+/// not at every step that builds the options.
+pub(super) type AimedKeys = [Vec<(String, Key)>; FaultKind::ALL.len()];
+
+/// The keys each kind's rule in `plan` aims at ([`AimedKeys`]).
+pub(super) fn aimed_keys(plan: &FaultPlan) -> AimedKeys {
+    FaultKind::ALL.map(|kind| {
+        let keys = plan.rule(kind).and_then(|rule| rule.keys.as_deref());
+        keys.unwrap_or_default()
+            .iter()
+            .filter_map(|text| {
+                Key::new(text.as_bytes())
+                    .ok()
+                    .map(|key| (text.clone(), key))
+            })
+            .collect()
+    })
+}
 
 impl Engine {
     fn budget_left(&self, kind: FaultKind) -> Option<(f64, &FaultRule)> {
@@ -22,13 +42,11 @@ impl Engine {
 
     /// True when a server-wide fault of `rule` may hit server `s`: the rule names no
     /// keys, or one of them maps to `s`.
-    fn server_aimed(&self, rule: &FaultRule, s: usize) -> bool {
-        match &rule.keys {
-            None => true,
-            Some(keys) => keys.iter().any(|k| {
-                Key::new(k.as_bytes()).is_ok_and(|key| self.cluster.server_for(&key) == s)
-            }),
-        }
+    fn server_aimed(&self, kind: FaultKind, rule: &FaultRule, s: usize) -> bool {
+        rule.keys.is_none()
+            || self.aimed_keys[kind as usize]
+                .iter()
+                .any(|(_, key)| self.cluster.server_for(key) == s)
     }
 
     /// The keys of `client`'s last call (kept only when a pause or death is aimed).
@@ -96,41 +114,22 @@ impl Engine {
     /// loop checks that once per execution.
     #[inline(never)]
     pub(super) fn fault_options(&self, calls: &[CallOption], out: &mut Vec<FaultOption>) {
-        out.clear();
+        let mut options = Written { out, n: 0 };
         let now = self.now();
         if let Some((p, rule)) = self.budget_left(FaultKind::Evict) {
             for (s, server) in self.cluster.servers.iter().enumerate() {
                 if !server.is_up() {
                     continue;
                 }
-                match &rule.keys {
-                    Some(keys) => {
-                        for k in keys {
-                            if let Ok(key) = Key::new(k.as_bytes())
-                                && server.peek(&key, now).is_some()
-                            {
-                                out.push(FaultOption {
-                                    fault: Fault::Evict {
-                                        server: s,
-                                        key: k.clone(),
-                                    },
-                                    probability: p,
-                                    aimed: true,
-                                });
-                            }
+                if rule.keys.is_some() {
+                    for (text, key) in &self.aimed_keys[FaultKind::Evict as usize] {
+                        if server.peek(key, now).is_some() {
+                            options.evict(s, text, p);
                         }
                     }
-                    None => {
-                        for (key, _) in server.live_items(now) {
-                            out.push(FaultOption {
-                                fault: Fault::Evict {
-                                    server: s,
-                                    key: key.to_string(),
-                                },
-                                probability: p,
-                                aimed: true,
-                            });
-                        }
+                } else {
+                    for (key, _) in server.live_items(now) {
+                        options.evict(s, &key.to_string(), p);
                     }
                 }
             }
@@ -146,7 +145,7 @@ impl Engine {
         ] {
             if let Some((p, rule)) = self.budget_left(kind) {
                 for c in calls.iter().filter(|c| self.call_aimed(rule, c.client)) {
-                    out.push(FaultOption {
+                    options.put(FaultOption {
                         fault: make(c.client),
                         probability: p,
                         aimed: self.writes(c.client),
@@ -156,8 +155,8 @@ impl Engine {
         }
         if let Some((p, rule)) = self.budget_left(FaultKind::Crash) {
             for (s, server) in self.cluster.servers.iter().enumerate() {
-                if server.is_up() && self.server_aimed(rule, s) {
-                    out.push(FaultOption {
+                if server.is_up() && self.server_aimed(FaultKind::Crash, rule, s) {
+                    options.put(FaultOption {
                         fault: Fault::Crash { server: s },
                         probability: p,
                         aimed: true,
@@ -169,8 +168,8 @@ impl Engine {
             && self.cluster.listed_count() >= 2
         {
             for s in 0..self.cluster.servers.len() {
-                if self.cluster.is_listed(s) && self.server_aimed(rule, s) {
-                    out.push(FaultOption {
+                if self.cluster.is_listed(s) && self.server_aimed(FaultKind::Leave, rule, s) {
+                    options.put(FaultOption {
                         fault: Fault::Leave { server: s },
                         probability: p,
                         aimed: true,
@@ -179,20 +178,24 @@ impl Engine {
             }
         }
         if let Some((p, rule)) = self.budget_left(FaultKind::SkipSecond) {
-            for s in (0..self.cluster.servers.len()).filter(|&s| self.server_aimed(rule, s)) {
-                out.push(FaultOption {
+            for s in (0..self.cluster.servers.len())
+                .filter(|&s| self.server_aimed(FaultKind::SkipSecond, rule, s))
+            {
+                options.put(FaultOption {
                     fault: Fault::SkipSecond { server: s },
                     probability: p,
                     aimed: true,
                 });
             }
         }
-        self.client_fault_options(calls, out);
+        self.client_fault_options(calls, &mut options);
+        let n = options.n;
+        out.truncate(n);
     }
 
     /// Pauses and deaths of any running client, and values over the item limit for
     /// pending storage commands.
-    fn client_fault_options(&self, calls: &[CallOption], out: &mut Vec<FaultOption>) {
+    fn client_fault_options(&self, calls: &[CallOption], options: &mut Written<'_>) {
         let core = self.sim.core.borrow();
         let client_faults: [(FaultKind, MakeFault); 2] = [
             (FaultKind::Pause, |client| Fault::Pause { client }),
@@ -209,7 +212,7 @@ impl Engine {
                     _ => false,
                 };
                 if aimed {
-                    out.push(FaultOption {
+                    options.put(FaultOption {
                         fault: make(client),
                         probability: p,
                         aimed: self.wrote_last.get(client).copied().unwrap_or(false),
@@ -225,7 +228,7 @@ impl Engine {
                 } = &core.mailboxes[c.client].wait
                     && rule.aims_at(request.keys())
                 {
-                    out.push(FaultOption {
+                    options.put(FaultOption {
                         fault: Fault::TooLarge { client: c.client },
                         probability: p,
                         aimed: true,
@@ -233,5 +236,46 @@ impl Engine {
                 }
             }
         }
+    }
+}
+
+/// The step's fault options written into the engine's buffer in place: an entry that
+/// already holds the same fault (an eviction of the same key, as at most steps) is kept
+/// with its key text instead of being dropped and built again. Entries past `n` are
+/// left over from an earlier step.
+struct Written<'a> {
+    out: &'a mut Vec<FaultOption>,
+    n: usize,
+}
+
+impl Written<'_> {
+    /// Writes `option` as the next entry.
+    fn put(&mut self, option: FaultOption) {
+        match self.out.get_mut(self.n) {
+            Some(slot) => *slot = option,
+            None => self.out.push(option),
+        }
+        self.n += 1;
+    }
+
+    /// Writes an eviction of `key` on `server` as the next entry, its text copied only
+    /// when that entry held another fault.
+    fn evict(&mut self, server: usize, key: &str, probability: f64) {
+        if let Some(slot) = self.out.get_mut(self.n)
+            && matches!(&slot.fault, Fault::Evict { server: s, key: k } if *s == server && k == key)
+        {
+            slot.probability = probability;
+            slot.aimed = true;
+            self.n += 1;
+            return;
+        }
+        self.put(FaultOption {
+            fault: Fault::Evict {
+                server,
+                key: key.to_string(),
+            },
+            probability,
+            aimed: true,
+        });
     }
 }

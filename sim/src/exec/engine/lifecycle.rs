@@ -47,6 +47,7 @@ impl Engine {
     fn idle(config: &ExecConfig) -> Engine {
         Engine {
             plan: config.faults.clone(),
+            aimed_keys: super::faults::aimed_keys(&config.faults),
             tracing: false,
             max_steps: 0,
             past_violation: false,
@@ -121,6 +122,7 @@ impl Engine {
         let n = self.sim.tasks.len();
         if self.plan != config.faults {
             self.plan = config.faults.clone();
+            self.aimed_keys = super::faults::aimed_keys(&self.plan);
         }
         (self.tracing, self.max_steps) = (config.trace, config.max_steps);
         self.past_violation = config.past_violation;

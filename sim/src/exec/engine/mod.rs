@@ -83,6 +83,8 @@ struct Engine {
     /// The fault plan of the execution ([`ExecConfig::faults`]), kept across executions
     /// and copied only when the next one's differs.
     plan: FaultPlan,
+    /// The keys each kind's rule in `plan` aims at, parsed (kept beside `plan`).
+    aimed_keys: faults::AimedKeys,
     /// Record the timeline ([`ExecConfig::trace`]).
     tracing: bool,
     /// [`ExecConfig::max_steps`].
