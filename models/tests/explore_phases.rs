@@ -1,5 +1,5 @@
-//! An exhaustive search over tick-phase classes runs a round's two phases side by side
-//! when it has two jobs: the report is the one a single thread gives, to the figures
+//! An exhaustive search over tick-phase classes shares a batch's phases over a pool of
+//! threads when it has several jobs: the report is the one a single thread gives, to the figures
 //! (the phases searched, the states and executions, the verdict and the counterexample).
 
 use std::path::Path;
@@ -56,15 +56,18 @@ fn two_jobs_search_the_same_phases_to_the_same_figures_as_one() {
         let one = search(&s, 1);
         assert!(one.failure.is_none(), "{name}: {}", figures(&one));
         assert!(one.phases.searched.len() > 2, "{name}: {:?}", one.phases);
-        assert_eq!(figures(&one), figures(&search(&s, 2)), "{name}");
+        // Two jobs, and three: more threads than cores, a batch's phases taken in turn.
+        for jobs in [2, 3] {
+            assert_eq!(figures(&one), figures(&search(&s, jobs)), "{name} on {jobs}");
+        }
     }
 }
 
 #[test]
 fn a_violation_only_a_later_phase_shows_is_the_one_two_jobs_report() {
     // The aligned visitor counter is exact when the ticks fall on whole seconds (phase
-    // 0) and breaks at other phases: the search finds it in its second phase, in the
-    // first round of two, and the round's other search is dropped. (The file is a sweep
+    // 0) and breaks at other phases: the search finds it in its second phase, the first
+    // of the first batch, and the batch's later searches are dropped. (The file is a sweep
     // over pinned phases; read as one scenario, it leaves the phase free.)
     let s = scenario("visitor-aligned-phase", 3);
     assert!(s.config.phase_free, "the phase is left to the search");
@@ -75,5 +78,7 @@ fn a_violation_only_a_later_phase_shows_is_the_one_two_jobs_report() {
     );
     assert_eq!(one.phases.searched.len(), 2, "{:?}", one.phases);
     assert_eq!(one.phases.searched[0], 0);
-    assert_eq!(figures(&one), figures(&search(&s, 2)));
+    for jobs in [2, 3] {
+        assert_eq!(figures(&one), figures(&search(&s, jobs)), "on {jobs}");
+    }
 }

@@ -60,7 +60,8 @@ pub(crate) fn section_full_size(md: &mut String) -> (usize, usize) {
          file gives (not the smaller `[explore] clients` of the gate's proofs), with the \
          file's bounds (preemptions, faults, draws, tick-phase classes) and iterative \
          deepening, stopped after {} s, on {} threads as `mcsim explore` runs by default \
-         (the tick-phase classes after phase 0 are searched two at a time, side by side; \
+         (the tick-phase classes after phase 0 are searched in batches, a batch's phases \
+         taken in turn by a pool of threads, one phase to a thread; \
          a search at one phase is shared over both threads where the visited-state cache \
          is off or gave up, `mcsim::run::explore`'s shares). A broken variant's \
          search looks for the violation its scenario expects.\n\n\

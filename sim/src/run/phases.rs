@@ -13,7 +13,7 @@ pub const DEFAULT_MAX_PHASES: usize = crate::scenario::ExhaustiveBounds::DEFAULT
 /// [`Execution::phase_points`](crate::exec::Execution::phase_points)). Those instants cut
 /// the second into classes of phases that give the same executions. The search starts at
 /// phase 0, adds the instants each search met, and goes on at one phase of every class no
-/// search has covered, two classes a round (side by side on two threads), until every
+/// search has covered, in batches (a batch's phases shared by a pool of threads), until every
 /// class known has been searched (new classes can appear only from executions some search
 /// ran, so none is left) or the cap is reached.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
