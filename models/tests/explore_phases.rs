@@ -58,7 +58,11 @@ fn two_jobs_search_the_same_phases_to_the_same_figures_as_one() {
         assert!(one.phases.searched.len() > 2, "{name}: {:?}", one.phases);
         // Two jobs, and three: more threads than cores, a batch's phases taken in turn.
         for jobs in [2, 3] {
-            assert_eq!(figures(&one), figures(&search(&s, jobs)), "{name} on {jobs}");
+            assert_eq!(
+                figures(&one),
+                figures(&search(&s, jobs)),
+                "{name} on {jobs}"
+            );
         }
     }
 }
