@@ -87,7 +87,11 @@ impl SpinWatch {
         self.marking = false;
         self.clients.truncate(clients);
         for c in &mut self.clients {
-            c.seen.clear();
+            // Most executions never track repetitions: an empty set is left as it is
+            // (clearing one still drops a tree).
+            if !c.seen.is_empty() {
+                c.seen.clear();
+            }
             c.last_progress = VirtualTime::ZERO;
             c.changes = Gap::default();
             c.marks = Gap::default();
