@@ -11,23 +11,25 @@ use super::Engine;
 /// Builds a fault for a client.
 type MakeFault = fn(usize) -> Fault;
 
-/// Per kind (`kind as usize`), the keys its rule aims at, as text and parsed (a text
-/// that is no valid key aims at nothing), in the rule's order: parsed once per plan,
-/// not at every step that builds the options.
-pub(super) type AimedKeys = [Vec<(String, Key)>; FaultKind::ALL.len()];
+/// Per kind (`kind as usize`), the keys its rule aims at, as text and parsed, in the
+/// rule's order (`None`: the rule names no keys and aims anywhere; a text that is no
+/// valid key aims at nothing): parsed once per plan, not at every step that builds the
+/// options.
+pub(super) type AimedKeys = [Option<Vec<(String, Key)>>; FaultKind::ALL.len()];
 
 /// The keys each kind's rule in `plan` aims at ([`AimedKeys`]).
 pub(super) fn aimed_keys(plan: &FaultPlan) -> AimedKeys {
     FaultKind::ALL.map(|kind| {
-        let keys = plan.rule(kind).and_then(|rule| rule.keys.as_deref());
-        keys.unwrap_or_default()
-            .iter()
-            .filter_map(|text| {
-                Key::new(text.as_bytes())
-                    .ok()
-                    .map(|key| (text.clone(), key))
-            })
-            .collect()
+        let keys = plan.rule(kind)?.keys.as_ref()?;
+        Some(
+            keys.iter()
+                .filter_map(|text| {
+                    Key::new(text.as_bytes())
+                        .ok()
+                        .map(|key| (text.clone(), key))
+                })
+                .collect(),
+        )
     })
 }
 
@@ -40,13 +42,13 @@ impl Engine {
         Some((rule.probability, rule))
     }
 
-    /// True when a server-wide fault of `rule` may hit server `s`: the rule names no
+    /// True when a server-wide fault of `kind` may hit server `s`: its rule names no
     /// keys, or one of them maps to `s`.
-    fn server_aimed(&self, kind: FaultKind, rule: &FaultRule, s: usize) -> bool {
-        rule.keys.is_none()
-            || self.aimed_keys[kind as usize]
-                .iter()
+    fn server_aimed(&self, kind: FaultKind, s: usize) -> bool {
+        self.aimed_keys[kind as usize].as_ref().is_none_or(|keys| {
+            keys.iter()
                 .any(|(_, key)| self.cluster.server_for(key) == s)
+        })
     }
 
     /// The keys of `client`'s last call (kept only when a pause or death is aimed).
@@ -116,20 +118,23 @@ impl Engine {
     pub(super) fn fault_options(&self, calls: &[CallOption], out: &mut Vec<FaultOption>) {
         let mut options = Written { out, n: 0 };
         let now = self.now();
-        if let Some((p, rule)) = self.budget_left(FaultKind::Evict) {
+        if let Some((p, _)) = self.budget_left(FaultKind::Evict) {
             for (s, server) in self.cluster.servers.iter().enumerate() {
                 if !server.is_up() {
                     continue;
                 }
-                if rule.keys.is_some() {
-                    for (text, key) in &self.aimed_keys[FaultKind::Evict as usize] {
-                        if server.peek(key, now).is_some() {
-                            options.evict(s, text, p);
+                match &self.aimed_keys[FaultKind::Evict as usize] {
+                    Some(keys) => {
+                        for (text, key) in keys {
+                            if server.peek(key, now).is_some() {
+                                options.evict(s, text, p);
+                            }
                         }
                     }
-                } else {
-                    for (key, _) in server.live_items(now) {
-                        options.evict(s, &key.to_string(), p);
+                    None => {
+                        for (key, _) in server.live_items(now) {
+                            options.evict(s, &key.to_string(), p);
+                        }
                     }
                 }
             }
@@ -153,9 +158,9 @@ impl Engine {
                 }
             }
         }
-        if let Some((p, rule)) = self.budget_left(FaultKind::Crash) {
+        if let Some((p, _)) = self.budget_left(FaultKind::Crash) {
             for (s, server) in self.cluster.servers.iter().enumerate() {
-                if server.is_up() && self.server_aimed(FaultKind::Crash, rule, s) {
+                if server.is_up() && self.server_aimed(FaultKind::Crash, s) {
                     options.put(FaultOption {
                         fault: Fault::Crash { server: s },
                         probability: p,
@@ -164,11 +169,11 @@ impl Engine {
                 }
             }
         }
-        if let Some((p, rule)) = self.budget_left(FaultKind::Leave)
+        if let Some((p, _)) = self.budget_left(FaultKind::Leave)
             && self.cluster.listed_count() >= 2
         {
             for s in 0..self.cluster.servers.len() {
-                if self.cluster.is_listed(s) && self.server_aimed(FaultKind::Leave, rule, s) {
+                if self.cluster.is_listed(s) && self.server_aimed(FaultKind::Leave, s) {
                     options.put(FaultOption {
                         fault: Fault::Leave { server: s },
                         probability: p,
@@ -177,9 +182,9 @@ impl Engine {
                 }
             }
         }
-        if let Some((p, rule)) = self.budget_left(FaultKind::SkipSecond) {
+        if let Some((p, _)) = self.budget_left(FaultKind::SkipSecond) {
             for s in (0..self.cluster.servers.len())
-                .filter(|&s| self.server_aimed(FaultKind::SkipSecond, rule, s))
+                .filter(|&s| self.server_aimed(FaultKind::SkipSecond, s))
             {
                 options.put(FaultOption {
                     fault: Fault::SkipSecond { server: s },
