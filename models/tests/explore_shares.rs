@@ -134,3 +134,39 @@ fn counting_every_failure_counts_the_same_on_two_threads() {
     assert_eq!(one.verdicts, two.verdicts);
     assert_eq!(one.distinct_states, two.distinct_states);
 }
+
+#[test]
+fn threads_search_with_the_settings_the_caller_changed() {
+    // A caller may change a scenario's settings after reading it: every thread of a
+    // shared search runs with them, not with the file's. Here the latency window shrinks
+    // to one instant, which leaves fewer timing choices than the file's window.
+    let mut s = scenario("counter-incr-add");
+    let file = run::explore(
+        &s,
+        &ExploreOptions {
+            cache: false,
+            ..ExploreOptions::default()
+        },
+        &mut |_| true,
+    );
+    s.config.latency_max = s.config.latency_min;
+    let options = |jobs| ExploreOptions {
+        cache: false,
+        jobs,
+        ..ExploreOptions::default()
+    };
+    let one = run::explore(&s, &options(1), &mut |_| true);
+    assert_ne!(
+        one.stats.executions, file.stats.executions,
+        "the change matters"
+    );
+    for jobs in [2, 3] {
+        let many = run::explore(&s, &options(jobs), &mut |_| true);
+        assert_eq!(
+            one.stats.executions, many.stats.executions,
+            "{jobs} threads"
+        );
+        assert_eq!(one.calls, many.calls, "{jobs} threads");
+        assert_eq!(one.distinct_states, many.distinct_states, "{jobs} threads");
+    }
+}

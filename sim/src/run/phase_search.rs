@@ -176,18 +176,16 @@ fn search_batch(
     };
     let pool = Pool::new(batch.len());
     let helpers = options.jobs.min(batch.len()) - 1;
-    let config = scenario.config.clone();
     std::thread::scope(|scope| {
-        let (pool, portable, config) = (&pool, &portable, &config);
+        let (pool, portable) = (&pool, &portable);
         let workers: Vec<_> = (0..helpers)
             .map(|_| {
                 scope.spawn(move || {
                     // Read again on this thread (the model's setup stays on the thread
                     // that made it), with the caller's settings.
-                    let mut again = portable
+                    let again = portable
                         .build()
                         .expect("a scenario read once reads again from the same text");
-                    again.config = config.clone();
                     pool.work(stops, &mut |i, stop| {
                         search_at_phase(&again, &single, seek, at(batch[i]), &mut |_| !stop())
                     });

@@ -148,7 +148,8 @@ fn run_share(
     seek: Option<&str>,
     board: &Board,
 ) -> ShareRun {
-    // Read again on this thread: the model's setup stays on the thread that made it.
+    // Read again on this thread (the model's setup stays on the thread that made it),
+    // with the caller's settings.
     let scenario = portable
         .build()
         .expect("a scenario read once reads again from the same text");

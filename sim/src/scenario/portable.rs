@@ -4,17 +4,20 @@
 
 use std::path::PathBuf;
 
+use crate::exec::ExecConfig;
 use crate::model::Family;
 
 use super::{Origin, Scenario, ScenarioError};
 
-/// The text a scenario was read from (after every change made to it) and the families
-/// it was read with: enough to build the same scenario on another thread.
+/// The text a scenario was read from (after every change made to it), the families it
+/// was read with and the settings it runs with (its `config`, which a caller may have
+/// changed after reading it): enough to build the same scenario on another thread.
 #[derive(Clone)]
 pub(crate) struct Portable {
     path: PathBuf,
     text: String,
     families: Vec<&'static dyn Family>,
+    config: ExecConfig,
 }
 
 impl Scenario {
@@ -26,6 +29,7 @@ impl Scenario {
                 path: self.path.clone(),
                 text: origin.0.clone(),
                 families: origin.1.to_vec(),
+                config: self.config.clone(),
             }),
             Origin::Code { .. } => None,
         }
@@ -33,8 +37,10 @@ impl Scenario {
 }
 
 impl Portable {
-    /// The scenario, read again.
+    /// The scenario, read again, with the settings it ran with.
     pub(crate) fn build(&self) -> Result<Scenario, ScenarioError> {
-        Scenario::parse(&self.path, &self.text, &self.families)
+        let mut scenario = Scenario::parse(&self.path, &self.text, &self.families)?;
+        scenario.config = self.config.clone();
+        Ok(scenario)
     }
 }
