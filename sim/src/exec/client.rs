@@ -167,11 +167,12 @@ impl Future for CallFuture {
         let mut core = this.client.core.borrow_mut();
         if !this.sent {
             this.sent = true;
-            let request = std::mem::replace(&mut this.request, Request::Version);
             let issued = core.now;
             let mailbox = &mut core.mailboxes[id];
             mailbox.reply = None;
-            mailbox.wait = Wait::Call { request, issued };
+            // The mailbox's placeholder comes back in its place.
+            std::mem::swap(&mut mailbox.request, &mut this.request);
+            mailbox.wait = Wait::Call { issued };
             return Poll::Pending;
         }
         match core.mailboxes[id].reply.take() {

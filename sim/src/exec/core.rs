@@ -8,15 +8,12 @@ use crate::memcache::Transport;
 use crate::protocol::{Reply, Request};
 
 /// What a client is blocked on.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Wait {
     /// Not blocked: being polled, or not started.
     Running,
-    /// A memcached call issued at `issued`.
-    Call {
-        request: Request,
-        issued: VirtualTime,
-    },
+    /// A memcached call issued at `issued`, its request in [`Mailbox::request`].
+    Call { issued: VirtualTime },
     /// A sleep (or a timeout) until the deadline.
     Sleep { until: VirtualTime },
     /// Finished.
@@ -26,7 +23,12 @@ pub(crate) enum Wait {
 /// One client's mailbox.
 #[derive(Debug)]
 pub(crate) struct Mailbox {
+    /// Kept apart from the request, so that a look at what every client waits for (made
+    /// at every step) reads a small tag, not a request's.
     pub wait: Wait,
+    /// The request of the pending call while `wait` is [`Wait::Call`]; a placeholder
+    /// otherwise ([`Mailbox::pending`] reads it).
+    pub request: Request,
     /// The outcome handed to the client's pending call.
     pub reply: Option<Result<Reply, Transport>>,
     /// Set when a sleep's deadline passed.
@@ -35,6 +37,42 @@ pub(crate) struct Mailbox {
     /// A fingerprint of everything the client observed so far (replies, timeouts, clock
     /// readings): with its wait, what its future does next.
     pub seen: u64,
+}
+
+impl Mailbox {
+    /// The pending call's request, if the client waits on a call.
+    pub fn pending(&self) -> Option<&Request> {
+        match self.wait {
+            Wait::Call { .. } => Some(&self.request),
+            _ => None,
+        }
+    }
+
+    /// The call is over (executed, or its client died): the request goes, the client
+    /// waits on `next`.
+    pub fn end_call(&mut self, next: Wait) {
+        self.wait = next;
+        self.request = Request::Version;
+    }
+
+    /// Hashes what the client waits for, the request of a pending call included, as
+    /// one value (the state fingerprint): the wait's variant, then its fields.
+    pub fn hash_wait<H: std::hash::Hasher>(&self, h: &mut H) {
+        use std::hash::Hash;
+        match self.wait {
+            Wait::Running => 0isize.hash(h),
+            Wait::Call { issued } => {
+                1isize.hash(h);
+                self.request.hash(h);
+                issued.hash(h);
+            }
+            Wait::Sleep { until } => {
+                2isize.hash(h);
+                until.hash(h);
+            }
+            Wait::Done => 3isize.hash(h),
+        }
+    }
 }
 
 /// Notes recipe code writes into the trace (e.g. "enters critical section").
@@ -135,6 +173,7 @@ impl Core {
     pub fn add_client(&mut self, skew: Skew) -> usize {
         self.mailboxes.push(Mailbox {
             wait: Wait::Running,
+            request: Request::Version,
             reply: None,
             woken: false,
             skew,

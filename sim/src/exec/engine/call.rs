@@ -15,9 +15,29 @@ use crate::trace::{Actor, describe_reply, describe_request};
 use super::{Engine, Stop};
 
 impl Engine {
+    /// The server executes a client's pending call at `at`; the reply goes back to the
+    /// client. The step's own path: [`Engine::call_with`] with no fault, built apart so
+    /// that none of a fault's branches is in it.
+    #[inline(never)]
+    pub(super) fn execute_call(&mut self, client: usize, at: VirtualTime) -> Result<(), Stop> {
+        self.call_with(client, at, None)
+    }
+
+    /// [`Engine::call_with`] under a fault the strategy put on the call.
+    #[inline(never)]
+    pub(super) fn execute_faulty_call(
+        &mut self,
+        client: usize,
+        at: VirtualTime,
+        fault: &Fault,
+    ) -> Result<(), Stop> {
+        self.call_with(client, at, Some(fault))
+    }
+
     /// The server executes a client's pending call at `at` (unless the fault says the
     /// request is lost); the reply goes back to the client (unless it is lost).
-    pub(super) fn execute_call(
+    #[inline(always)]
+    fn call_with(
         &mut self,
         client: usize,
         at: VirtualTime,
@@ -31,11 +51,12 @@ impl Engine {
         let mut core = core_cell.borrow_mut();
         core.now = at;
         core.step = self.step;
-        let Wait::Call { request, issued } = &mut core.mailboxes[client].wait else {
+        let mailbox = &mut core.mailboxes[client];
+        let Wait::Call { issued } = mailbox.wait else {
             drop(core);
             return Err(self.diverged(format!("c{client} is not waiting on a call")));
         };
-        let issued = *issued;
+        let request = &mut mailbox.request;
         let phase_point = if self.marks_phase_points(client) {
             self.phase_point_before(client, request, issued, at)
         } else {
@@ -66,7 +87,7 @@ impl Engine {
         if let (Some(read), false) = (phase_point, lost_request) {
             self.phase_point_after(read, request, outcome.as_ref().ok(), at);
         }
-        core.mailboxes[client].wait = Wait::Running;
+        core.mailboxes[client].end_call(Wait::Running);
         // Read while the core is at hand: neither the server nor the timeline reads a
         // clock of the clients'.
         let clock_reads = core.clock_reads;

@@ -11,7 +11,6 @@
 //! against ticks and expiry instants, not every microsecond.
 
 use crate::clock::VirtualTime;
-use crate::exec::core::Wait;
 use crate::explore::CallOption;
 
 use super::Engine;
@@ -31,7 +30,7 @@ impl Engine {
             if call.latest <= call.earliest {
                 continue;
             }
-            let Wait::Call { request, .. } = &core.mailboxes[call.client].wait else {
+            let Some(request) = core.mailboxes[call.client].pending() else {
                 continue;
             };
             let server = &self.cluster.servers[self.cluster.route(request)];

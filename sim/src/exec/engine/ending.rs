@@ -71,9 +71,7 @@ impl Engine {
             .iter()
             .enumerate()
             .filter_map(|(c, m)| match &m.wait {
-                Wait::Call { request, .. } => {
-                    Some(format!("c{c} in {}", describe_request(request)))
-                }
+                Wait::Call { .. } => Some(format!("c{c} in {}", describe_request(&m.request))),
                 Wait::Sleep { until } => Some(format!("c{c} sleeping until {until}")),
                 _ => None,
             })

@@ -78,7 +78,7 @@ impl Engine {
     /// finds the key, or a read is simply retried.
     fn writes(&self, client: usize) -> bool {
         let core = self.sim.core.borrow();
-        let Wait::Call { request, .. } = &core.mailboxes[client].wait else {
+        let Some(request) = core.mailboxes[client].pending() else {
             return false;
         };
         let now = core.now;
@@ -104,10 +104,9 @@ impl Engine {
     fn call_aimed(&self, rule: &FaultRule, client: usize) -> bool {
         rule.keys.is_none() || {
             let core = self.sim.core.borrow();
-            match &core.mailboxes[client].wait {
-                Wait::Call { request, .. } => rule.aims_at(request.keys()),
-                _ => false,
-            }
+            core.mailboxes[client]
+                .pending()
+                .is_some_and(|request| rule.aims_at(request.keys()))
         }
     }
 
@@ -212,7 +211,7 @@ impl Engine {
             };
             for (client, m) in core.mailboxes.iter().enumerate() {
                 let aimed = match &m.wait {
-                    Wait::Call { request, .. } => rule.aims_at(request.keys()),
+                    Wait::Call { .. } => rule.aims_at(m.request.keys()),
                     Wait::Sleep { .. } => rule.aims_at(self.last_keys(client)),
                     _ => false,
                 };
@@ -227,10 +226,7 @@ impl Engine {
         }
         if let Some((p, rule)) = self.budget_left(FaultKind::TooLarge) {
             for c in calls {
-                if let Wait::Call {
-                    request: request @ Request::Store { .. },
-                    ..
-                } = &core.mailboxes[c.client].wait
+                if let Some(request @ Request::Store { .. }) = core.mailboxes[c.client].pending()
                     && rule.aims_at(request.keys())
                 {
                     options.put(FaultOption {

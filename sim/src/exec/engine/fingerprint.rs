@@ -51,7 +51,10 @@ impl Engine {
             .enumerate()
             .map(|(c, m)| {
                 let mut h = Fingerprint::default();
-                (m.skew, &m.wait, m.woken, m.seen, &m.reply).hash(&mut h);
+                // As the tuple `(skew, wait, woken, seen, reply)` hashes.
+                m.skew.hash(&mut h);
+                m.hash_wait(&mut h);
+                (m.woken, m.seen, &m.reply).hash(&mut h);
                 self.deferred[c].hash(&mut h);
                 for holders in &self.sim.holders {
                     holders.contains(c).hash(&mut h);

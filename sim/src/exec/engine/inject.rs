@@ -24,7 +24,7 @@ impl Engine {
                     .find(|c| c.client == *client)
                     .map(|c| c.earliest);
                 let at = at.unwrap_or_else(|| self.now());
-                self.execute_call(*client, at, Some(fault))?;
+                self.execute_faulty_call(*client, at, fault)?;
             }
             Fault::Evict { server, key } => {
                 if let Ok(k) = Key::new(key.as_bytes()) {
@@ -55,7 +55,7 @@ impl Engine {
                 let mut core = self.sim.core.borrow_mut();
                 match &mut core.mailboxes[*client].wait {
                     Wait::Sleep { until } => *until += pause,
-                    Wait::Call { issued, .. } => *issued += pause,
+                    Wait::Call { issued } => *issued += pause,
                     _ => {}
                 }
                 drop(core);
@@ -68,7 +68,7 @@ impl Engine {
                     hook(*client);
                 }
                 self.deferred[*client] = None;
-                self.sim.core.borrow_mut().mailboxes[*client].wait = Wait::Done;
+                self.sim.core.borrow_mut().mailboxes[*client].end_call(Wait::Done);
                 self.spin.faulted(*client);
                 self.log(Actor::World, || format!("FAULT {fault}"));
             }

@@ -323,7 +323,7 @@ impl Engine {
                 }
                 self.choices.push(Choice::Run { client, delay });
                 self.step += 1;
-                self.execute_call(client, at, None)?;
+                self.execute_call(client, at)?;
             }
             Choice::Fault(fault) => self.apply_fault(&fault, calls, faults)?,
         }

@@ -21,56 +21,68 @@ impl Engine {
         let core = self.sim.core.borrow();
         let now = core.now;
         let (min, max) = self.latency;
-        let mut next_timer: Option<VirtualTime> = self.timers.iter().map(|t| t.0).min();
-        let mut latest_pending: Option<VirtualTime> = None;
+        // One look at every mailbox for the bounds: the earliest timer or sleeper, and the
+        // earliest pending call (the window that closes first is its: every window has the
+        // same width). Kept as plain times beside a flag, not options, in the step's path.
+        let (mut timed, mut next_timer) = match self.timers.iter().map(|t| t.0).min() {
+            Some(t) => (true, t),
+            None => (false, VirtualTime(u64::MAX)),
+        };
+        let (mut pending, mut first_issued) = (false, VirtualTime(u64::MAX));
         for m in &core.mailboxes {
             match &m.wait {
                 Wait::Sleep { until } => {
-                    next_timer = Some(next_timer.map_or(*until, |t| t.min(*until)));
+                    timed = true;
+                    next_timer = next_timer.min(*until);
                 }
                 Wait::Call { issued, .. } => {
-                    let end = issued.plus_micros(max);
-                    latest_pending = Some(latest_pending.map_or(end, |t| t.min(end)));
+                    pending = true;
+                    first_issued = first_issued.min(*issued);
                 }
                 _ => {}
             }
         }
-        let Some(latest) = latest_pending else {
+        let next_timer = timed.then_some(next_timer);
+        if !pending {
             return (0, next_timer);
-        };
+        }
+        let latest = first_issued.plus_micros(max);
         let horizon = next_timer.map_or(latest, |t| t.min(latest));
         let mut n = 0;
         for (client, m) in core.mailboxes.iter().enumerate() {
-            if let Wait::Call { issued, .. } = &m.wait {
-                let (start, end) = (issued.plus_micros(min), issued.plus_micros(max));
-                if start <= horizon {
-                    let earliest = start.max(now);
-                    let latest = end.min(horizon).max(earliest);
-                    // The buffer's entries are overwritten where they are: an option
-                    // built aside and moved in is read back right after it is written in
-                    // other pieces, which stalls the processor.
-                    match calls.get_mut(n) {
-                        Some(option) => {
-                            option.client = client;
-                            option.earliest = earliest;
-                            option.latest = latest;
-                            // Kept for `add_footprints` to overwrite in place.
-                            if !footprints {
-                                option.footprint = None;
-                            }
-                            option.edges.clear();
-                        }
-                        None => calls.push(CallOption {
-                            client,
-                            earliest,
-                            latest,
-                            footprint: None,
-                            edges: Vec::new(),
-                        }),
-                    }
-                    n += 1;
-                }
+            let Wait::Call { issued, .. } = &m.wait else {
+                continue;
+            };
+            let start = issued.plus_micros(min);
+            if start > horizon {
+                continue;
             }
+            let earliest = start.max(now);
+            let latest = issued.plus_micros(max).min(horizon).max(earliest);
+            // The buffer's entries are overwritten where they are: an option built aside
+            // and moved in is read back right after it is written in other pieces, which
+            // stalls the processor.
+            match calls.get_mut(n) {
+                Some(option) => {
+                    option.client = client;
+                    option.earliest = earliest;
+                    option.latest = latest;
+                    // Kept for `add_footprints` to overwrite in place; an empty one is
+                    // left as it is (writing `None` over it still runs drop code).
+                    if !footprints && option.footprint.is_some() {
+                        option.footprint = None;
+                    }
+                    option.edges.clear();
+                }
+                None => calls.push(CallOption {
+                    client,
+                    earliest,
+                    latest,
+                    footprint: None,
+                    edges: Vec::new(),
+                }),
+            }
+            n += 1;
         }
         (n, next_timer)
     }
@@ -79,7 +91,7 @@ impl Engine {
     pub(super) fn add_footprints(&self, calls: &mut [CallOption]) {
         let core = self.sim.core.borrow();
         for call in calls {
-            if let Wait::Call { request, .. } = &core.mailboxes[call.client].wait {
+            if let Some(request) = core.mailboxes[call.client].pending() {
                 let footprint = call.footprint.get_or_insert_with(|| Footprint {
                     server: 0,
                     keys: Vec::new(),

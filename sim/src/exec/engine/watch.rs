@@ -157,7 +157,7 @@ impl Engine {
         // while the engine adds them to its watch list.
         let core = std::rc::Rc::clone(&self.sim.core);
         let core = core.borrow();
-        if let crate::exec::core::Wait::Call { request, .. } = &core.mailboxes[client].wait {
+        if let Some(request) = core.mailboxes[client].pending() {
             // A command without keys (`flush_all`) may change every server.
             if request.keys().is_empty() {
                 self.key_watch.everywhere = true;
