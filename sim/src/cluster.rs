@@ -217,15 +217,22 @@ impl Cluster {
         request: &mut Request,
         at: VirtualTime,
     ) -> Result<Reply, Transport> {
+        // One server: nothing to route (the common case, kept apart from the routing).
+        let server = match self.servers.as_mut_slice() {
+            [server] => server,
+            _ => return self.call_routed(request, at),
+        };
+        call_on(server, request, at)
+    }
+
+    /// [`Cluster::call_taking`] on a cluster of several servers.
+    #[inline(never)]
+    fn call_routed(&mut self, request: &mut Request, at: VirtualTime) -> Result<Reply, Transport> {
         let first = self.route(request);
         if let Some(owners) = self.spread(request, first) {
             return self.call_spread(request, &owners, at);
         }
-        let server = &mut self.servers[first];
-        if !server.is_up() {
-            return Err(Transport::ServerDown);
-        }
-        Ok(server.apply_taking(request, at))
+        call_on(&mut self.servers[first], request, at)
     }
 
     /// Each key's server, for a multi-key read whose keys live on more than one server
@@ -391,6 +398,19 @@ fn with_keys(request: &Request, keys: Vec<Key>) -> Request {
         },
         other => other.clone(),
     }
+}
+
+/// `request` executed on `server` at `at`, or refused if the server is down.
+#[inline(always)]
+fn call_on(
+    server: &mut Server,
+    request: &mut Request,
+    at: VirtualTime,
+) -> Result<Reply, Transport> {
+    if !server.is_up() {
+        return Err(Transport::ServerDown);
+    }
+    Ok(server.apply_taking(request, at))
 }
 
 #[cfg(test)]
