@@ -447,11 +447,15 @@ impl Server {
                 };
             }
         };
-        // Only append and prepend need the old bytes.
+        // Only append and prepend need the old bytes, and only when the joined item is
+        // not too large (which the reservation below refuses before it looks at memory):
+        // a recipe that appends to a full item again and again copies nothing.
         let joins = matches!(mode, StoreMode::Append | StoreMode::Prepend);
+        let limit = self.items.item_size_max();
         let old = self.items.find(key, tick).map(|i| {
-            let old_data = if joins { i.data.clone() } else { Vec::new() };
-            (i.cas, i.flags, i.exptime, old_data)
+            let fits = joins && item_total(key.len(), i.flags, i.data.len() + data.len()) <= limit;
+            let old_data = if fits { i.data.clone() } else { Vec::new() };
+            (i.cas, i.flags, i.exptime, old_data, fits)
         });
         let new_item = |d: Vec<u8>| Item::new(d, flags, exptime);
         let reply = match (mode, old) {
@@ -479,7 +483,11 @@ impl Server {
                 self.items.hit(Hit::CasBadval);
                 Reply::Exists
             }
-            (StoreMode::Append | StoreMode::Prepend, Some((_, old_flags, old_exp, old_data))) => {
+            (StoreMode::Append | StoreMode::Prepend, Some((.., false))) => Reply::NotStored,
+            (
+                StoreMode::Append | StoreMode::Prepend,
+                Some((_, old_flags, old_exp, old_data, true)),
+            ) => {
                 let mut joined = Vec::with_capacity(old_data.len() + data.len());
                 if mode == StoreMode::Append {
                     joined.extend_from_slice(&old_data);

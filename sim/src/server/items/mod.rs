@@ -348,6 +348,11 @@ impl Items {
         self.lrus[class].push(&mut self.links, segment, slot, total);
     }
 
+    /// The largest item (`-I`), in the bytes [`item_total`] counts.
+    pub fn item_size_max(&self) -> u64 {
+        self.item_size_max
+    }
+
     /// Reserves memory for an item, evicting from its class's COLD tail when needed.
     pub fn reserve(
         &mut self,
