@@ -572,3 +572,60 @@ fn ghost_state_tells_apart_states_the_servers_do_not() {
     assert_eq!(distinct_final_states(false), 1);
     assert_eq!(distinct_final_states(true), 2);
 }
+
+/// Run on past a held violation (as the findings run to measure by how much an execution
+/// breaks), a step check that failed already is not asked again: the verdict, the checks
+/// that failed and the evaluations counted are what asking it at every step gives.
+#[test]
+fn past_a_held_violation_a_failed_step_check_is_not_asked_again() {
+    use std::cell::Cell;
+    use std::rc::Rc;
+
+    use mcsim::invariant::Failure;
+
+    let (asked_a, asked_b) = (Rc::new(Cell::new(0u32)), Rc::new(Cell::new(0u32)));
+    let (a, b) = (asked_a.clone(), asked_b.clone());
+    let setup = move |sim: &mut mcsim::Sim| {
+        let done = Rc::new(Cell::new(0u32));
+        let d = done.clone();
+        sim.client(Skew::default(), move |mc| async move {
+            let k = Key::new("k").unwrap();
+            for i in 0..5u64 {
+                mc.set(&k, Value::from(i), Exptime::NEVER).await?;
+                d.set(d.get() + 1);
+            }
+            Ok(())
+        });
+        let (a, d) = (a.clone(), done.clone());
+        sim.always("a", move || {
+            a.set(a.get() + 1);
+            match d.get() {
+                0 => Ok(()),
+                _ => Err(Failure::new("a broke")),
+            }
+        });
+        let (b, d) = (b.clone(), done.clone());
+        sim.always("b", move || {
+            b.set(b.get() + 1);
+            match d.get() {
+                0..3 => Ok(()),
+                _ => Err(Failure::new("b broke")),
+            }
+        });
+    };
+    let config = ExecConfig {
+        past_violation: true,
+        ..ExecConfig::default()
+    };
+    let e = execute(&config, &setup, &mut Random::new(1), 0);
+    match &e.verdict {
+        Verdict::Violation(v) => assert_eq!((v.invariant.as_ref(), v.step), ("a", 1)),
+        other => panic!("{other:?}"),
+    }
+    let violated: Vec<&str> = e.violated.iter().map(|v| v.as_ref()).collect();
+    assert_eq!(violated, ["a", "b"]);
+    // `a` asked until it failed at the first step, `b` until the third.
+    assert_eq!((asked_a.get(), asked_b.get()), (1, 3));
+    assert_eq!(e.steps, 5);
+    assert!(e.checks.iter().all(|(_, n)| *n == 5), "{:?}", e.checks);
+}

@@ -29,6 +29,12 @@ impl Engine {
     fn run_step_checks(&mut self) -> Result<(), Stop> {
         let mut verdict: Option<Verdict> = None;
         for (name, check) in &self.sim.always {
+            // Run on past a held violation, a check that failed already has nothing left
+            // to tell: its name is recorded and the verdict held (and a failing check
+            // builds its message, at every step it is asked).
+            if self.held.is_some() && self.violated.iter().any(|v| v == name) {
+                continue;
+            }
             if let Err(failure) = check() {
                 if !self.violated.iter().any(|v| v == name) {
                     self.violated.push(name.clone());
