@@ -67,8 +67,9 @@ pub struct ExecConfig {
     pub phase_free: bool,
     /// Run on past the first step check's violation to the execution's end, that
     /// violation staying the verdict, so the end checks record their metrics (by how much
-    /// it broke: how long two holders overlapped, not only that they did). For measuring
-    /// (`mcsim findings`); a search, a gate and a replay stop at the violation.
+    /// it broke: how long two holders overlapped, not only that they did). A step check
+    /// that failed is not asked again: its name is recorded and the verdict held. For
+    /// measuring (`mcsim findings`); a search, a gate and a replay stop at the violation.
     pub past_violation: bool,
 }
 
