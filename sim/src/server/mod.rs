@@ -453,7 +453,8 @@ impl Server {
         let joins = matches!(mode, StoreMode::Append | StoreMode::Prepend);
         let limit = self.items.item_size_max();
         let old = self.items.find(key, tick).map(|i| {
-            let fits = joins && item_total(key.len(), i.flags, i.data.len() + data.len()) <= limit;
+            let fits =
+                joins && !slab::too_large(limit, key.len(), i.flags, i.data.len() + data.len());
             let old_data = if fits { i.data.clone() } else { Vec::new() };
             (i.cas, i.flags, i.exptime, old_data, fits)
         });

@@ -28,6 +28,12 @@ pub fn item_total(key_len: usize, flags: u32, value_len: usize) -> u64 {
     ITEM_HEADER + key_len as u64 + 1 + suffix + value_len as u64 + 2
 }
 
+/// True if an item of these sizes exceeds `limit`, the largest item (`-I`): refused as
+/// too large whatever the memory holds.
+pub fn too_large(limit: u64, key_len: usize, flags: u32, value_len: usize) -> bool {
+    item_total(key_len, flags, value_len) > limit
+}
+
 /// Bytes of memcached's `item_chunk` header, in front of every chunk of a chunked item
 /// (`sizeof(item_chunk)` on a 64-bit 1.6: three pointers, three ints, two 16-bit and two
 /// 8-bit fields, padded to 48). Measured on 1.6.18 with `stats slabs`: a chunk holds at

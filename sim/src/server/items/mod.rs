@@ -15,7 +15,7 @@ use crate::memcache::Key;
 use crate::server::config::ServerConfig;
 use crate::server::index::KeyIndex;
 use crate::server::lru::{ClassLru, Links, Segment};
-use crate::server::slab::{CHUNK_HEADER, ITEM_HEADER, Placement, Slabs, item_total};
+use crate::server::slab::{CHUNK_HEADER, ITEM_HEADER, Placement, Slabs, item_total, too_large};
 use crate::server::stats::{ClassStats, Stats};
 
 mod counting;
@@ -361,10 +361,10 @@ impl Items {
         value_len: usize,
         tick: u32,
     ) -> Result<Reservation, AllocError> {
-        let total = item_total(key_len, flags, value_len);
-        if total > self.item_size_max {
+        if too_large(self.item_size_max, key_len, flags, value_len) {
             return Err(AllocError::TooLarge);
         }
+        let total = item_total(key_len, flags, value_len);
         let header = key_len as u64 + 1 + u64::from(flags != 0) * 4 + ITEM_HEADER + CHUNK_HEADER;
         let placement = self.slabs.placement(total, header, value_len as u64 + 2);
         // Part by part, as memcached allocates a chunked item's header and then its
