@@ -35,7 +35,7 @@ impl Engine {
                     timed = true;
                     next_timer = next_timer.min(*until);
                 }
-                Wait::Call { issued, .. } => {
+                Wait::Call { issued } => {
                     pending = true;
                     first_issued = first_issued.min(*issued);
                 }
@@ -50,7 +50,7 @@ impl Engine {
         let horizon = next_timer.map_or(latest, |t| t.min(latest));
         let mut n = 0;
         for (client, m) in core.mailboxes.iter().enumerate() {
-            let Wait::Call { issued, .. } = &m.wait else {
+            let Wait::Call { issued } = &m.wait else {
                 continue;
             };
             let start = issued.plus_micros(min);
