@@ -12,6 +12,7 @@ use mcsim::lin;
 use mcsim::memcache::{McError, Memcache};
 use mcsim::{Failure, Sim, Skew};
 
+use crate::array::final_state;
 use crate::array::recipe::{Array, ArrayVariant, decode};
 use crate::array::spec::{ArrayOp, ArraySpec};
 
@@ -130,6 +131,7 @@ pub fn setup(p: &ArrayParams, clients: usize, sim: &mut Sim) {
     }
 
     let key = array(0).key().clone();
+    let read_key = key.clone();
     let h = history.clone();
     sim.at_end("array.no_lost_updates", move |view| {
         let array = view.peek(&key).map(|v| decode(&v.data)).unwrap_or_default();
@@ -151,8 +153,10 @@ pub fn setup(p: &ArrayParams, clients: usize, sim: &mut Sim) {
             .collect();
         let completed = changes.iter().filter(|e| e.ret.is_some()).count();
         changes.push(final_fetch(&entries, array.clone()));
-        lin::check(&ArraySpec, &changes).map_err(|_| {
-            Failure::new(format!(
+        if final_state::explained(&changes, &array) {
+            Ok(())
+        } else {
+            Err(Failure::new(format!(
                 "the array holds [{}] at quiescence: no order of the {completed} completed \
                  changes gives it (lost: [{}], {} duplicated, {} resurrected)",
                 array.join(" "),
@@ -164,12 +168,19 @@ pub fn setup(p: &ArrayParams, clients: usize, sim: &mut Sim) {
             .with("elements", array.len() as i64)
             .with("lost", n.lost.len() as i64)
             .with("duplicated", n.duplicated as i64)
-            .with("resurrected", n.resurrected as i64)
-        })
+            .with("resurrected", n.resurrected as i64))
+        }
     });
-    sim.at_end("array.snapshot_reads", move |_| {
+    sim.at_end("array.snapshot_reads", move |view| {
+        let array = view
+            .peek(&read_key)
+            .map(|v| decode(&v.data))
+            .unwrap_or_default();
         history
-            .with_entries(|h| lin::check(&ArraySpec, h))
+            .with_entries(|h| {
+                let ranks = final_state::Ranks::new(h, &array);
+                lin::check_ranked(&ArraySpec, h, |e| ranks.of(e))
+            })
             .map_err(|e| {
                 Failure::new(format!(
                     "a fetch returned a state no prefix of the changes produced; stuck at: {}",

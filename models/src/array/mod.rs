@@ -26,6 +26,7 @@
 //! `array.retries` (changes retried after a timeout), `array.longest_change_ms` (the longest
 //! a change took, e.g. waiting out the lock of a writer whose `add` reply was lost).
 
+mod final_state;
 mod harness;
 mod recipe;
 mod spec;
