@@ -26,6 +26,16 @@ pub trait SequentialSpec {
 
     /// Applies `op` to `state`: the next state and what the operation returns.
     fn step(&self, state: &Self::State, op: &Self::Op) -> (Self::State, Self::Ret);
+
+    /// True if `op` leaves every state as it is (a read). Optional: the search places
+    /// such an operation the moment its result fits, without trying the others there,
+    /// which a spec that says so finds much sooner on histories with many reads. The
+    /// verdict does not depend on it, as long as it is true only of operations that
+    /// never change a state (a write of the value already there changes nothing now,
+    /// but would elsewhere: not a read).
+    fn read_only(&self, _op: &Self::Op) -> bool {
+        false
+    }
 }
 
 /// Why a history is not linearizable.
@@ -44,15 +54,20 @@ type ByObject<'a, S> =
     BTreeMap<&'a str, Vec<&'a Entry<<S as SequentialSpec>::Op, <S as SequentialSpec>::Ret>>>;
 
 /// Checks every object's history separately.
+///
+/// The search tries first the operations that returned first: they are the ones real
+/// time pins soonest, and an operation placed early that could have waited costs a
+/// search nothing, where one placed too late sends it back over every order of what came
+/// between (on 16 clients incrementing a counter, call order took 300 times longer).
 pub fn check<S: SequentialSpec>(
     spec: &S,
     history: &[Entry<S::Op, S::Ret>],
 ) -> Result<(), NotLinearizable> {
-    check_ranked(spec, history, |_| ())
+    check_ranked(spec, history, |e| e.returned)
 }
 
 /// [`check`], with the search trying the operations that may take effect next in the
-/// order of `rank` (lowest first, ties in call order) instead of in call order.
+/// order of `rank` (lowest first, ties in call order) instead of by their returns.
 ///
 /// The verdict is [`check`]'s: the search is as exhaustive, only the order in which it
 /// tries the operations differs, and with it how soon it finds a linearization. A rank
@@ -153,8 +168,8 @@ fn check_object<S: SequentialSpec, K: Ord>(
     // The operations that may take effect next, in the order they are tried: first the
     // one that follows the ranks most closely (the first unplaced in rank order, or, if
     // real time does not allow it yet, the first in rank order of those that must come
-    // before it, and so on), then the others in rank order. In call order this is plain
-    // call order: the first unplaced call is always allowed.
+    // before it, and so on), then the others in rank order. Ranked by return, that is
+    // plain return order: the first unplaced return is always allowed.
     let candidates =
         |by_call: &BTreeSet<(u64, usize)>, by_return: &BTreeSet<(u64, usize)>, done: &[u64]| {
             let horizon = by_return.first().map(|r| r.0).unwrap_or(u64::MAX);
@@ -202,6 +217,14 @@ fn check_object<S: SequentialSpec, K: Ord>(
                 && *want != ret
             {
                 continue;
+            }
+            // A read whose result fits goes here and no other choice is tried: a
+            // linearization from here that places it later is still one with it moved
+            // here (what it must follow is placed, what must follow it is only helped,
+            // and it changes no state in between). So if taking it here fails, or failed
+            // here before (the memo), so does every other choice here.
+            if spec.read_only(&entries[i].op) {
+                top.next = top.candidates.len();
             }
             done[i / 64] |= 1 << (i % 64);
             if !seen.insert((done.clone(), next.clone())) {
@@ -279,6 +302,10 @@ impl SequentialSpec for CounterSpec {
             CounterOp::Read => (*state, Some(*state)),
         }
     }
+
+    fn read_only(&self, op: &CounterOp) -> bool {
+        matches!(op, CounterOp::Read)
+    }
 }
 
 /// A register: `Write(v)`, `Read` returns the last value written (or `None`).
@@ -308,6 +335,10 @@ impl SequentialSpec for RegisterSpec {
             RegisterOp::Write(v) => (Some(v.clone()), None),
             RegisterOp::Read => (state.clone(), state.clone()),
         }
+    }
+
+    fn read_only(&self, op: &RegisterOp) -> bool {
+        matches!(op, RegisterOp::Read)
     }
 }
 
@@ -382,6 +413,10 @@ impl SequentialSpec for SetSpec {
                 (s, Some(items))
             }
         }
+    }
+
+    fn read_only(&self, op: &SetOp) -> bool {
+        matches!(op, SetOp::Items)
     }
 }
 

@@ -38,4 +38,8 @@ impl SequentialSpec for ArraySpec {
             ArrayOp::Fetch => (state.clone(), Some(state.clone())),
         }
     }
+
+    fn read_only(&self, op: &ArrayOp) -> bool {
+        matches!(op, ArrayOp::Fetch)
+    }
 }
