@@ -33,8 +33,9 @@ pub(crate) fn explained(changes: &[ArrayEntry], array: &[String]) -> bool {
 }
 
 /// True if no order of `changes` can end in `array`, by what any order must keep: an
-/// element a completed change appends and no change removes is there at the end, and an
-/// element is there at most as often as the changes append it (each at most once).
+/// element a completed change appends and no change removes is there at the end
+/// ([`lost`] finds none missing), and an element is there at most as often as the
+/// changes append it (each at most once).
 fn cannot_be_explained(changes: &[ArrayEntry], array: &[String]) -> bool {
     let appended = |x: &String| {
         changes
@@ -45,22 +46,32 @@ fn cannot_be_explained(changes: &[ArrayEntry], array: &[String]) -> bool {
             })
             .sum::<usize>()
     };
+    !lost(changes, array).is_empty()
+        || array
+            .iter()
+            .any(|x| array.iter().filter(|y| *y == x).count() > appended(x))
+}
+
+/// The elements a completed change of `history` appended, that no change removes,
+/// missing from `array`: any order of the changes would have kept them, so each proves
+/// that none gives `array` (and counts as lost in the failure's figures).
+pub(crate) fn lost(history: &[ArrayEntry], array: &[String]) -> Vec<String> {
     let removed = |x: &String| {
-        changes.iter().any(|e| match &e.op {
+        history.iter().any(|e| match &e.op {
             ArrayOp::Change { delete, .. } => delete.contains(x),
             ArrayOp::Fetch => false,
         })
     };
-    let kept_but_missing = changes.iter().any(|e| match (&e.op, &e.ret) {
-        (ArrayOp::Change { add, .. }, Some(_)) => {
-            add.iter().any(|a| !removed(a) && !array.contains(a))
-        }
-        _ => false,
-    });
-    kept_but_missing
-        || array
-            .iter()
-            .any(|x| array.iter().filter(|y| *y == x).count() > appended(x))
+    history
+        .iter()
+        .filter(|e| e.ret.is_some())
+        .flat_map(|e| match &e.op {
+            ArrayOp::Change { add, .. } => add.as_slice(),
+            ArrayOp::Fetch => &[],
+        })
+        .filter(|a| !removed(a) && !array.contains(a))
+        .cloned()
+        .collect()
 }
 
 /// Where the search tries each operation, after what the fetches of the history (by

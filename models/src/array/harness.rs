@@ -230,24 +230,12 @@ impl Numbers {
             *counts.entry(e).or_default() += 1;
         }
         let mut n = Numbers {
+            lost: final_state::lost(entries, array),
             duplicated: counts.values().map(|c| c - 1).sum(),
             ..Numbers::default()
         };
-        let removed: Vec<&String> = entries
-            .iter()
-            .filter_map(|e| match &e.op {
-                ArrayOp::Change { delete, .. } => Some(delete),
-                ArrayOp::Fetch => None,
-            })
-            .flatten()
-            .collect();
         for e in entries.iter().filter(|e| e.ret.is_some()) {
-            if let ArrayOp::Change { add, delete } = &e.op {
-                for a in add {
-                    if !removed.contains(&a) && !counts.contains_key(a.as_str()) {
-                        n.lost.push(a.clone());
-                    }
-                }
+            if let ArrayOp::Change { delete, .. } = &e.op {
                 n.resurrected += delete
                     .iter()
                     .filter(|d| counts.contains_key(d.as_str()))
