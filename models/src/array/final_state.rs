@@ -28,8 +28,7 @@ pub(crate) fn explained(changes: &[ArrayEntry], array: &[String]) -> bool {
     if cannot_be_explained(changes, array) {
         return false;
     }
-    let ranks = Ranks::new(changes, array);
-    lin::check_ranked(&ArraySpec, changes, |e| ranks.of(e)).is_ok()
+    Ranks::check(changes, array).is_ok()
 }
 
 /// True if no order of `changes` can end in `array`, by what any order must keep: an
@@ -126,6 +125,19 @@ impl Ranks {
             removed_by,
             fetches,
         }
+    }
+
+    /// [`lin::check_ranked`] of `history` by these ranks, `array` holding at the end;
+    /// the ranks are worked out only if the history reaches the search (most are
+    /// linearizable in call order, which the check tries first).
+    pub(crate) fn check(
+        history: &[ArrayEntry],
+        array: &[String],
+    ) -> Result<(), lin::NotLinearizable> {
+        let ranks = std::cell::OnceCell::new();
+        lin::check_ranked(&ArraySpec, history, |e| {
+            ranks.get_or_init(|| Ranks::new(history, array)).of(e)
+        })
     }
 
     /// Where the search tries `e` (lowest first).

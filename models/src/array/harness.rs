@@ -8,13 +8,12 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use mcsim::history::{Entry, History};
-use mcsim::lin;
 use mcsim::memcache::{McError, Memcache};
 use mcsim::{Failure, Sim, Skew};
 
 use crate::array::final_state;
 use crate::array::recipe::{Array, ArrayVariant, decode};
-use crate::array::spec::{ArrayOp, ArraySpec};
+use crate::array::spec::ArrayOp;
 
 /// Parameters of the read-mostly array workload.
 #[derive(Debug, Clone, PartialEq)]
@@ -177,10 +176,7 @@ pub fn setup(p: &ArrayParams, clients: usize, sim: &mut Sim) {
             .map(|v| decode(&v.data))
             .unwrap_or_default();
         history
-            .with_entries(|h| {
-                let ranks = final_state::Ranks::new(h, &array);
-                lin::check_ranked(&ArraySpec, h, |e| ranks.of(e))
-            })
+            .with_entries(|h| final_state::Ranks::check(h, &array))
             .map_err(|e| {
                 Failure::new(format!(
                     "a fetch returned a state no prefix of the changes produced; stuck at: {}",
