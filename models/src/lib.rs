@@ -9,6 +9,8 @@ pub mod cache;
 pub mod catalog;
 pub mod cluster;
 pub mod counter;
+#[cfg(test)]
+mod draw;
 pub mod eventlog;
 pub mod ghost;
 pub mod lock;

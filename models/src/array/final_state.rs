@@ -162,6 +162,7 @@ impl Ranks {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::draw::Draw;
 
     fn change(
         client: usize,
@@ -332,19 +333,6 @@ mod tests {
         let (history, array) = with_end(changes, &order[1..]);
         assert!(cannot_be_explained(&history, &array));
         assert!(!explained(&history, &array));
-    }
-
-    /// A small deterministic generator (SplitMix64) for the random histories below.
-    struct Draw(u64);
-
-    impl Draw {
-        fn below(&mut self, n: u64) -> u64 {
-            self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-            let mut z = self.0;
-            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-            (z ^ (z >> 31)) % n
-        }
     }
 
     #[test]

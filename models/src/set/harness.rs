@@ -9,11 +9,12 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use mcsim::history::{Entry, History};
-use mcsim::lin::{self, SetOp, SetSpec};
+use mcsim::lin::SetOp;
 use mcsim::memcache::{McError, Memcache};
 use mcsim::{Failure, Sim, Skew};
 
 use crate::set::observe::{IndexLog, Observed};
+use crate::set::order;
 use crate::set::recipe::{SetIndex, SetVariant};
 
 /// Parameters of the set workload.
@@ -91,9 +92,12 @@ pub fn setup(p: &SetParams, clients: usize, sim: &mut Sim) {
     // Adds the recipe returned as done while none of the client's writes reached the
     // index (a figure: the explorer does not tell states apart by it).
     let dropped: Rc<Cell<u64>> = Rc::default();
+    // Each completed operation's call, with the instant its effect reached the server:
+    // the order the linearizability search tries first (not state: it decides nothing).
+    let effects: Rc<RefCell<BTreeMap<u64, u64>>> = Rc::default();
     for c in 0..clients {
         let (history, log, p, index) = (history.clone(), log.clone(), p.clone(), index.clone());
-        let dropped = dropped.clone();
+        let (dropped, effects) = (dropped.clone(), effects.clone());
         let skew = p.skews.get(c).copied().unwrap_or_default();
         sim.client(skew, move |mc| async move {
             let mine = log.clone();
@@ -110,6 +114,7 @@ pub fn setup(p: &SetParams, clients: usize, sim: &mut Sim) {
                     continue;
                 }
                 let id = history.invoke(c, "set", op.clone());
+                let since = mine.borrow().now();
                 let written = matches!(op, SetOp::Add(_)).then(|| mine.borrow().writes_by(c));
                 let mut attempt = 0;
                 loop {
@@ -122,6 +127,8 @@ pub fn setup(p: &SetParams, clients: usize, sim: &mut Sim) {
                             if written.is_some_and(|w| mine.borrow().writes_by(c) == w) {
                                 dropped.set(dropped.get() + 1);
                             }
+                            let at = mine.borrow().modified_since(c, since);
+                            effect(&history, &effects, id, at);
                             break history.complete(id, None);
                         }
                         Err(McError::Transport(_)) if attempt < p.retries => attempt += 1,
@@ -131,8 +138,13 @@ pub fn setup(p: &SetParams, clients: usize, sim: &mut Sim) {
                 }
                 if p.read_every > 0 && (i + 1) % p.read_every == 0 {
                     let id = history.invoke(c, "set", SetOp::Items);
+                    let since = mine.borrow().now();
                     match index.items(&mc).await {
-                        Ok(items) => history.complete(id, Some(items.into_iter().collect())),
+                        Ok(items) => {
+                            let at = mine.borrow().read_since(c, since);
+                            effect(&history, &effects, id, at);
+                            history.complete(id, Some(items.into_iter().collect()))
+                        }
                         Err(McError::Transport(_)) => {}
                         Err(e) => return Err(e),
                     }
@@ -200,17 +212,33 @@ pub fn setup(p: &SetParams, clients: usize, sim: &mut Sim) {
         };
         let shown = final_items.join(" ");
         entries.push(final_read(&entries, final_items));
-        lin::check(&SetSpec, &entries).map_err(|e| {
+        let unexplained = |why: String| {
             Failure::new(format!(
                 "no order of the set's operations explains what was read (at quiescence: \
-                 {{{shown}}}; {races} add(s) lost the race to create the index); stuck at: {}",
-                e.stuck.first().cloned().unwrap_or_default()
+                 {{{shown}}}; {races} add(s) lost the race to create the index); {why}"
             ))
             .with("creation_races", races as i64)
             .with("operations", entries.len() as i64)
-            .with("linearized", e.longest_prefix.len() as i64)
+        };
+        // Most failing histories are decided by real time alone, before any search.
+        if let Some(wrong) = order::misread(&entries) {
+            return Err(unexplained(wrong.to_string()));
+        }
+        order::check(&entries, &effects.borrow()).map_err(|e| {
+            let stuck = e.stuck.first().cloned().unwrap_or_default();
+            unexplained(format!("stuck at: {stuck}"))
+                .with("linearized", e.longest_prefix.len() as i64)
         })
     });
+}
+
+/// Notes that the operation `id` of `history` took effect at the server's instant `at`
+/// (if known), under its call.
+fn effect(history: &SetHistory, effects: &RefCell<BTreeMap<u64, u64>>, id: usize, at: Option<u64>) {
+    if let Some(at) = at {
+        let call = history.with_entries(|e| e[id].call);
+        effects.borrow_mut().insert(call, at);
+    }
 }
 
 /// An `Items` of `items` after every recorded event, by no client.

@@ -35,6 +35,7 @@
 pub mod encoding;
 mod harness;
 mod observe;
+mod order;
 mod recipe;
 
 pub use harness::{INDEX, Members, SetParams, setup};

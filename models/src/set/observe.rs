@@ -8,6 +8,7 @@
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
+use std::fmt;
 use std::future::Future;
 use std::rc::Rc;
 use std::time::Duration;
@@ -29,6 +30,8 @@ pub struct UnsafeCompaction {
 #[derive(Debug, Default)]
 pub struct IndexLog {
     seq: u64,
+    /// Where each client's last read and last modification landed.
+    instants: Instants,
     /// Per client, the instant of its last `gets` hit.
     last_read: BTreeMap<usize, u64>,
     /// Successful `append`s and `add`s: instant and client.
@@ -58,9 +61,42 @@ impl IndexLog {
             .count()
     }
 
+    /// The instant (in server order, counting the calls logged) of `client`'s last read
+    /// of the index, if it came after `since`.
+    pub fn read_since(&self, client: usize, since: u64) -> Option<u64> {
+        self.instants
+            .read
+            .get(&client)
+            .copied()
+            .filter(|&t| t > since)
+    }
+
+    /// The instant of `client`'s last `append` or `add` to the index, stored or not, if it
+    /// came after `since`.
+    pub fn modified_since(&self, client: usize, since: u64) -> Option<u64> {
+        self.instants
+            .modified
+            .get(&client)
+            .copied()
+            .filter(|&t| t > since)
+    }
+
+    /// The instant of the last call logged.
+    pub fn now(&self) -> u64 {
+        self.seq
+    }
+
     fn record(&mut self, client: usize, request: &Request, reply: &Reply) {
         self.seq += 1;
         let now = self.seq;
+        match request {
+            Request::Get { .. } => self.instants.read.insert(client, now),
+            Request::Store {
+                mode: StoreMode::Append | StoreMode::Add,
+                ..
+            } => self.instants.modified.insert(client, now),
+            _ => None,
+        };
         match (request, reply) {
             (Request::Get { with_cas: true, .. }, Reply::Values(v)) if !v.is_empty() => {
                 self.last_read.insert(client, now);
@@ -107,6 +143,22 @@ impl IndexLog {
             ) => self.races += 1,
             _ => {}
         }
+    }
+}
+
+/// Where each client's last read and last modification of the index landed in server
+/// order: an operation's effect, which the linearizability search tries in that order.
+/// Not state the explorer tells apart: its `Debug`, which the state fingerprint hashes,
+/// shows nothing (the log's other fields already hold what the clients did).
+#[derive(Default)]
+struct Instants {
+    read: BTreeMap<usize, u64>,
+    modified: BTreeMap<usize, u64>,
+}
+
+impl fmt::Debug for Instants {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("_")
     }
 }
 
