@@ -212,3 +212,50 @@ impl<M: Memcache> Memcache for Observed<M> {
         self.inner.sleep(duration)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use mcsim::memcache::Exptime;
+
+    use super::*;
+
+    fn gets() -> Request {
+        Request::Get {
+            keys: vec![Key::new("set_index").expect("a key")],
+            with_cas: true,
+        }
+    }
+
+    fn store(mode: StoreMode) -> Request {
+        Request::Store {
+            mode,
+            key: Key::new("set_index").expect("a key"),
+            flags: 0,
+            exptime: Exptime::NEVER,
+            data: b"+m ".to_vec(),
+            noreply: false,
+        }
+    }
+
+    #[test]
+    fn the_log_keeps_where_each_clients_last_read_and_modification_landed() {
+        let mut log = IndexLog::default();
+        log.record(0, &gets(), &Reply::Values(Vec::new()));
+        assert_eq!((log.now(), log.read_since(0, 0)), (1, Some(1)));
+        log.record(1, &store(StoreMode::Append), &Reply::NotStored);
+        log.record(1, &store(StoreMode::Add), &Reply::Stored);
+        log.record(0, &store(StoreMode::Cas(1)), &Reply::Exists);
+        // A refused append counts (a remove on a missing index takes effect there); a
+        // compaction does not.
+        assert_eq!(log.modified_since(1, 1), Some(3));
+        assert_eq!(
+            log.modified_since(1, 3),
+            None,
+            "not after the instant given"
+        );
+        assert_eq!(log.modified_since(0, 0), None);
+        assert_eq!(log.read_since(0, 1), None, "not after the instant given");
+        assert_eq!(log.read_since(1, 0), None, "not another client's");
+        assert_eq!(log.now(), 4);
+    }
+}
