@@ -17,6 +17,7 @@
 //! until it restarts.
 
 use std::collections::{BTreeMap, VecDeque};
+use std::sync::Arc;
 
 use md5::{Digest, Md5};
 
@@ -113,6 +114,35 @@ impl Ring {
     }
 }
 
+/// The rings a cluster has built, by their member list, so that a server leaving or
+/// rejoining the list (and the reset after it) looks its ring up instead of building it
+/// again: a ketama ring of `n` servers takes `40 n` MD5 digests and a sort, far more than
+/// the execution it serves. A ring depends on nothing but its members, so a ring from the
+/// cache is the ring `Ring::new` would build.
+#[derive(Debug, Clone, Default)]
+struct Rings {
+    built: BTreeMap<Vec<usize>, Arc<Ring>>,
+}
+
+impl Rings {
+    /// Most rings kept: a plan that takes many servers out in many combinations starts
+    /// the cache again rather than grow it without bound.
+    const MAX: usize = 64;
+
+    /// The ring over `members`, built once.
+    fn get(&mut self, distribution: Distribution, members: Vec<usize>) -> Arc<Ring> {
+        if let Some(ring) = self.built.get(&members) {
+            return Arc::clone(ring);
+        }
+        if self.built.len() >= Self::MAX {
+            self.built.clear();
+        }
+        let ring = Arc::new(Ring::new(distribution, members.clone()));
+        self.built.insert(members, Arc::clone(&ring));
+        ring
+    }
+}
+
 /// The servers of one execution and the client's list of them.
 #[derive(Debug, Clone)]
 pub struct Cluster {
@@ -120,7 +150,8 @@ pub struct Cluster {
     pub servers: Vec<Server>,
     distribution: Distribution,
     listed: Vec<bool>,
-    ring: Ring,
+    ring: Arc<Ring>,
+    rings: Rings,
 }
 
 impl Cluster {
@@ -131,12 +162,14 @@ impl Cluster {
             .map(|c| Server::new(c.clone(), VirtualTime::ZERO))
             .collect();
         let listed = vec![true; servers.len()];
-        let ring = Ring::new(distribution, (0..servers.len()).collect());
+        let mut rings = Rings::default();
+        let ring = rings.get(distribution, (0..servers.len()).collect());
         Cluster {
             servers,
             distribution,
             listed,
             ring,
+            rings,
         }
     }
 
@@ -160,7 +193,8 @@ impl Cluster {
         }
         if self.listed.iter().any(|&l| !l) {
             self.listed.fill(true);
-            self.ring = Ring::new(self.distribution, (0..self.servers.len()).collect());
+            let all = (0..self.servers.len()).collect();
+            self.ring = self.rings.get(self.distribution, all);
         }
     }
 
@@ -312,7 +346,7 @@ impl Cluster {
         let members = (0..self.servers.len())
             .filter(|&i| self.listed[i])
             .collect();
-        self.ring = Ring::new(self.distribution, members);
+        self.ring = self.rings.get(self.distribution, members);
     }
 
     /// The live value under `key`, without side effects.
@@ -447,6 +481,35 @@ mod tests {
             let before = all.server_for(k.as_bytes());
             if before != Some(2) {
                 assert_eq!(before, fewer.server_for(k.as_bytes()));
+            }
+        }
+    }
+
+    #[test]
+    fn servers_leaving_and_rejoining_route_as_a_ring_built_afresh() {
+        let keys: Vec<Key> = (0..40)
+            .map(|i| Key::new(format!("k{i}")).unwrap())
+            .collect();
+        for (n, distribution) in [(4, Distribution::Ketama), (8, Distribution::Ketama)] {
+            let mut c = Cluster::new(&vec![ServerConfig::default(); n], distribution);
+            let mut x = 0x2545_f491_4f6c_dd1d_u64;
+            for round in 0..400 {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                let server = (x % n as u64) as usize;
+                if round % 50 == 49 {
+                    c.reset();
+                } else {
+                    c.set_listed(server, !c.is_listed(server));
+                }
+                let members: Vec<usize> = (0..n).filter(|&i| c.is_listed(i)).collect();
+                let fresh = Ring::new(distribution, members);
+                for k in &keys {
+                    let want = fresh.server_for(k.as_bytes()).unwrap_or(0);
+                    assert_eq!(c.server_for(k), want, "n={n} round {round} {k}");
+                }
+                assert!(c.rings.built.len() <= Rings::MAX);
             }
         }
     }
