@@ -81,9 +81,10 @@
 //! keys with [`FaultPlan::on_keys`](crate::FaultPlan::on_keys), combined with
 //! [`FaultPlan::and`](crate::FaultPlan::and)), and an end:
 //!
-//! - `.random(n)`, `.swarm(n)` or `.pct(depth, n)`: sampled executions, each from its own
-//!   seed; `.swarm(n)` boosts and aims the plan's faults to find a fault's bug sooner,
-//!   `.random(n)` keeps the plan's probabilities (for rates);
+//! - `.random(n)`, `.swarm(n)`, `.pct(depth, n)` or `.pos(n)`: sampled executions, each
+//!   from its own seed; `.swarm(n)` boosts and aims the plan's faults to find a fault's
+//!   bug sooner, `.random(n)` keeps the plan's probabilities (for rates), `.pos(n)` finds
+//!   an interleaving bug amid calls on unrelated keys sooner;
 //! - `.dfs(max_preemptions)`: every schedule within the bounds, with
 //!   `.max_faults(n)`, `.max_phases(n)` and `.draws(n)`; without a counterexample it
 //!   returns a [`Proof`](crate::testing::Proof) that prints as one sentence.

@@ -3,8 +3,8 @@
 //! ```text
 //! cargo build --release && cargo run --release -p mcsim-compare --bin compare \
 //!     [-- --no-loom] [--seeds N] [--out PATH] [--gate-budget N] [--serve-commands N]
-//!     [--verdicts-only | --gate-only | --full-size-only | --serve-only | --instructions-only
-//!      | --overhead-only | --profile-hunt SCENARIO | --profile-rate ROW [--executions N]]
+//!     [--verdicts-only | --samplers-only | --gate-only | --full-size-only | --serve-only
+//!      | --instructions-only | --overhead-only | --profile-hunt SCENARIO | --profile-rate ROW [--executions N]]
 //! ```
 //!
 //! `--profile-rate` runs one rate row for about 3 s (or exactly `--executions N`), for
@@ -34,6 +34,8 @@
 //! 10. `mcsim serve` against memcached under load: RSS over a long pipelined run, large
 //!     multi-gets with a small get timed meanwhile, connection churn, memcslap
 //!     (`--serve-only`, `--serve-commands N`).
+//! 11. The sampling strategies (`swarm`, `random`, `pct`, `pos`) on every bug of the suite:
+//!     how many executions of 2000 each fails (`--samplers-only`).
 //!
 //! Writes `reports/bench.md` (or `--out`) and prints it.
 
@@ -80,6 +82,8 @@ pub(crate) struct Args {
     pub(crate) loom: bool,
     /// Only the time-to-violation section, printed, the report left as it is.
     pub(crate) verdicts_only: bool,
+    /// Only §11, the sampling strategies on every bug, printed, the report left as it is.
+    pub(crate) samplers_only: bool,
     /// Only the gate-at-scale section, printed, the report left as it is.
     pub(crate) gate_only: bool,
     /// Only the full-size proofs section, printed, the report left as it is.
@@ -113,6 +117,7 @@ pub(crate) fn parse_args() -> Result<Args, String> {
     let mut args = Args {
         loom: true,
         verdicts_only: false,
+        samplers_only: false,
         gate_only: false,
         full_size_only: false,
         instructions_only: false,
@@ -131,6 +136,7 @@ pub(crate) fn parse_args() -> Result<Args, String> {
         match a.as_str() {
             "--no-loom" => args.loom = false,
             "--verdicts-only" => args.verdicts_only = true,
+            "--samplers-only" => args.samplers_only = true,
             "--gate-only" => args.gate_only = true,
             "--full-size-only" => args.full_size_only = true,
             "--instructions-only" => args.instructions_only = true,
@@ -247,6 +253,7 @@ mod gate;
 mod instructions;
 mod memory;
 mod rates;
+mod samplers;
 mod serve_load;
 mod server;
 mod verdict;
@@ -264,6 +271,7 @@ use instructions::*;
 #[allow(unused_imports)]
 use memory::*;
 use rates::*;
+use samplers::*;
 #[allow(unused_imports)]
 use serve_load::*;
 #[allow(unused_imports)]
@@ -353,6 +361,12 @@ fn main() -> ExitCode {
         println!("{md}");
         return ExitCode::SUCCESS;
     }
+    if args.samplers_only {
+        let mut md = String::new();
+        section_samplers(&mut md);
+        println!("{md}");
+        return ExitCode::SUCCESS;
+    }
     if args.verdicts_only {
         let mut md = String::new();
         section_time_to_violation(&mut md, VERDICT_SEEDS);
@@ -439,6 +453,7 @@ fn main() -> ExitCode {
             None
         }
     };
+    section_samplers(&mut md);
     let overhead = gs_rates.overhead.max(ia_rates.overhead);
     let gs = counter_scenario("get-set");
     let (x, t) = timed(|| dfs_loop(&gs, true));

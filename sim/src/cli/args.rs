@@ -19,6 +19,7 @@ pub(crate) enum StrategyArg {
     Swarm,
     Random,
     Pct,
+    Pos,
 }
 
 #[derive(clap::Args)]
@@ -35,12 +36,13 @@ impl StrategyOpts {
     pub(crate) fn resolve(&self, scenario: &Scenario) -> StrategyKind {
         let steps = match scenario.strategy {
             StrategyKind::Pct { steps, .. } => steps,
-            StrategyKind::Random | StrategyKind::Swarm => 100,
+            StrategyKind::Random | StrategyKind::Swarm | StrategyKind::Pos => 100,
         };
         match self.strategy {
             None => scenario.strategy,
             Some(StrategyArg::Swarm) => StrategyKind::Swarm,
             Some(StrategyArg::Random) => StrategyKind::Random,
+            Some(StrategyArg::Pos) => StrategyKind::Pos,
             Some(StrategyArg::Pct) => StrategyKind::Pct {
                 depth: self.depth,
                 steps,

@@ -5,10 +5,11 @@
 //! [`Strategy`] picks one [`Choice`]; the sequence of choices is the [`Schedule`], which
 //! replays the execution exactly without the strategy that produced it.
 //!
-//! One file per strategy: [`random`], [`swarm`], [`pct`], [`dfs`], [`replay`].
+//! One file per strategy: [`random`], [`swarm`], [`pct`], [`pos`], [`dfs`], [`replay`].
 
 pub mod dfs;
 pub mod pct;
+pub mod pos;
 pub mod random;
 pub mod replay;
 mod schedule;
@@ -20,6 +21,7 @@ use crate::fault::{Fault, FaultKind};
 
 pub use dfs::{Dfs, DfsStats};
 pub use pct::Pct;
+pub use pos::Pos;
 pub use random::Random;
 pub use replay::Replay;
 pub use schedule::{Choice, Schedule, ScheduleError};

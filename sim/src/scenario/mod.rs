@@ -63,6 +63,8 @@ pub enum StrategyKind {
     Random,
     /// [`crate::explore::Swarm`]
     Swarm,
+    /// [`crate::explore::Pos`]
+    Pos,
     /// [`crate::explore::Pct`] with a depth.
     Pct {
         /// Bug depth.
@@ -79,6 +81,7 @@ impl StrategyKind {
             "random" => Some(StrategyKind::Random),
             "swarm" => Some(StrategyKind::Swarm),
             "pct" => Some(StrategyKind::Pct { depth, steps }),
+            "pos" => Some(StrategyKind::Pos),
             _ => None,
         }
     }
@@ -88,6 +91,7 @@ impl StrategyKind {
         match self {
             StrategyKind::Random => Box::new(crate::explore::Random::new(seed)),
             StrategyKind::Swarm => Box::new(crate::explore::Swarm::new(seed)),
+            StrategyKind::Pos => Box::new(crate::explore::Pos::new(seed)),
             StrategyKind::Pct { depth, steps } => {
                 Box::new(crate::explore::Pct::new(seed, depth, steps))
             }
@@ -100,6 +104,7 @@ impl StrategyKind {
             StrategyKind::Random => "random",
             StrategyKind::Swarm => "swarm",
             StrategyKind::Pct { .. } => "pct",
+            StrategyKind::Pos => "pos",
         }
     }
 }
@@ -376,7 +381,7 @@ impl Scenario {
                 "explore.strategy",
                 Some(f.explore.strategy.span()),
                 format!(
-                    "unknown strategy {:?}; known: swarm, random, pct",
+                    "unknown strategy {:?}; known: swarm, random, pct, pos",
                     f.explore.strategy.get_ref()
                 ),
             ))

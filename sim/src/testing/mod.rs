@@ -197,6 +197,14 @@ impl<M: Model> Check<M> {
         self.sample(StrategyKind::Pct { depth, steps: 200 }, executions)
     }
 
+    /// `executions` partial-order-sampling executions ([`crate::explore::Pos`]): an
+    /// interleaving bug among calls on unrelated keys is found sooner than by
+    /// [`Check::random`]; faults fire with the plan's probabilities.
+    #[track_caller]
+    pub fn pos(self, executions: u64) -> Figures {
+        self.sample(StrategyKind::Pos, executions)
+    }
+
     /// [`Check::dfs`] with at most `faults` faults per execution (of the kinds the plan
     /// allows, each within its own budget); without it, the plan's budgets alone.
     pub fn max_faults(mut self, faults: u32) -> Self {

@@ -1,0 +1,193 @@
+//! Partial order sampling (Yuan, Yang and Gu, CAV 2018).
+//!
+//! A random walk over interleavings ([`super::Random`]) is biased: with `n` clients, a
+//! schedule where one client's call runs after all of another client's `k` calls has
+//! probability `(1 - 1/n)^k`, however little those calls have to do with each other.
+//! POS samples the partial order of conflicting calls instead: every pending call gets a
+//! random priority when it appears, the call with the highest priority runs, and after a
+//! call runs, every pending call that conflicts with it (same key, not both reads: a
+//! [`Footprint`](super::Footprint) that does not commute) draws a fresh priority. Calls
+//! on unrelated keys keep theirs, so their relative order stops weighing on the order
+//! of the calls that race.
+//!
+//! A fault, or a step where a store may evict, conflicts with every call. The delay
+//! inside the latency window and the faults are drawn as [`super::Random`] draws them,
+//! from the plan's probabilities, and the tick phase from the seed alone: one seed
+//! replays one execution.
+
+use rand::{RngExt, SeedableRng};
+
+use crate::explore::random::{SeededRng, delay_in_window, drawn_phase, maybe_fault};
+use crate::explore::{Choice, Options, Strategy};
+
+/// The POS strategy (see the module docs).
+#[derive(Debug, Clone)]
+pub struct Pos {
+    seed: u64,
+    /// The seed of the current execution.
+    current: u64,
+    rng: SeededRng,
+    /// Each client's pending call's priority; `None` until it is drawn, which happens
+    /// the first time the call is offered after it appeared or after a conflicting call
+    /// ran.
+    priorities: Vec<Option<u64>>,
+}
+
+impl Pos {
+    /// POS whose first execution uses `seed`, the next `seed + 1`, and so on, as
+    /// [`super::Random`] numbers them.
+    pub fn new(seed: u64) -> Pos {
+        Pos {
+            seed,
+            current: seed,
+            rng: SeededRng::seed_from_u64(seed),
+            priorities: Vec::new(),
+        }
+    }
+}
+
+impl Strategy for Pos {
+    fn name(&self) -> &'static str {
+        "pos"
+    }
+
+    fn begin(&mut self, execution: u64) {
+        self.current = self.seed.wrapping_add(execution);
+        self.rng = SeededRng::seed_from_u64(self.current);
+        self.priorities.clear();
+    }
+
+    fn tick_phase(&mut self, free: bool) -> Option<std::time::Duration> {
+        free.then(|| drawn_phase(self.current))
+    }
+
+    fn needs_footprints(&self) -> bool {
+        true
+    }
+
+    fn choose(&mut self, options: &Options<'_>) -> Choice {
+        if self.priorities.len() < options.clients {
+            self.priorities.resize(options.clients, None);
+        }
+        if let Some(fault) = maybe_fault(&mut self.rng, options) {
+            // A fault races with every call.
+            self.priorities.fill(None);
+            return fault;
+        }
+        // Draw the missing priorities in client order, so that a seed fixes them.
+        let mut best: Option<(u64, usize)> = None;
+        for call in options.calls {
+            let rng = &mut self.rng;
+            let p = *self.priorities[call.client].get_or_insert_with(|| rng.random());
+            if best.is_none_or(|(q, _)| p > q) {
+                best = Some((p, call.client));
+            }
+        }
+        let (_, client) = best.expect("at least one call may run");
+        let ran = options.call_of(client).expect("the chosen call is offered");
+        // The chosen client's next call is a new event; the pending calls that race
+        // with this one draw again.
+        self.priorities[client] = None;
+        for other in options.calls {
+            let races = options.eviction_possible
+                || match (&ran.footprint, &other.footprint) {
+                    (Some(a), Some(b)) => !a.commutes_with(b),
+                    _ => true,
+                };
+            if races {
+                self.priorities[other.client] = None;
+            }
+        }
+        let delay = delay_in_window(&mut self.rng, options, client);
+        Choice::Run { client, delay }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clock::VirtualTime;
+    use crate::explore::{CallOption, Footprint};
+
+    fn call(client: usize, key: u64, read_only: bool) -> CallOption {
+        CallOption {
+            client,
+            earliest: VirtualTime::ZERO,
+            latest: VirtualTime::ZERO,
+            footprint: Some(Footprint {
+                server: 0,
+                keys: vec![key],
+                read_only,
+            }),
+            edges: Vec::new(),
+        }
+    }
+
+    fn options(calls: &[CallOption]) -> Options<'_> {
+        Options {
+            step: 0,
+            clients: 3,
+            calls,
+            faults: &[],
+            eviction_possible: false,
+            state: None,
+            ranks: None,
+            summarized: false,
+        }
+    }
+
+    #[test]
+    fn only_calls_that_race_with_the_one_run_draw_again() {
+        let mut pos = Pos::new(7);
+        pos.begin(0);
+        // c0 and c1 write key 1, c2 writes key 2.
+        let calls = [call(0, 1, false), call(1, 1, false), call(2, 2, false)];
+        let Choice::Run { client, .. } = pos.choose(&options(&calls)) else {
+            panic!("no fault is offered");
+        };
+        let kept: Vec<usize> = (0..3).filter(|&c| pos.priorities[c].is_some()).collect();
+        let expected: Vec<usize> = match client {
+            // c0 or c1 ran: the other races with it, c2 keeps its priority.
+            0 | 1 => vec![2],
+            // c2 ran: c0 and c1 keep theirs.
+            _ => vec![0, 1],
+        };
+        assert_eq!(kept, expected);
+    }
+
+    #[test]
+    fn reads_of_one_key_do_not_race() {
+        let mut pos = Pos::new(3);
+        pos.begin(0);
+        let calls = [call(0, 1, true), call(1, 1, true)];
+        let Choice::Run { client, .. } = pos.choose(&options(&calls)) else {
+            panic!("no fault is offered");
+        };
+        assert!(pos.priorities[client].is_none());
+        assert!(pos.priorities[1 - client].is_some());
+    }
+
+    #[test]
+    fn a_seed_gives_the_same_choices() {
+        let calls = [call(0, 1, false), call(1, 1, false), call(2, 2, false)];
+        let run = |seed| {
+            let mut pos = Pos::new(seed);
+            (0..20u64)
+                .map(|e| {
+                    pos.begin(e);
+                    pos.choose(&options(&calls))
+                })
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(run(5), run(5));
+        // Every client gets to run first in some execution.
+        let firsts: std::collections::BTreeSet<usize> = run(5)
+            .into_iter()
+            .map(|c| match c {
+                Choice::Run { client, .. } => client,
+                Choice::Fault(_) => unreachable!(),
+            })
+            .collect();
+        assert_eq!(firsts.len(), 3);
+    }
+}
