@@ -66,15 +66,15 @@ impl Strategy for Pos {
     }
 
     fn choose(&mut self, options: &Options<'_>) -> Choice {
-        if self.priorities.len() < options.clients {
-            self.priorities.resize(options.clients, None);
-        }
+        // The clients of an execution are all there from its first step.
+        self.priorities.resize(options.clients, None);
         if let Some(fault) = maybe_fault(&mut self.rng, options) {
             // A fault races with every call.
             self.priorities.fill(None);
             return fault;
         }
-        // Draw the missing priorities in client order, so that a seed fixes them.
+        // Draw the missing priorities in client order, so that a seed fixes them; the
+        // highest runs, the lowest-numbered client among equals.
         let mut best: Option<(u64, usize)> = None;
         for call in options.calls {
             let rng = &mut self.rng;
@@ -153,6 +153,57 @@ mod tests {
             _ => vec![0, 1],
         };
         assert_eq!(kept, expected);
+    }
+
+    #[test]
+    fn the_highest_priority_runs_and_equals_go_to_the_first_client() {
+        let calls = [call(0, 1, false), call(1, 2, false), call(2, 3, false)];
+        for (priorities, runs) in [
+            ([1, 5, 3], 1),
+            ([9, 5, 3], 0),
+            ([1, 5, 7], 2),
+            ([4, 4, 2], 0),
+            ([1, 4, 4], 1),
+        ] {
+            let mut pos = Pos::new(0);
+            pos.begin(0);
+            pos.priorities = priorities.map(Some).to_vec();
+            let choice = pos.choose(&options(&calls));
+            assert!(
+                matches!(choice, Choice::Run { client, .. } if client == runs),
+                "{priorities:?}: {choice:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn an_execution_starts_afresh_from_its_own_seed() {
+        let calls = [call(0, 1, false), call(1, 1, false), call(2, 2, false)];
+        let mut pos = Pos::new(5);
+        pos.begin(0);
+        pos.choose(&options(&calls));
+        pos.begin(3);
+        // Nothing of the execution before is kept.
+        assert!(pos.priorities.iter().all(Option::is_none));
+        let mut fresh = Pos::new(8);
+        fresh.begin(0);
+        for _ in 0..10 {
+            assert_eq!(pos.choose(&options(&calls)), fresh.choose(&options(&calls)));
+        }
+        // Its tick phase is the seed's, as every sampling strategy draws it, and only
+        // where the scenario leaves the phase free.
+        assert_eq!(pos.tick_phase(true), Some(drawn_phase(8)));
+        assert_ne!(pos.tick_phase(true), Some(std::time::Duration::ZERO));
+        assert_eq!(pos.tick_phase(false), None);
+    }
+
+    #[test]
+    fn it_names_itself_and_asks_for_the_footprints_that_tell_races() {
+        let pos = Pos::new(0);
+        assert_eq!(pos.name(), "pos");
+        // Without footprints every call would race with every other, and POS would be
+        // a walk that redraws every priority at every step.
+        assert!(pos.needs_footprints());
     }
 
     #[test]
