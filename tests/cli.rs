@@ -217,6 +217,21 @@ fn a_fault_that_never_bites_makes_the_gate_fail_vacuous() {
     );
 }
 
+#[test]
+fn an_unknown_strategy_is_one_line_that_names_the_known_ones() {
+    let out = mcsim()
+        .args(["run", "scenarios/lock-add.toml", "--strategy", "posix"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("'posix'") && err.contains("[possible values: swarm, random, pct, pos]"),
+        "{err}"
+    );
+}
+
 /// Hostile values for every numeric or structured flag of every command: each call ends
 /// fast, never panics, and a refusal is exit code 2 with one line on stderr.
 #[test]
@@ -226,6 +241,7 @@ fn hostile_arguments_get_one_line_and_exit_code_2_never_a_panic() {
         "--seed",
         "--seeds",
         "--depth",
+        "--strategy",
         "--budget",
         "--jobs",
         "--max-preemptions",

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{Parser, Subcommand};
 
 use crate::scenario::{Scenario, StrategyKind};
 
@@ -14,19 +14,11 @@ pub(crate) struct Cli {
     pub(crate) command: Command,
 }
 
-#[derive(Clone, Copy, ValueEnum)]
-pub(crate) enum StrategyArg {
-    Swarm,
-    Random,
-    Pct,
-    Pos,
-}
-
 #[derive(clap::Args)]
 pub(crate) struct StrategyOpts {
     /// Strategy (default: the scenario's).
-    #[arg(long, value_enum)]
-    strategy: Option<StrategyArg>,
+    #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(StrategyKind::NAMES))]
+    strategy: Option<String>,
     /// PCT depth (1 to 64, as in a scenario file).
     #[arg(long, default_value_t = 3, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=64))]
     depth: usize,
@@ -36,17 +28,13 @@ impl StrategyOpts {
     pub(crate) fn resolve(&self, scenario: &Scenario) -> StrategyKind {
         let steps = match scenario.strategy {
             StrategyKind::Pct { steps, .. } => steps,
-            StrategyKind::Random | StrategyKind::Swarm | StrategyKind::Pos => 100,
+            _ => 100,
         };
-        match self.strategy {
+        match &self.strategy {
             None => scenario.strategy,
-            Some(StrategyArg::Swarm) => StrategyKind::Swarm,
-            Some(StrategyArg::Random) => StrategyKind::Random,
-            Some(StrategyArg::Pos) => StrategyKind::Pos,
-            Some(StrategyArg::Pct) => StrategyKind::Pct {
-                depth: self.depth,
-                steps,
-            },
+            // clap took only a name of `StrategyKind::NAMES`, which all parse.
+            Some(name) => StrategyKind::parse(name, self.depth, steps)
+                .expect("clap accepts only the names StrategyKind parses"),
         }
     }
 }

@@ -95,13 +95,19 @@ pub fn main_with(
     let cli = match args::Cli::try_parse_from(args) {
         Ok(cli) => cli,
         Err(e) if e.use_stderr() => {
-            // One line: clap's own message, without its usage and help hint.
+            // One line: clap's own message, with the values it takes where it lists them,
+            // without its usage and help hint.
             let text = e.render().to_string();
             let first = text
                 .lines()
                 .find(|l| !l.trim().is_empty())
                 .unwrap_or("bad arguments");
-            eprintln!("{first} (see {} --help)", program());
+            let values = text
+                .lines()
+                .map(str::trim)
+                .find(|l| l.starts_with("[possible values:"))
+                .map_or(String::new(), |l| format!(" {l}"));
+            eprintln!("{first}{values} (see {} --help)", program());
             return ExitCode::from(2);
         }
         Err(e) => {

@@ -10,6 +10,7 @@ mod file;
 mod limits;
 mod portable;
 mod source;
+mod strategy;
 mod sweep;
 
 pub(crate) use portable::Portable;
@@ -24,6 +25,7 @@ pub use expect::{Expectation, Judgement};
 pub use limits::{MAX_CLIENTS, MAX_SERVERS};
 pub use source::MAX_FILE_BYTES;
 use source::{read_source, table_at};
+pub use strategy::StrategyKind;
 pub(crate) use sweep::Setting;
 pub use sweep::load_points;
 
@@ -54,59 +56,6 @@ pub(crate) enum Origin {
         /// `MCSIM_REPLAY` set, that execution only).
         rerun: String,
     },
-}
-
-/// Which strategy a scenario runs with.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum StrategyKind {
-    /// [`crate::explore::Random`]
-    Random,
-    /// [`crate::explore::Swarm`]
-    Swarm,
-    /// [`crate::explore::Pos`]
-    Pos,
-    /// [`crate::explore::Pct`] with a depth.
-    Pct {
-        /// Bug depth.
-        depth: usize,
-        /// Estimated steps per execution.
-        steps: u64,
-    },
-}
-
-impl StrategyKind {
-    /// Parses a strategy name.
-    pub fn parse(name: &str, depth: usize, steps: u64) -> Option<StrategyKind> {
-        match name {
-            "random" => Some(StrategyKind::Random),
-            "swarm" => Some(StrategyKind::Swarm),
-            "pct" => Some(StrategyKind::Pct { depth, steps }),
-            "pos" => Some(StrategyKind::Pos),
-            _ => None,
-        }
-    }
-
-    /// A fresh strategy for a first seed.
-    pub fn make(self, seed: u64) -> Box<dyn crate::explore::Strategy> {
-        match self {
-            StrategyKind::Random => Box::new(crate::explore::Random::new(seed)),
-            StrategyKind::Swarm => Box::new(crate::explore::Swarm::new(seed)),
-            StrategyKind::Pos => Box::new(crate::explore::Pos::new(seed)),
-            StrategyKind::Pct { depth, steps } => {
-                Box::new(crate::explore::Pct::new(seed, depth, steps))
-            }
-        }
-    }
-
-    /// Its name.
-    pub fn name(self) -> &'static str {
-        match self {
-            StrategyKind::Random => "random",
-            StrategyKind::Swarm => "swarm",
-            StrategyKind::Pct { .. } => "pct",
-            StrategyKind::Pos => "pos",
-        }
-    }
 }
 
 /// A loaded scenario, ready to run.
@@ -381,8 +330,9 @@ impl Scenario {
                 "explore.strategy",
                 Some(f.explore.strategy.span()),
                 format!(
-                    "unknown strategy {:?}; known: swarm, random, pct, pos",
-                    f.explore.strategy.get_ref()
+                    "unknown strategy {:?}; known: {}",
+                    f.explore.strategy.get_ref(),
+                    StrategyKind::NAMES.join(", ")
                 ),
             ))
         })?;
