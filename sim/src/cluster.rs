@@ -117,10 +117,12 @@ impl Ring {
 /// The rings a cluster has built, by their member list, so that a server leaving or
 /// rejoining the list (and the reset after it) looks its ring up instead of building it
 /// again: a ketama ring of `n` servers takes `40 n` MD5 digests and a sort, far more than
-/// the execution it serves. A ring depends on nothing but its members, so a ring from the
-/// cache is the ring `Ring::new` would build.
-#[derive(Debug, Clone, Default)]
+/// the execution it serves. A ring depends on nothing but its distribution, fixed here,
+/// and its members, so a ring from the cache is the ring `Ring::new` would build.
+#[derive(Debug, Clone)]
 struct Rings {
+    /// The cluster's distribution, the same for every ring.
+    distribution: Distribution,
     built: BTreeMap<Vec<usize>, Arc<Ring>>,
 }
 
@@ -129,15 +131,23 @@ impl Rings {
     /// the cache again rather than grow it without bound.
     const MAX: usize = 64;
 
+    /// No rings built yet, for a cluster distributing keys by `distribution`.
+    fn new(distribution: Distribution) -> Rings {
+        Rings {
+            distribution,
+            built: BTreeMap::new(),
+        }
+    }
+
     /// The ring over `members`, built once.
-    fn get(&mut self, distribution: Distribution, members: Vec<usize>) -> Arc<Ring> {
+    fn get(&mut self, members: Vec<usize>) -> Arc<Ring> {
         if let Some(ring) = self.built.get(&members) {
             return Arc::clone(ring);
         }
         if self.built.len() >= Self::MAX {
             self.built.clear();
         }
-        let ring = Arc::new(Ring::new(distribution, members.clone()));
+        let ring = Arc::new(Ring::new(self.distribution, members.clone()));
         self.built.insert(members, Arc::clone(&ring));
         ring
     }
@@ -148,7 +158,6 @@ impl Rings {
 pub struct Cluster {
     /// The servers, by index.
     pub servers: Vec<Server>,
-    distribution: Distribution,
     listed: Vec<bool>,
     ring: Arc<Ring>,
     rings: Rings,
@@ -162,11 +171,10 @@ impl Cluster {
             .map(|c| Server::new(c.clone(), VirtualTime::ZERO))
             .collect();
         let listed = vec![true; servers.len()];
-        let mut rings = Rings::default();
-        let ring = rings.get(distribution, (0..servers.len()).collect());
+        let mut rings = Rings::new(distribution);
+        let ring = rings.get((0..servers.len()).collect());
         Cluster {
             servers,
-            distribution,
             listed,
             ring,
             rings,
@@ -176,7 +184,7 @@ impl Cluster {
     /// True if this cluster was built from these settings (so [`Cluster::reset`] gives
     /// what [`Cluster::new`] would).
     pub fn built_from(&self, configs: &[ServerConfig], distribution: Distribution) -> bool {
-        self.distribution == distribution
+        self.rings.distribution == distribution
             && self.servers.len() == configs.len()
             && self
                 .servers
@@ -194,7 +202,7 @@ impl Cluster {
         if self.listed.iter().any(|&l| !l) {
             self.listed.fill(true);
             let all = (0..self.servers.len()).collect();
-            self.ring = self.rings.get(self.distribution, all);
+            self.ring = self.rings.get(all);
         }
     }
 
@@ -346,7 +354,7 @@ impl Cluster {
         let members = (0..self.servers.len())
             .filter(|&i| self.listed[i])
             .collect();
-        self.ring = self.rings.get(self.distribution, members);
+        self.ring = self.rings.get(members);
     }
 
     /// The live value under `key`, without side effects.
@@ -449,7 +457,10 @@ fn call_on(
 
 #[cfg(test)]
 mod tests {
+    use rand::{RngExt, SeedableRng};
+
     use super::*;
+    use crate::explore::random::SeededRng;
 
     fn moved(d: Distribution, n: usize) -> f64 {
         let all = Ring::new(d, (0..n).collect());
@@ -492,12 +503,9 @@ mod tests {
             .collect();
         for (n, distribution) in [(4, Distribution::Ketama), (8, Distribution::Ketama)] {
             let mut c = Cluster::new(&vec![ServerConfig::default(); n], distribution);
-            let mut x = 0x2545_f491_4f6c_dd1d_u64;
+            let mut rng = SeededRng::seed_from_u64(7);
             for round in 0..400 {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                let server = (x % n as u64) as usize;
+                let server = rng.random_range(0..n);
                 if round % 50 == 49 {
                     c.reset();
                 } else {
