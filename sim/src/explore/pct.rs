@@ -8,19 +8,16 @@
 //! one execution. Faults fire with the plan's probabilities, as in
 //! [`crate::explore::random`].
 
-use rand::{RngExt, SeedableRng};
+use rand::RngExt;
 
-use crate::explore::random::{SeededRng, delay_in_window, maybe_fault};
+use crate::explore::random::{Seeds, delay_in_window, maybe_fault};
 use crate::explore::{Choice, Options, Strategy};
 
 /// PCT with a bug depth.
 #[derive(Debug, Clone)]
 pub struct Pct {
-    seed: u64,
-    /// The seed of the current execution.
-    current: u64,
+    seeds: Seeds,
     depth: usize,
-    rng: SeededRng,
     priorities: Vec<u64>,
     change_points: Vec<u64>,
     steps: u64,
@@ -31,10 +28,8 @@ impl Pct {
     /// [`crate::explore::Random`].
     pub fn new(seed: u64, depth: usize, steps: u64) -> Pct {
         Pct {
-            seed,
-            current: seed,
+            seeds: Seeds::new(seed),
             depth: depth.max(1),
-            rng: SeededRng::seed_from_u64(seed),
             priorities: Vec::new(),
             change_points: Vec::new(),
             steps: steps.max(1),
@@ -44,7 +39,7 @@ impl Pct {
     fn ensure_priorities(&mut self, clients: usize) {
         while self.priorities.len() < clients {
             // Initial priorities sit above every change-point priority (< depth).
-            let p = self.depth as u64 + self.rng.random_range(0..1u64 << 40);
+            let p = self.depth as u64 + self.seeds.rng.random_range(0..1u64 << 40);
             self.priorities.push(p);
         }
     }
@@ -56,23 +51,22 @@ impl Strategy for Pct {
     }
 
     fn tick_phase(&mut self, free: bool) -> Option<std::time::Duration> {
-        free.then(|| super::random::drawn_phase(self.current))
+        self.seeds.tick_phase(free)
     }
 
     fn begin(&mut self, execution: u64) {
-        self.current = self.seed.wrapping_add(execution);
-        self.rng = SeededRng::seed_from_u64(self.current);
+        self.seeds.begin(execution);
         self.priorities.clear();
         let k = self.steps;
         self.change_points.clear();
         for _ in 1..self.depth {
-            self.change_points.push(self.rng.random_range(0..k));
+            self.change_points.push(self.seeds.rng.random_range(0..k));
         }
     }
 
     fn choose(&mut self, options: &Options<'_>) -> Choice {
         self.ensure_priorities(options.clients);
-        if let Some(fault) = maybe_fault(&mut self.rng, options) {
+        if let Some(fault) = maybe_fault(&mut self.seeds.rng, options) {
             return fault;
         }
         let client = options
@@ -86,7 +80,7 @@ impl Strategy for Pct {
                 self.priorities[client] = (self.depth - 1 - i) as u64;
             }
         }
-        let delay = delay_in_window(&mut self.rng, options, client);
+        let delay = delay_in_window(&mut self.seeds.rng, options, client);
         Choice::Run { client, delay }
     }
 }

@@ -23,18 +23,15 @@
 //! from the plan's probabilities, and the tick phase from the seed alone: one seed
 //! replays one execution.
 
-use rand::{RngExt, SeedableRng};
+use rand::RngExt;
 
-use crate::explore::random::{SeededRng, delay_in_window, drawn_phase, maybe_fault};
-use crate::explore::{Choice, Options, Strategy};
+use crate::explore::random::{Seeds, delay_in, maybe_fault};
+use crate::explore::{CallOption, Choice, Options, Strategy};
 
 /// The POS strategy (see the module docs).
 #[derive(Debug, Clone)]
 pub struct Pos {
-    seed: u64,
-    /// The seed of the current execution.
-    current: u64,
-    rng: SeededRng,
+    seeds: Seeds,
     /// Each client's pending call's priority; `None` until it is drawn, which happens
     /// the first time the call is offered after it appeared or after a conflicting call
     /// ran.
@@ -46,9 +43,7 @@ impl Pos {
     /// [`super::Random`] numbers them.
     pub fn new(seed: u64) -> Pos {
         Pos {
-            seed,
-            current: seed,
-            rng: SeededRng::seed_from_u64(seed),
+            seeds: Seeds::new(seed),
             priorities: Vec::new(),
         }
     }
@@ -60,13 +55,12 @@ impl Strategy for Pos {
     }
 
     fn begin(&mut self, execution: u64) {
-        self.current = self.seed.wrapping_add(execution);
-        self.rng = SeededRng::seed_from_u64(self.current);
+        self.seeds.begin(execution);
         self.priorities.clear();
     }
 
     fn tick_phase(&mut self, free: bool) -> Option<std::time::Duration> {
-        free.then(|| drawn_phase(self.current))
+        self.seeds.tick_phase(free)
     }
 
     fn needs_footprints(&self) -> bool {
@@ -76,23 +70,23 @@ impl Strategy for Pos {
     fn choose(&mut self, options: &Options<'_>) -> Choice {
         // The clients of an execution are all there from its first step.
         self.priorities.resize(options.clients, None);
-        if let Some(fault) = maybe_fault(&mut self.rng, options) {
+        let rng = &mut self.seeds.rng;
+        if let Some(fault) = maybe_fault(rng, options) {
             // A fault races with every call.
             self.priorities.fill(None);
             return fault;
         }
         // Draw the missing priorities in client order, so that a seed fixes them; the
         // highest runs, the lowest-numbered client among equals.
-        let mut best: Option<(u64, usize)> = None;
+        let mut best: Option<(u64, &CallOption)> = None;
         for call in options.calls {
-            let rng = &mut self.rng;
             let p = *self.priorities[call.client].get_or_insert_with(|| rng.random());
             if best.is_none_or(|(q, _)| p > q) {
-                best = Some((p, call.client));
+                best = Some((p, call));
             }
         }
-        let (_, client) = best.expect("at least one call may run");
-        let ran = options.call_of(client).expect("the chosen call is offered");
+        let (_, ran) = best.expect("at least one call may run");
+        let client = ran.client;
         // The chosen client's next call is a new event; the pending calls that race
         // with this one draw again.
         self.priorities[client] = None;
@@ -106,7 +100,7 @@ impl Strategy for Pos {
                 self.priorities[other.client] = None;
             }
         }
-        let delay = delay_in_window(&mut self.rng, options, client);
+        let delay = delay_in(rng, ran);
         Choice::Run { client, delay }
     }
 }
@@ -115,7 +109,8 @@ impl Strategy for Pos {
 mod tests {
     use super::*;
     use crate::clock::VirtualTime;
-    use crate::explore::{CallOption, Footprint};
+    use crate::explore::Footprint;
+    use crate::explore::random::drawn_phase;
 
     fn call(client: usize, key: u64, read_only: bool) -> CallOption {
         CallOption {

@@ -13,22 +13,51 @@ use crate::fault::FaultKind;
 /// seeding it costs a few multiplications, which matters because every execution reseeds.
 pub(crate) type SeededRng = rand_pcg::Pcg64Mcg;
 
+/// The seeds of a sampling strategy's executions (`random`, `swarm`, `pct`, `pos`):
+/// execution `i` of first seed `s` draws everything from seed `s + i`, so a failure
+/// replays from its seed alone, and its tick phase from that seed's own stream.
+#[derive(Debug, Clone)]
+pub(crate) struct Seeds {
+    first: u64,
+    /// The seed of the current execution.
+    current: u64,
+    /// The current execution's generator.
+    pub(crate) rng: SeededRng,
+}
+
+impl Seeds {
+    /// Seeds from `first` on, the first execution's generator ready.
+    pub(crate) fn new(first: u64) -> Seeds {
+        Seeds {
+            first,
+            current: first,
+            rng: SeededRng::seed_from_u64(first),
+        }
+    }
+
+    /// Starts execution `execution`: its seed, and a generator seeded with it.
+    pub(crate) fn begin(&mut self, execution: u64) {
+        self.current = self.first.wrapping_add(execution);
+        self.rng = SeededRng::seed_from_u64(self.current);
+    }
+
+    /// The current execution's tick phase where the scenario leaves it free.
+    pub(crate) fn tick_phase(&self, free: bool) -> Option<std::time::Duration> {
+        free.then(|| drawn_phase(self.current))
+    }
+}
+
 /// Uniform random choices from a seed.
 #[derive(Debug, Clone)]
 pub struct Random {
-    seed: u64,
-    rng: SeededRng,
-    /// The seed of the current execution.
-    current: u64,
+    seeds: Seeds,
 }
 
 impl Random {
     /// A strategy whose first execution uses `seed`, the next `seed + 1`, and so on.
     pub fn new(seed: u64) -> Random {
         Random {
-            seed,
-            rng: SeededRng::seed_from_u64(seed),
-            current: seed,
+            seeds: Seeds::new(seed),
         }
     }
 }
@@ -115,7 +144,7 @@ pub(crate) fn delay_in_window(rng: &mut SeededRng, options: &Options<'_>, client
 }
 
 /// A delay drawn uniformly in `call`'s latency window.
-fn delay_in(rng: &mut SeededRng, call: &CallOption) -> u64 {
+pub(crate) fn delay_in(rng: &mut SeededRng, call: &CallOption) -> u64 {
     let width = call.width();
     if width == 0 {
         0
@@ -130,21 +159,21 @@ impl Strategy for Random {
     }
 
     fn begin(&mut self, execution: u64) {
-        self.current = self.seed.wrapping_add(execution);
-        self.rng = SeededRng::seed_from_u64(self.current);
+        self.seeds.begin(execution);
     }
 
     fn tick_phase(&mut self, free: bool) -> Option<std::time::Duration> {
-        free.then(|| drawn_phase(self.current))
+        self.seeds.tick_phase(free)
     }
 
     fn choose(&mut self, options: &Options<'_>) -> Choice {
-        if let Some(fault) = maybe_fault(&mut self.rng, options) {
+        let rng = &mut self.seeds.rng;
+        if let Some(fault) = maybe_fault(rng, options) {
             return fault;
         }
-        let i = self.rng.random_range(0..options.calls.len());
+        let i = rng.random_range(0..options.calls.len());
         let call = &options.calls[i];
-        let delay = delay_in(&mut self.rng, call);
+        let delay = delay_in(rng, call);
         let client = call.client;
         Choice::Run { client, delay }
     }

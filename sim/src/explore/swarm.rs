@@ -45,9 +45,9 @@
 //! scenarios `models/tests/swarm.rs` counts the failing executions of each: with the
 //! pause aimed at the holder, `lock-add-holder-pause` fails about 4 times as often.
 
-use rand::{RngExt, SeedableRng};
+use rand::RngExt;
 
-use crate::explore::random::{Aim, SeededRng, delay_in_window, drawn_phase, fault_firing};
+use crate::explore::random::{Aim, Seeds, delay_in, fault_firing};
 use crate::explore::{Choice, Options, Strategy};
 
 /// An execution multiplies the plan's fault probabilities by `2^d`, `d` uniform in
@@ -74,9 +74,7 @@ enum Timing {
 /// The swarm strategy (see the module docs).
 #[derive(Debug, Clone)]
 pub struct Swarm {
-    seed: u64,
-    current: u64,
-    rng: SeededRng,
+    seeds: Seeds,
     boost: f64,
     aim: Aim,
     timing: Timing,
@@ -86,9 +84,7 @@ impl Swarm {
     /// A swarm search whose first execution uses `seed`.
     pub fn new(seed: u64) -> Swarm {
         let mut s = Swarm {
-            seed,
-            current: seed,
-            rng: SeededRng::seed_from_u64(seed),
+            seeds: Seeds::new(seed),
             boost: 1.0,
             aim: Aim::Anywhere,
             timing: Timing::Uniform,
@@ -104,16 +100,16 @@ impl Strategy for Swarm {
     }
 
     fn begin(&mut self, execution: u64) {
-        self.current = self.seed.wrapping_add(execution);
-        self.rng = SeededRng::seed_from_u64(self.current);
-        let doublings = self.rng.random_range(MIN_DOUBLINGS..=MAX_DOUBLINGS);
+        self.seeds.begin(execution);
+        let rng = &mut self.seeds.rng;
+        let doublings = rng.random_range(MIN_DOUBLINGS..=MAX_DOUBLINGS);
         self.boost = doublings.exp2();
-        self.aim = if self.rng.random_bool(AIMED) {
+        self.aim = if rng.random_bool(AIMED) {
             Aim::Only
         } else {
             Aim::Anywhere
         };
-        self.timing = if self.rng.random_bool(ENDS) {
+        self.timing = if rng.random_bool(ENDS) {
             Timing::Ends
         } else {
             Timing::Uniform
@@ -121,19 +117,20 @@ impl Strategy for Swarm {
     }
 
     fn tick_phase(&mut self, free: bool) -> Option<std::time::Duration> {
-        free.then(|| drawn_phase(self.current))
+        self.seeds.tick_phase(free)
     }
 
     fn choose(&mut self, options: &Options<'_>) -> Choice {
-        if let Some(fault) = fault_firing(&mut self.rng, options, self.boost, self.aim) {
+        let rng = &mut self.seeds.rng;
+        if let Some(fault) = fault_firing(rng, options, self.boost, self.aim) {
             return fault;
         }
-        let i = self.rng.random_range(0..options.calls.len());
+        let i = rng.random_range(0..options.calls.len());
         let call = &options.calls[i];
         let client = call.client;
         let delay = match self.timing {
-            Timing::Uniform => delay_in_window(&mut self.rng, options, client),
-            Timing::Ends if self.rng.random_bool(0.5) => 0,
+            Timing::Uniform => delay_in(rng, call),
+            Timing::Ends if rng.random_bool(0.5) => 0,
             Timing::Ends => call.width(),
         };
         Choice::Run { client, delay }
