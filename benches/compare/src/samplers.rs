@@ -3,7 +3,6 @@
 
 use mcsim::explore::Pos;
 use mcsim::explore::Swarm;
-use mcsim::scenario::StrategyKind;
 
 #[allow(unused_imports)]
 use super::*;
@@ -48,38 +47,40 @@ pub(crate) fn section_samplers(md: &mut String) {
     // ratio of `pos`'s failing executions to `random`'s.
     let mut ratios: Vec<(String, f64)> = Vec::new();
     for path in single_scenarios() {
-        let Ok(s) = Scenario::load(&path, RECIPES) else {
-            continue;
+        let s = match Scenario::load(&path, RECIPES) {
+            Ok(s) => s,
+            Err(e) => {
+                writeln!(
+                    md,
+                    "| {} | (does not load: {e}) | | | | | |",
+                    path.display()
+                )
+                .unwrap();
+                continue;
+            }
         };
         if s.expect == "pass" {
             continue;
         }
         eprintln!("samplers: {}", s.name);
-        let steps = match s.strategy {
-            StrategyKind::Pct { steps, .. } => steps,
-            _ => 100,
-        };
         let swarm = failing(&s, &mut Swarm::new(0));
         let random = failing(&s, &mut Random::new(0));
-        let pct = failing(&s, &mut Pct::new(0, 3, steps));
+        let pct = failing(&s, &mut Pct::new(0, 3, s.strategy.pct_steps()));
         let pos = failing(&s, &mut Pos::new(0));
-        let faults = if s.config.faults.is_empty() {
-            "none"
-        } else {
-            "plan"
-        };
+        let planned = !s.config.faults.is_empty();
         let ratio = if random == 0 {
             "–".to_string()
         } else {
             format!("{:.2}", pos as f64 / random as f64)
         };
-        if faults == "none" && random > 0 && random < EXECUTIONS {
+        if !planned && random > 0 && random < EXECUTIONS {
             ratios.push((s.name.clone(), pos.max(1) as f64 / random as f64));
         }
         writeln!(
             md,
-            "| {} | {faults} | {swarm} | {random} | {pct} | {pos} | {ratio} |",
-            s.name
+            "| {} | {} | {swarm} | {random} | {pct} | {pos} | {ratio} |",
+            s.name,
+            if planned { "plan" } else { "none" }
         )
         .unwrap();
     }

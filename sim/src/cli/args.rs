@@ -26,14 +26,10 @@ pub(crate) struct StrategyOpts {
 
 impl StrategyOpts {
     pub(crate) fn resolve(&self, scenario: &Scenario) -> StrategyKind {
-        let steps = match scenario.strategy {
-            StrategyKind::Pct { steps, .. } => steps,
-            _ => 100,
-        };
         match &self.strategy {
             None => scenario.strategy,
             // clap took only a name of `StrategyKind::NAMES`, which all parse.
-            Some(name) => StrategyKind::parse(name, self.depth, steps)
+            Some(name) => StrategyKind::parse(name, self.depth, scenario.strategy.pct_steps())
                 .expect("clap accepts only the names StrategyKind parses"),
         }
     }

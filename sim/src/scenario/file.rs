@@ -154,7 +154,7 @@ impl Default for ExploreFile {
         ExploreFile {
             strategy: Spanned::new(0..0, "swarm".into()),
             depth: 3,
-            steps_estimate: 100,
+            steps_estimate: super::StrategyKind::DEFAULT_STEPS,
             executions: 1000,
             seed: 0,
             clients: None,

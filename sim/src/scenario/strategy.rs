@@ -22,6 +22,10 @@ impl StrategyKind {
     /// Every strategy's name, as a scenario file and `--strategy` take it.
     pub const NAMES: [&'static str; 4] = ["swarm", "random", "pct", "pos"];
 
+    /// PCT's estimate of the steps of an execution where a scenario file gives none
+    /// (`[explore] steps_estimate`).
+    pub const DEFAULT_STEPS: u64 = 100;
+
     /// Parses a strategy name (one of [`StrategyKind::NAMES`]).
     pub fn parse(name: &str, depth: usize, steps: u64) -> Option<StrategyKind> {
         match name {
@@ -42,6 +46,16 @@ impl StrategyKind {
             StrategyKind::Pct { depth, steps } => {
                 Box::new(crate::explore::Pct::new(seed, depth, steps))
             }
+        }
+    }
+
+    /// The steps per execution PCT estimates: this strategy's own if it is PCT, else
+    /// [`StrategyKind::DEFAULT_STEPS`] (for `--strategy pct` on a file that names
+    /// another strategy).
+    pub fn pct_steps(self) -> u64 {
+        match self {
+            StrategyKind::Pct { steps, .. } => steps,
+            _ => Self::DEFAULT_STEPS,
         }
     }
 
@@ -68,5 +82,9 @@ mod tests {
             assert_eq!(kind.make(0).name(), name);
         }
         assert_eq!(StrategyKind::parse("dfs", 3, 100), None);
+        // `--strategy pct` on a file of another strategy estimates the default steps.
+        assert_eq!(StrategyKind::Swarm.pct_steps(), StrategyKind::DEFAULT_STEPS);
+        let pct = StrategyKind::Pct { depth: 2, steps: 7 };
+        assert_eq!(pct.pct_steps(), 7);
     }
 }
