@@ -2,19 +2,12 @@
 //! bugs and passes their fixed twins, and finds the bug that hides among calls on
 //! unrelated keys more often than `random` does.
 
-use std::path::Path;
+mod support;
 
 use mcsim::exec::execute;
 use mcsim::explore::{Pos, Random, Strategy};
 use mcsim::scenario::{Scenario, StrategyKind};
-use mcsim_models::RECIPES;
-
-fn scenario(name: &str) -> Scenario {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../scenarios")
-        .join(format!("{name}.toml"));
-    Scenario::load(&path, RECIPES).unwrap()
-}
+use support::{assert_replays_from_seed_alone, load as scenario};
 
 /// Executions (of `n`) whose verdict is not a pass.
 fn failed(s: &Scenario, strategy: &mut dyn Strategy, n: u64) -> u64 {
@@ -26,13 +19,7 @@ fn failed(s: &Scenario, strategy: &mut dyn Strategy, n: u64) -> u64 {
 #[test]
 fn execution_i_of_a_seed_is_execution_0_of_seed_plus_i() {
     let s = scenario("table-as-written-instant");
-    let mut run = Pos::new(40);
-    for i in 0..30 {
-        let a = execute(&s.config, &*s.setup, &mut run, i);
-        let b = execute(&s.config, &*s.setup, &mut Pos::new(40 + i), 0);
-        assert_eq!(a.schedule, b.schedule, "execution {i}");
-        assert_eq!(a.trace.hash(), b.trace.hash(), "execution {i}");
-    }
+    assert_replays_from_seed_alone(&s, 40, 30, Pos::new);
 }
 
 #[test]

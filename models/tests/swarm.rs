@@ -2,19 +2,12 @@
 //! fault budget more often than `random`, aims faults where they can matter, and finds
 //! the fault corpus's bugs in no more executions than `random` does.
 
-use std::path::Path;
+mod support;
 
 use mcsim::exec::execute;
 use mcsim::explore::{Random, Strategy, Swarm};
 use mcsim::scenario::{Scenario, StrategyKind};
-use mcsim_models::RECIPES;
-
-fn scenario(name: &str) -> Scenario {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../scenarios")
-        .join(format!("{name}.toml"));
-    Scenario::load(&path, RECIPES).unwrap()
-}
+use support::{assert_replays_from_seed_alone, load as scenario};
 
 /// Executions (of `n`) that fired a fault, that one bit, and that failed.
 fn tally(s: &Scenario, strategy: &mut dyn Strategy, n: u64) -> (u64, u64, u64) {
@@ -36,13 +29,7 @@ fn scenario_files_default_to_swarm() {
 #[test]
 fn execution_i_of_a_seed_is_execution_0_of_seed_plus_i() {
     let s = scenario("lock-add-holder-pause");
-    let mut run = Swarm::new(40);
-    for i in 0..30 {
-        let a = execute(&s.config, &*s.setup, &mut run, i);
-        let b = execute(&s.config, &*s.setup, &mut Swarm::new(40 + i), 0);
-        assert_eq!(a.schedule, b.schedule, "execution {i}");
-        assert_eq!(a.trace.hash(), b.trace.hash(), "execution {i}");
-    }
+    assert_replays_from_seed_alone(&s, 40, 30, Swarm::new);
 }
 
 #[test]

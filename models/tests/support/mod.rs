@@ -5,6 +5,8 @@
 use std::path::{Path, PathBuf};
 
 use mcsim::Verdict;
+use mcsim::exec::execute;
+use mcsim::explore::Strategy;
 use mcsim::run::{self, RunOptions, RunReport};
 use mcsim::scenario::Scenario;
 use mcsim::scenario::load_points;
@@ -21,6 +23,24 @@ pub fn scenario_path(name: &str) -> PathBuf {
 pub fn load(name: &str) -> Scenario {
     let path = scenario_path(name);
     Scenario::load(&path, RECIPES).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Asserts that a sampling strategy replays from a seed alone: for the first `n`
+/// executions, execution `i` of the strategy `make(first)` has the schedule and the
+/// trace of execution 0 of `make(first + i)`.
+pub fn assert_replays_from_seed_alone<S: Strategy>(
+    s: &Scenario,
+    first: u64,
+    n: u64,
+    make: impl Fn(u64) -> S,
+) {
+    let mut run = make(first);
+    for i in 0..n {
+        let a = execute(&s.config, &*s.setup, &mut run, i);
+        let b = execute(&s.config, &*s.setup, &mut make(first + i), 0);
+        assert_eq!(a.schedule, b.schedule, "execution {i}");
+        assert_eq!(a.trace.hash(), b.trace.hash(), "execution {i}");
+    }
 }
 
 /// Runs a scenario with its own budget.
