@@ -207,6 +207,25 @@ pub(crate) fn single_scenarios() -> Vec<PathBuf> {
     files
 }
 
+/// The scenario in `path`, or `None` once a row of a table of `columns` columns says it
+/// does not load (`name` in the first cell, the error in the second, the rest blank): a
+/// scenario that no longer loads stays a row of every section, not a silent gap.
+pub(crate) fn load_or_row(
+    md: &mut String,
+    path: &Path,
+    name: impl std::fmt::Display,
+    columns: usize,
+) -> Option<Scenario> {
+    match Scenario::load(path, RECIPES) {
+        Ok(s) => Some(s),
+        Err(e) => {
+            let blanks = " |".repeat(columns.saturating_sub(2));
+            writeln!(md, "| {name} | (does not load: {e}) |{blanks}").unwrap();
+            None
+        }
+    }
+}
+
 pub(crate) fn median(mut v: Vec<Duration>) -> Duration {
     v.sort();
     v[v.len() / 2]

@@ -47,17 +47,8 @@ pub(crate) fn section_samplers(md: &mut String) {
     // ratio of `pos`'s failing executions to `random`'s.
     let mut ratios: Vec<(String, f64)> = Vec::new();
     for path in single_scenarios() {
-        let s = match Scenario::load(&path, RECIPES) {
-            Ok(s) => s,
-            Err(e) => {
-                writeln!(
-                    md,
-                    "| {} | (does not load: {e}) | | | | | |",
-                    path.display()
-                )
-                .unwrap();
-                continue;
-            }
+        let Some(s) = load_or_row(md, &path, path.display(), 7) else {
+            continue;
         };
         if s.expect == "pass" {
             continue;

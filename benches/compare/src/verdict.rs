@@ -239,12 +239,8 @@ pub(crate) fn section_time_to_violation(md: &mut String, seeds: u64) -> (f64, us
         let path = root()
             .join("scenarios")
             .join(format!("{}.toml", bug.scenario));
-        let s = match Scenario::load(&path, RECIPES) {
-            Ok(s) => s,
-            Err(e) => {
-                writeln!(md, "| {} | (does not load: {e}) |||||||", bug.scenario).unwrap();
-                continue;
-            }
+        let Some(s) = load_or_row(md, &path, bug.scenario, 9) else {
+            continue;
         };
         eprintln!("time to first violation: {}", bug.scenario);
         let row = hunt_bug(bug, &s, seeds);

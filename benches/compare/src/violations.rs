@@ -29,17 +29,8 @@ pub(crate) fn section_first_violation(md: &mut String, seeds: u64) {
     )
     .unwrap();
     for path in single_scenarios() {
-        let s = match Scenario::load(&path, RECIPES) {
-            Ok(s) => s,
-            Err(e) => {
-                writeln!(
-                    md,
-                    "| {} | (does not load: {e}) | | | | | | | |",
-                    path.display()
-                )
-                .unwrap();
-                continue;
-            }
+        let Some(s) = load_or_row(md, &path, path.display(), 9) else {
+            continue;
         };
         if s.expect == "pass" {
             continue;
