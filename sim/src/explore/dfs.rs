@@ -298,10 +298,11 @@ impl Dfs {
         if a.private || b.private {
             return true;
         }
-        match (&a.footprint, &b.footprint) {
-            (Some(x), Some(y)) => !eviction_possible && x.commutes_with(y),
-            _ => false,
-        }
+        Footprint::independent(
+            a.footprint.as_ref(),
+            b.footprint.as_ref(),
+            eviction_possible,
+        )
     }
 
     fn allowed(&self, alt: &Alt, node: &Node) -> bool {

@@ -77,6 +77,22 @@ impl Footprint {
         }
         !self.keys.iter().any(|k| other.keys.contains(k))
     }
+
+    /// True if two steps' calls, by their footprints, give the same outcome in either
+    /// order: both footprints known and [commuting](Footprint::commutes_with), and no
+    /// store may evict (an eviction makes every pair of steps dependent). A call without
+    /// a footprint races with every call. The one rule the exhaustive search's reduction
+    /// and partial order sampling both follow.
+    pub(crate) fn independent(
+        a: Option<&Footprint>,
+        b: Option<&Footprint>,
+        eviction_possible: bool,
+    ) -> bool {
+        match (a, b) {
+            (Some(x), Some(y)) => !eviction_possible && x.commutes_with(y),
+            _ => false,
+        }
+    }
 }
 
 /// A fault that may fire at this step, with the plan's chance for its kind.

@@ -26,7 +26,7 @@
 use rand::RngExt;
 
 use crate::explore::random::{Seeds, delay_in, maybe_fault};
-use crate::explore::{CallOption, Choice, Options, Strategy};
+use crate::explore::{CallOption, Choice, Footprint, Options, Strategy};
 
 /// The POS strategy (see the module docs).
 #[derive(Debug, Clone)]
@@ -91,11 +91,11 @@ impl Strategy for Pos {
         // with this one draw again.
         self.priorities[client] = None;
         for other in options.calls {
-            let races = options.eviction_possible
-                || match (&ran.footprint, &other.footprint) {
-                    (Some(a), Some(b)) => !a.commutes_with(b),
-                    _ => true,
-                };
+            let races = !Footprint::independent(
+                ran.footprint.as_ref(),
+                other.footprint.as_ref(),
+                options.eviction_possible,
+            );
             if races {
                 self.priorities[other.client] = None;
             }
@@ -109,7 +109,6 @@ impl Strategy for Pos {
 mod tests {
     use super::*;
     use crate::clock::VirtualTime;
-    use crate::explore::Footprint;
     use crate::explore::random::drawn_phase;
 
     fn call(client: usize, key: u64, read_only: bool) -> CallOption {
