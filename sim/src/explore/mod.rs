@@ -79,7 +79,7 @@ impl Footprint {
     }
 
     /// True if two steps' calls, by their footprints, give the same outcome in either
-    /// order: both footprints known and [commuting](Footprint::commutes_with), and no
+    /// order: both footprints known and commuting ([`Footprint::commutes_with`]), and no
     /// store may evict (an eviction makes every pair of steps dependent). A call without
     /// a footprint races with every call. The one rule the exhaustive search's reduction
     /// and partial order sampling both follow.

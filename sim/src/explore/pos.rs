@@ -6,7 +6,7 @@
 //! POS samples the partial order of conflicting calls instead: every pending call gets a
 //! random priority when it appears, the call with the highest priority runs, and after a
 //! call runs, every pending call that conflicts with it (same key, not both reads: a
-//! [`Footprint`](super::Footprint) that does not commute) draws a fresh priority. Calls
+//! [`Footprint`] that does not commute) draws a fresh priority. Calls
 //! on unrelated keys keep theirs, so their relative order stops weighing on the order
 //! of the calls that race.
 //!
