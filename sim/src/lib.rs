@@ -105,7 +105,7 @@ pub mod testing;
 pub mod trace;
 
 pub use clock::{ServerClock, Skew, VirtualTime};
-pub use exec::{Client, ExecConfig, Execution, Holders, Sim, execute, execute_into};
+pub use exec::{Client, Drive, ExecConfig, Execution, Holders, Sim, execute, execute_into};
 pub use explore::{Choice, Pct, Pos, Random, Replay, Schedule, Strategy, Swarm};
 pub use fault::{Fault, FaultKind, FaultPlan};
 pub use invariant::{EndView, Failure, Verdict, Violation};

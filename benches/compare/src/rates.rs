@@ -186,7 +186,7 @@ pub(crate) fn interleaved(batches: &mut [Batch<'_>]) -> Vec<Rounds> {
 pub(crate) fn mcsim_batch<'a>(
     config: &'a ExecConfig,
     setup: &'a dyn Fn(&mut Sim),
-    make: impl Fn() -> Box<dyn Strategy> + 'a,
+    make: impl Fn() -> Box<dyn Drive> + 'a,
 ) -> Batch<'a> {
     Box::new(move |n, round| {
         let mut strategy = make();
@@ -195,7 +195,7 @@ pub(crate) fn mcsim_batch<'a>(
         let mut e = Execution::default();
         (first..first + n as u64)
             .filter(|&i| {
-                execute_into(config, setup, strategy.as_mut(), i, &mut e);
+                strategy.execute_into(config, setup, i, &mut e);
                 !e.verdict.is_pass()
             })
             .count()

@@ -72,11 +72,11 @@ fn shuttle_hunt<S: Scheduler + 'static>(
     }
 }
 
-fn mcsim_hunt(s: &Scenario, mut strategy: Box<dyn Strategy>) -> Hunt {
+fn mcsim_hunt(s: &Scenario, mut strategy: Box<dyn Drive>) -> Hunt {
     let t = Instant::now();
     let mut e = Execution::default();
     let hit = (0..CAP as u64).find(|&i| {
-        execute_into(&s.config, &*s.setup, strategy.as_mut(), i, &mut e);
+        strategy.execute_into(&s.config, &*s.setup, i, &mut e);
         !e.verdict.is_pass()
     });
     Hunt {

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::exec::{Execution, execute, execute_into};
+use crate::exec::{Execution, execute};
 use crate::explore::{Replay, Schedule};
 use crate::invariant::Verdict;
 use crate::scenario::{Expectation, Judgement, Scenario, StrategyKind};
@@ -300,7 +300,7 @@ pub fn run_observed(
     // One result, its buffers reused by every execution.
     let mut e = Execution::default();
     for i in 0..options.executions {
-        execute_into(&scenario.config, &*setup, strategy.as_mut(), i, &mut e);
+        strategy.execute_into(&scenario.config, &*setup, i, &mut e);
         report.executions += 1;
         if report.executions.is_multiple_of(PROGRESS_EVERY) {
             progress(report.executions);

@@ -44,13 +44,43 @@ pub fn execute(
     execution
 }
 
+/// A strategy with the engine's step loop compiled for its own type. Every
+/// [`Strategy`] is one. A loop over many executions that holds its strategy as a
+/// `dyn Drive` (as [`crate::scenario::StrategyKind::make`] returns it) pays one virtual
+/// call per execution instead of several per step, and the strategy's answers are
+/// inlined into the loop that asks for them.
+pub trait Drive: Strategy {
+    /// [`execute_into`] with this strategy making every choice.
+    fn execute_into(
+        &mut self,
+        config: &ExecConfig,
+        setup: &dyn Fn(&mut Sim),
+        index: u64,
+        out: &mut Execution,
+    );
+}
+
+impl<S: Strategy> Drive for S {
+    fn execute_into(
+        &mut self,
+        config: &ExecConfig,
+        setup: &dyn Fn(&mut Sim),
+        index: u64,
+        out: &mut Execution,
+    ) {
+        execute_into(config, setup, self, index, out);
+    }
+}
+
 /// [`execute`] into `out`, whose buffers (the schedule, the checks, the timeline) the
 /// execution reuses: a loop that runs many executions and keeps one result at a time
-/// allocates none of them again. Everything `out` held before is replaced.
-pub fn execute_into(
+/// allocates none of them again. Everything `out` held before is replaced. The step loop
+/// is compiled for `S`: with a concrete strategy type, or through [`Drive`], the
+/// strategy's answers are inlined into it.
+pub fn execute_into<S: Strategy + ?Sized>(
     config: &ExecConfig,
     setup: &dyn Fn(&mut Sim),
-    strategy: &mut dyn Strategy,
+    strategy: &mut S,
     index: u64,
     out: &mut Execution,
 ) {
@@ -183,7 +213,7 @@ impl Engine {
         }
     }
 
-    fn run(&mut self, strategy: &mut dyn Strategy) -> Verdict {
+    fn run<S: Strategy + ?Sized>(&mut self, strategy: &mut S) -> Verdict {
         let verdict = match self.run_inner(strategy) {
             Ok(()) => self.finish(),
             Err(stop) => stop,
@@ -201,7 +231,7 @@ impl Engine {
 
     /// The steps, with the engine's option buffers taken for the whole execution (not
     /// at every step) and given back at its end.
-    fn run_inner(&mut self, strategy: &mut dyn Strategy) -> Result<(), Stop> {
+    fn run_inner<S: Strategy + ?Sized>(&mut self, strategy: &mut S) -> Result<(), Stop> {
         let mut calls = std::mem::take(&mut self.calls_buf);
         let mut faults = std::mem::take(&mut self.faults_buf);
         let result = self.steps(strategy, &mut calls, &mut faults);
@@ -209,9 +239,9 @@ impl Engine {
         result
     }
 
-    fn steps(
+    fn steps<S: Strategy + ?Sized>(
         &mut self,
-        strategy: &mut dyn Strategy,
+        strategy: &mut S,
         buf: &mut Vec<CallOption>,
         faults_buf: &mut Vec<FaultOption>,
     ) -> Result<(), Stop> {
@@ -306,6 +336,7 @@ impl Engine {
         }
     }
 
+    #[inline(always)]
     fn apply(
         &mut self,
         choice: Choice,

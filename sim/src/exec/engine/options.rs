@@ -13,6 +13,7 @@ impl Engine {
     /// calls are the first `n` entries of `calls`, whose entries are overwritten where
     /// they are: the engine reuses one buffer for every step, and entries past `n` stay
     /// for a later step instead of being dropped and built again.
+    #[inline(always)]
     pub(super) fn options(
         &self,
         calls: &mut Vec<CallOption>,
