@@ -54,7 +54,10 @@
 //!
 //! A loop that runs many executions and keeps one result at a time calls
 //! [`execute_into`] with one [`Execution`], whose buffers (the schedule, the checks, the
-//! timeline) every execution then reuses, as `mcsim check` and `mcsim explore` do.
+//! timeline) every execution then reuses, as `mcsim check` and `mcsim explore` do. The
+//! step loop is compiled for the strategy's type: pass a concrete strategy, or call
+//! [`Drive::execute_into`] on a `Box<dyn Drive>` (what
+//! [`scenario::StrategyKind::make`] returns), and its choices are inlined into the loop.
 //!
 //! **Your own recipes.** A recipe family is a type implementing [`Model`] (its variants,
 //! serde parameters, invariants and the setup above); [`check()`] runs it from a `#[test]`
