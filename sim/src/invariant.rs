@@ -80,8 +80,10 @@ pub enum Verdict {
     Violation(Violation),
     /// The recipe spins: for `repeated` calls nothing changed on the servers, every call
     /// repeated an earlier one of its client with the same reply, and nothing scheduled
-    /// (an expiry, a timer, a clock read) could change that. (`repeated` is 0 when no
-    /// client could run at all.)
+    /// (an expiry, a timer, a clock read) could change that. Or, with `wakes` above 0,
+    /// clients kept sleeping for no time: they woke `wakes` times at one instant with no
+    /// call between, so virtual time could not move on. (Both are 0 when no client could
+    /// run at all.)
     Livelock {
         /// Steps taken.
         step: u64,
@@ -91,6 +93,9 @@ pub enum Verdict {
         waiting: Vec<String>,
         /// Consecutive calls that repeated earlier ones.
         repeated: u64,
+        /// Consecutive wakes at one instant with no call between (sleeps that end the
+        /// instant they begin).
+        wakes: u64,
     },
     /// Clients were still busy, without spinning, when the step or time budget ran out:
     /// a liveness finding (a recipe waiting on a TTL, a lost reply, a dead holder).
@@ -180,7 +185,21 @@ impl fmt::Display for Verdict {
                 step,
                 time,
                 waiting,
+                wakes: wakes @ 1..,
+                ..
+            } => write!(
+                f,
+                "livelock: sleeping for no time at step {step} (t={time}): clients woke \
+                 {wakes} times at this instant with no call between, so virtual time cannot \
+                 move on; still busy: {}",
+                waiting.join(", ")
+            ),
+            Verdict::Livelock {
+                step,
+                time,
+                waiting,
                 repeated: 0,
+                ..
             } => write!(
                 f,
                 "livelock: no client can run at step {step} (t={time}); still busy: {}",
@@ -191,6 +210,7 @@ impl fmt::Display for Verdict {
                 time,
                 waiting,
                 repeated,
+                ..
             } => write!(
                 f,
                 "livelock: spinning at step {step} (t={time}): the last {repeated} calls \

@@ -115,3 +115,63 @@ fn a_stuck_report_is_a_screenful_with_the_whole_in_a_file() {
     let whole = std::fs::read_to_string(file.trim()).unwrap();
     assert!(whole.lines().count() > text.lines().count());
 }
+
+/// A client that waits for the other's write by sleeping for no time, over and over:
+/// virtual time cannot move on past it, and the execution is a livelock found at once,
+/// not an engine that never returns. A client that sleeps for no time a bounded number
+/// of times is no finding.
+#[test]
+fn sleeping_for_no_time_in_a_loop_is_a_livelock_found_at_once() {
+    use mcsim::exec::{ExecConfig, execute};
+    use mcsim::explore::{Random, Replay};
+    let spinning = |rounds: Option<u32>| {
+        move |sim: &mut Sim| {
+            sim.client(Skew::default(), move |mc| async move {
+                let flag = Key::new("flag").unwrap();
+                let mut n = 0;
+                while mc.get(&flag).await?.is_none() {
+                    // Polls the flag again only after its sleeps: a busy wait.
+                    loop {
+                        n += 1;
+                        mc.sleep(Duration::ZERO).await;
+                        if rounds.is_some_and(|r| n % r == 0) {
+                            break;
+                        }
+                    }
+                }
+                Ok(())
+            });
+            sim.client(Skew::default(), |mc| async move {
+                let flag = Key::new("flag").unwrap();
+                mc.set(&flag, "1".into(), Exptime::NEVER).await?;
+                Ok(())
+            });
+        }
+    };
+    let config = ExecConfig::default();
+    let mut livelocks = 0;
+    for seed in 0..10 {
+        let e = execute(&config, &spinning(None), &mut Random::new(seed), 0);
+        match &e.verdict {
+            Verdict::Livelock { wakes, waiting, .. } => {
+                assert!(*wakes > 10_000, "{wakes}");
+                assert!(
+                    waiting.iter().any(|w| w.contains("sleeping")),
+                    "{waiting:?}"
+                );
+                assert!(e.verdict.to_string().contains("sleeping for no time"));
+                // The replay line reproduces it.
+                let again = execute(&config, &spinning(None), &mut Replay::new(e.schedule), 0);
+                assert_eq!(again.verdict, e.verdict);
+                livelocks += 1;
+            }
+            // The writer ran first: the flag is there at the first look.
+            Verdict::Pass => {}
+            other => panic!("seed {seed}: {other}"),
+        }
+        // A thousand sleeps for no time between looks end when the writer has written.
+        let bounded = execute(&config, &spinning(Some(1000)), &mut Random::new(seed), 0);
+        assert_eq!(bounded.verdict, Verdict::Pass, "seed {seed}");
+    }
+    assert!(livelocks > 0, "no seed let the reader look first");
+}

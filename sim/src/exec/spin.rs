@@ -6,6 +6,10 @@
 //! time, about to wake), no client read its clock, no world timer (restart, rejoin,
 //! scripted fault) is pending and no live item has an expiry ahead. Such an execution is
 //! stopped at once with a `livelock` verdict instead of running to the step budget.
+//! Sleeping for no time in a loop is a spin too: the sleeper is due again at the instant
+//! it woke, so no call runs and virtual time cannot move on; past
+//! [`REPEATS_FOR_SPIN`] wakes at one instant with no call between, the execution is a
+//! `livelock` (its `wakes` count them).
 //!
 //! A recipe that **waits** (on a TTL, a restart, its own deadline) is not a spin: if it
 //! is still busy when the budget runs out, the verdict is `stuck`, with how long its
@@ -24,7 +28,8 @@ use crate::protocol::{Reply, Request};
 /// Calls without a state change before repetitions are tracked.
 pub const QUIET_CALLS: u64 = 64;
 
-/// Consecutive repeated calls that make a spin (checked again every as many more).
+/// Consecutive repeated calls that make a spin (checked again every as many more), and
+/// consecutive wakes at one instant with no call between.
 pub const REPEATS_FOR_SPIN: u64 = 10_000;
 
 /// What the watch keeps for one execution.

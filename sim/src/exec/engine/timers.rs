@@ -61,6 +61,7 @@ impl Engine {
                     self.fire(at, timer)?;
                 }
                 (Some((_, c)), _) => {
+                    self.count_wake(now)?;
                     {
                         let mut core = self.sim.core.borrow_mut();
                         core.mailboxes[c].wait = Wait::Running;
