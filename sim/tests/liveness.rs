@@ -149,9 +149,25 @@ fn sleeping_for_no_time_in_a_loop_is_a_livelock_found_at_once() {
         }
     };
     let config = ExecConfig::default();
+    // A regression would never return: it fails here instead of hanging the suite.
+    let returning = |rounds: Option<u32>, seed: u64| {
+        let (sent, received) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let e = execute(
+                &ExecConfig::default(),
+                &spinning(rounds),
+                &mut Random::new(seed),
+                0,
+            );
+            sent.send(e).ok();
+        });
+        received
+            .recv_timeout(Duration::from_secs(10))
+            .expect("the execution returns")
+    };
     let mut livelocks = 0;
     for seed in 0..10 {
-        let e = execute(&config, &spinning(None), &mut Random::new(seed), 0);
+        let e = returning(None, seed);
         match &e.verdict {
             Verdict::Livelock { wakes, waiting, .. } => {
                 assert!(*wakes > 10_000, "{wakes}");
@@ -170,7 +186,7 @@ fn sleeping_for_no_time_in_a_loop_is_a_livelock_found_at_once() {
             other => panic!("seed {seed}: {other}"),
         }
         // A thousand sleeps for no time between looks end when the writer has written.
-        let bounded = execute(&config, &spinning(Some(1000)), &mut Random::new(seed), 0);
+        let bounded = returning(Some(1000), seed);
         assert_eq!(bounded.verdict, Verdict::Pass, "seed {seed}");
     }
     assert!(livelocks > 0, "no seed let the reader look first");
