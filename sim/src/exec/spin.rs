@@ -46,6 +46,9 @@ pub(crate) struct SpinWatch {
     /// True once the model marked progress of its own ([`crate::Client::progress`]):
     /// the liveness figures then count its marks, not server writes.
     marking: bool,
+    /// The step and instant of the last sleeper's wake, and how many wakes in a row came
+    /// at them ([`SpinWatch::woke`]).
+    wakes: ((u64, VirtualTime), u64),
 }
 
 /// What the watch keeps for one client (one record per client, so that an execution
@@ -90,6 +93,7 @@ impl SpinWatch {
         self.repeats = 0;
         self.clock_reads_then = 0;
         self.marking = false;
+        self.wakes = ((0, VirtualTime::ZERO), 0);
         self.clients.truncate(clients);
         for c in &mut self.clients {
             // Most executions never track repetitions: an empty set is left as it is
@@ -103,6 +107,20 @@ impl SpinWatch {
             c.faulted = false;
         }
         self.clients.resize_with(clients, Watched::default);
+    }
+
+    /// A sleeper woke at step `step` and instant `now`: one more in the run of wakes
+    /// there, or the first of a new run. Past [`REPEATS_FOR_SPIN`] wakes with no call
+    /// between, clients are sleeping for no time in a loop (virtual time cannot move on)
+    /// and the run's length is returned: the execution is a livelock.
+    pub fn woke(&mut self, step: u64, now: VirtualTime) -> Option<u64> {
+        let (at, wakes) = &mut self.wakes;
+        if *at == (step, now) {
+            *wakes += 1;
+        } else {
+            (*at, *wakes) = ((step, now), 1);
+        }
+        (*wakes > REPEATS_FOR_SPIN).then_some(*wakes)
     }
 
     /// `client` finished at `now`: progress by either count.

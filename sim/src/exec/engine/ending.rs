@@ -3,7 +3,6 @@
 
 use std::borrow::Cow;
 
-use crate::clock::VirtualTime;
 use crate::exec::core::Wait;
 use crate::fault::FaultKind;
 use crate::invariant::{EndView, Failure, Verdict, Violation};
@@ -85,44 +84,16 @@ impl Engine {
             .collect()
     }
 
+    /// A livelock now: `repeated` calls that repeated earlier ones, or `wakes` wakes at
+    /// one instant with no call between (both 0 when no client can run at all).
     #[cold]
-    pub(super) fn livelock(&self, repeated: u64) -> Verdict {
+    pub(super) fn livelock(&self, repeated: u64, wakes: u64) -> Verdict {
         Verdict::Livelock {
             step: self.step,
             time: self.now(),
             waiting: self.waiting(),
             repeated,
-            wakes: 0,
-        }
-    }
-
-    /// Counts a sleeper's wake: one more in the run of wakes at this step and instant,
-    /// or the first of a new run. Past [`REPEATS_FOR_SPIN`] wakes with no call between,
-    /// clients are sleeping for no time in a loop: virtual time cannot move on, and the
-    /// execution would never end.
-    ///
-    /// [`REPEATS_FOR_SPIN`]: crate::exec::spin::REPEATS_FOR_SPIN
-    pub(super) fn count_wake(&mut self, now: VirtualTime) -> Result<(), Stop> {
-        let (at, wakes) = &mut self.wake_run;
-        if *at == (self.step, now) {
-            *wakes += 1;
-        } else {
-            (*at, *wakes) = ((self.step, now), 1);
-        }
-        if *wakes > crate::exec::spin::REPEATS_FOR_SPIN {
-            return Err(self.sleep_spin());
-        }
-        Ok(())
-    }
-
-    #[cold]
-    fn sleep_spin(&self) -> Verdict {
-        Verdict::Livelock {
-            step: self.step,
-            time: self.now(),
-            waiting: self.waiting(),
-            repeated: 0,
-            wakes: self.wake_run.1,
+            wakes,
         }
     }
 
@@ -145,7 +116,7 @@ impl Engine {
                 .clock_untouched(self.sim.core.borrow().clock_reads)
             && self.cluster.next_expiry(now).is_none()
         {
-            return Err(self.livelock(self.spin.repeats()));
+            return Err(self.livelock(self.spin.repeats(), 0));
         }
         Ok(())
     }

@@ -89,7 +89,6 @@ impl Engine {
             calls_buf: Vec::new(),
             faults_buf: Vec::new(),
             spin: SpinWatch::default(),
-            wake_run: ((0, VirtualTime::ZERO), 0),
             key_watch: super::watch::KeyWatch::default(),
             key_states: Vec::new(),
             phase_points: None,
@@ -237,7 +236,6 @@ impl Engine {
         self.bitten = [0; FaultKind::ALL.len()];
         (self.step, self.calls, self.step_checks) = (0, 0, 0);
         (self.pruned, self.ended, self.held) = (false, false, None);
-        self.wake_run = ((0, VirtualTime::ZERO), 0);
     }
 }
 

@@ -179,9 +179,6 @@ struct Engine {
     faults_buf: Vec<FaultOption>,
     /// Tells a spin from a wait.
     spin: SpinWatch,
-    /// The step and instant of the last sleeper's wake, and how many wakes in a row came
-    /// at them ([`Engine::count_wake`]).
-    wake_run: ((u64, VirtualTime), u64),
     /// Keys whose state the timeline shows, with their servers (only when tracing).
     key_watch: watch::KeyWatch,
     /// Their states over time (only when tracing).
@@ -274,7 +271,7 @@ impl Engine {
                         self.sim.core.borrow_mut().now = t.max(now);
                         continue;
                     }
-                    None => return Err(self.livelock(0)),
+                    None => return Err(self.livelock(0, 0)),
                 }
             }
             // Once every budget is spent, no fault can fire for the rest of the execution:

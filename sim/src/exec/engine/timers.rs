@@ -61,7 +61,9 @@ impl Engine {
                     self.fire(at, timer)?;
                 }
                 (Some((_, c)), _) => {
-                    self.count_wake(now)?;
+                    if let Some(wakes) = self.spin.woke(self.step, now) {
+                        return Err(self.livelock(0, wakes));
+                    }
                     {
                         let mut core = self.sim.core.borrow_mut();
                         core.mailboxes[c].wait = Wait::Running;
