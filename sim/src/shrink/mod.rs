@@ -415,14 +415,16 @@ pub fn shrink(scenario: &Scenario, failing: &Execution, search: u64, budget: u64
         let mut config = smaller.config.clone();
         config.trace = false;
         let mut found = None;
+        // One result, its buffers reused, and the loop compiled for the strategy.
+        let mut e = Execution::default();
         for i in 0..search {
             if spent >= budget {
                 break;
             }
-            let e = execute(&config, &*smaller.setup, strategy.as_mut(), i);
+            strategy.execute_into(&config, &*smaller.setup, i, &mut e);
             spent += e.steps;
             if e.verdict.label() == label {
-                found = Some(e);
+                found = Some(std::mem::take(&mut e));
                 break;
             }
         }
