@@ -4,32 +4,10 @@
 use mcsim::exec::{ExecConfig, Execution, execute_into};
 use mcsim::explore::{Dfs, Strategy};
 use mcsim::fault::FaultPlan;
-use mcsim::memcache::{Exptime, Key, Memcache, Value};
 use mcsim::scenario::StrategyKind;
-use mcsim::{Failure, Skew};
 
-/// Three clients counting with incr, then add on a miss, under lost replies and
-/// evictions: calls, faults, a step check and an end check that fails when an increment
-/// is lost.
-fn counting(sim: &mut mcsim::Sim) {
-    for _ in 0..3 {
-        sim.client(Skew::default(), |mc| async move {
-            let k = Key::new("n").unwrap();
-            if mc.incr(&k, 1).await.is_err() {
-                mc.add(&k, Value::from(1u64), Exptime::NEVER).await.ok();
-            }
-            Ok(())
-        });
-    }
-    sim.always("never fails", || Ok(()));
-    let key = Key::new("n").unwrap();
-    sim.at_end("three increments", move |view| {
-        match view.peek(&key).and_then(|v| v.as_u64()) {
-            Some(3) => Ok(()),
-            n => Err(Failure::new(format!("n = {n:?}"))),
-        }
-    });
-}
+mod support;
+use support::three_counting;
 
 fn faulty() -> ExecConfig {
     ExecConfig {
@@ -58,9 +36,9 @@ fn every_sampling_strategy_runs_the_same_executions_compiled_for_its_type() {
         let (mut a, mut b) = (Execution::default(), Execution::default());
         let mut failed = 0;
         for i in 0..200 {
-            compiled.execute_into(&config, &counting, i, &mut a);
+            compiled.execute_into(&config, &three_counting, i, &mut a);
             let dynamic: &mut dyn Strategy = dynamic.as_mut();
-            execute_into(&config, &counting, dynamic, i, &mut b);
+            execute_into(&config, &three_counting, dynamic, i, &mut b);
             assert_eq!(
                 format!("{a:?}"),
                 format!("{b:?}"),
@@ -82,9 +60,9 @@ fn the_exhaustive_search_explores_the_same_tree_compiled_for_its_type() {
     let (mut a, mut b) = (Execution::default(), Execution::default());
     let mut i = 0;
     loop {
-        execute_into(&config, &counting, &mut compiled, i, &mut a);
+        execute_into(&config, &three_counting, &mut compiled, i, &mut a);
         let dynamic_ref: &mut dyn Strategy = &mut dynamic;
-        execute_into(&config, &counting, dynamic_ref, i, &mut b);
+        execute_into(&config, &three_counting, dynamic_ref, i, &mut b);
         assert_eq!(format!("{a:?}"), format!("{b:?}"), "execution {i}");
         let (more, more_too) = (
             compiled.end(!a.verdict.is_pass()),

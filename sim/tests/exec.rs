@@ -7,6 +7,8 @@ use mcsim::explore::Random;
 use mcsim::memcache::{Exptime, Key, Memcache, Value};
 use mcsim::{Skew, Verdict};
 
+mod support;
+
 #[test]
 fn a_panicking_recipe_is_a_finding_with_its_step() {
     let setup = |sim: &mut mcsim::Sim| {
@@ -278,28 +280,7 @@ fn on_a_fresh_engine(
 fn a_reused_result_holds_only_its_own_execution() {
     use mcsim::exec::{Execution, execute_into};
     use mcsim::fault::FaultPlan;
-    let counting = |sim: &mut mcsim::Sim| {
-        for _ in 0..3 {
-            sim.client(Skew::default(), |mc| async move {
-                let k = Key::new("n").unwrap();
-                mc.note("incrementing");
-                if mc.incr(&k, 1).await.is_err() {
-                    mc.add(&k, Value::from(1u64), Exptime::NEVER).await.ok();
-                }
-                Ok(())
-            });
-        }
-        sim.always("never fails", || Ok(()));
-        let key = Key::new("n").unwrap();
-        sim.at_end("three increments", move |view| {
-            let n = view.peek(&key).and_then(|v| v.as_u64()).unwrap_or(0);
-            if n == 3 {
-                Ok(())
-            } else {
-                Err(mcsim::Failure::new(format!("n = {n}")))
-            }
-        });
-    };
+    let counting = support::three_counting;
     let faulty = ExecConfig {
         faults: FaultPlan::lost_replies()
             .and(FaultPlan::evictions())

@@ -152,13 +152,9 @@ fn sleeping_for_no_time_in_a_loop_is_a_livelock_found_at_once() {
     // A regression would never return: it fails here instead of hanging the suite.
     let returning = |rounds: Option<u32>, seed: u64| {
         let (sent, received) = std::sync::mpsc::channel();
+        let config = config.clone();
         std::thread::spawn(move || {
-            let e = execute(
-                &ExecConfig::default(),
-                &spinning(rounds),
-                &mut Random::new(seed),
-                0,
-            );
+            let e = execute(&config, &spinning(rounds), &mut Random::new(seed), 0);
             sent.send(e).ok();
         });
         received

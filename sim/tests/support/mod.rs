@@ -1,0 +1,29 @@
+//! What several of the executor's tests run.
+
+use mcsim::memcache::{Exptime, Key, Memcache, Value};
+use mcsim::{Failure, Sim, Skew};
+
+/// Three clients counting with incr, then add on a miss (each noting it on the timeline),
+/// a step check that never fails, and an end check that fails when an increment is lost.
+pub fn three_counting(sim: &mut Sim) {
+    for _ in 0..3 {
+        sim.client(Skew::default(), |mc| async move {
+            let k = Key::new("n").unwrap();
+            mc.note("incrementing");
+            if mc.incr(&k, 1).await.is_err() {
+                mc.add(&k, Value::from(1u64), Exptime::NEVER).await.ok();
+            }
+            Ok(())
+        });
+    }
+    sim.always("never fails", || Ok(()));
+    let key = Key::new("n").unwrap();
+    sim.at_end("three increments", move |view| {
+        let n = view.peek(&key).and_then(|v| v.as_u64()).unwrap_or(0);
+        if n == 3 {
+            Ok(())
+        } else {
+            Err(Failure::new(format!("n = {n}")))
+        }
+    });
+}
