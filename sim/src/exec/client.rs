@@ -3,6 +3,7 @@
 
 use std::cell::RefCell;
 use std::future::Future;
+use std::mem::ManuallyDrop;
 use std::pin::Pin;
 use std::rc::Rc;
 use std::task::{Context, Poll};
@@ -124,7 +125,7 @@ impl Memcache for Client {
     fn call(&self, request: Request) -> impl Future<Output = Result<Reply, Transport>> {
         CallFuture {
             client: self.clone(),
-            request,
+            request: ManuallyDrop::new(request),
             sent: false,
         }
     }
@@ -150,11 +151,23 @@ impl Memcache for Client {
 /// A call waiting for the engine to execute it.
 struct CallFuture {
     client: Client,
-    /// The request until it is sent, then a placeholder. Not an `Option`: taking a
-    /// request out of one copies it in odd-offset pieces (its tag stays behind), and the
-    /// next read of those bytes stalls; a whole request is copied as aligned words.
-    request: Request,
+    /// The request until it is sent, then the mailbox's placeholder. Not an `Option`:
+    /// taking a request out of one copies it in odd-offset pieces (its tag stays
+    /// behind), and the next read of those bytes stalls; a whole request is copied as
+    /// aligned words. Dropped by hand ([`CallFuture`]'s `Drop`): the placeholder owns
+    /// nothing, and a request's drop glue is an out-of-line call at every call.
+    request: ManuallyDrop<Request>,
     sent: bool,
+}
+
+impl Drop for CallFuture {
+    #[inline]
+    fn drop(&mut self) {
+        // A request never sent (or anything but the placeholder) is dropped as usual.
+        if !matches!(*self.request, Request::Version) {
+            *self.request = Request::Version;
+        }
+    }
 }
 
 impl Future for CallFuture {

@@ -1,6 +1,7 @@
 //! The state clients and the engine share during one execution: virtual time and each
 //! client's mailbox (what it waits for, the reply handed back to it).
 
+use std::mem::ManuallyDrop;
 use std::time::Duration;
 
 use crate::clock::{Skew, VirtualTime};
@@ -27,8 +28,9 @@ pub(crate) struct Mailbox {
     /// at every step) reads a small tag, not a request's.
     pub wait: Wait,
     /// The request of the pending call while `wait` is [`Wait::Call`]; a placeholder
-    /// otherwise ([`Mailbox::pending`] reads it).
-    pub request: Request,
+    /// otherwise ([`Mailbox::pending`] reads it). Dropped by hand (`Mailbox`'s `Drop`):
+    /// the placeholder owns nothing, and a request's drop glue is an out-of-line call.
+    pub request: ManuallyDrop<Request>,
     /// The outcome handed to the client's pending call.
     pub reply: Option<Result<Reply, Transport>>,
     /// Set when a sleep's deadline passed.
@@ -37,6 +39,16 @@ pub(crate) struct Mailbox {
     /// A fingerprint of everything the client observed so far (replies, timeouts, clock
     /// readings): with its wait, what its future does next.
     pub seen: u64,
+}
+
+impl Drop for Mailbox {
+    #[inline]
+    fn drop(&mut self) {
+        // A request still pending (the execution ended before it ran) is dropped as usual.
+        if !matches!(*self.request, Request::Version) {
+            *self.request = Request::Version;
+        }
+    }
 }
 
 impl Mailbox {
@@ -52,7 +64,7 @@ impl Mailbox {
     /// waits on `next`.
     pub fn end_call(&mut self, next: Wait) {
         self.wait = next;
-        self.request = Request::Version;
+        *self.request = Request::Version;
     }
 
     /// Hashes what the client waits for, the request of a pending call included, as
@@ -173,7 +185,7 @@ impl Core {
     pub fn add_client(&mut self, skew: Skew) -> usize {
         self.mailboxes.push(Mailbox {
             wait: Wait::Running,
-            request: Request::Version,
+            request: ManuallyDrop::new(Request::Version),
             reply: None,
             woken: false,
             skew,

@@ -56,7 +56,7 @@ impl Engine {
             drop(core);
             return Err(self.diverged(format!("c{client} is not waiting on a call")));
         };
-        let request = &mut mailbox.request;
+        let request: &mut Request = &mut mailbox.request;
         let phase_point = if self.marks_phase_points(client) {
             self.phase_point_before(client, request, issued, at)
         } else {
