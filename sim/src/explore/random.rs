@@ -144,6 +144,7 @@ pub(crate) fn delay_in_window(rng: &mut SeededRng, options: &Options<'_>, client
 }
 
 /// A delay drawn uniformly in `call`'s latency window.
+#[inline(always)]
 pub(crate) fn delay_in(rng: &mut SeededRng, call: &CallOption) -> u64 {
     let width = call.width();
     if width == 0 {

@@ -11,6 +11,9 @@ use crate::trace::Actor;
 use super::{Engine, Stop};
 
 impl Engine {
+    /// Polls `client` once. Inlined where it is called (after every call, and once per
+    /// client at the start): the common case is a few loads and a compare.
+    #[inline(always)]
     pub(super) fn poll(&mut self, client: usize) -> Result<(), Stop> {
         let Some(task) = self.sim.tasks[client].as_mut() else {
             return Ok(());
