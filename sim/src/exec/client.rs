@@ -10,7 +10,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use crate::clock::VirtualTime;
-use crate::exec::core::{Core, Note, Wait};
+use crate::exec::core::{Core, Note, Wait, release};
 use crate::memcache::{Memcache, Transport};
 use crate::protocol::{Reply, Request};
 
@@ -163,10 +163,8 @@ struct CallFuture {
 impl Drop for CallFuture {
     #[inline]
     fn drop(&mut self) {
-        // A request never sent (or anything but the placeholder) is dropped as usual.
-        if !matches!(*self.request, Request::Version) {
-            *self.request = Request::Version;
-        }
+        // A request never sent is freed.
+        release(&mut self.request);
     }
 }
 

@@ -44,10 +44,18 @@ pub(crate) struct Mailbox {
 impl Drop for Mailbox {
     #[inline]
     fn drop(&mut self) {
-        // A request still pending (the execution ended before it ran) is dropped as usual.
-        if !matches!(*self.request, Request::Version) {
-            *self.request = Request::Version;
-        }
+        // A request still pending (the execution ended before it ran) is freed.
+        release(&mut self.request);
+    }
+}
+
+/// Frees what a request held by hand owns, unless it is the placeholder a sent call and
+/// an idle mailbox hold (`Request::Version`, which owns nothing): only a request that
+/// owns something goes through its drop glue, an out-of-line call.
+#[inline]
+pub(crate) fn release(request: &mut ManuallyDrop<Request>) {
+    if !matches!(**request, Request::Version) {
+        **request = Request::Version;
     }
 }
 
