@@ -10,6 +10,7 @@
 use std::process::Command;
 
 use super::*;
+use mcsim_compare::footprint;
 
 /// Executions per counted run. A row is run twice, with this many executions and with
 /// twice as many; the difference, divided by this, is one execution's instructions
@@ -75,6 +76,41 @@ fn per_execution(row: &str) -> Result<Counts, String> {
     })
 }
 
+/// The bytes of code one execution of mcsim `random` and of the minimal scheduler runs
+/// on each counter ([`footprint::code_per_execution`]), beside the size of this
+/// machine's level-1 instruction cache, as a paragraph and a table.
+fn code_table() -> Result<String, String> {
+    let kib = |bytes: u64| format!("{:.1} KiB", bytes as f64 / 1024.0);
+    let cache = footprint::instruction_cache();
+    let mut table = format!(
+        "The code one execution runs: the 64-byte lines of machine code run at least once \
+         per execution (counted by `valgrind --tool=callgrind --dump-instr=yes`, {EXECUTIONS} \
+         and then {} executions, so the program's start is not counted). Where it exceeds \
+         the level-1 instruction cache ({}), the cache cannot keep it from one execution \
+         to the next; the excess over the minimal scheduler's is what the executor's own \
+         code adds.\n\n\
+         | counter | mcsim `random` | minimal scheduler | mcsim over the minimal scheduler |\n\
+         |---|---:|---:|---:|\n",
+        2 * EXECUTIONS,
+        cache.map_or("its size not reported by this system".to_string(), |c| {
+            format!("{} per core on this machine", kib(c))
+        }),
+    );
+    for (mcsim, minimal, _) in ROWS {
+        let m = footprint::code_per_execution(mcsim, EXECUTIONS)?;
+        let s = footprint::code_per_execution(minimal, EXECUTIONS)?;
+        writeln!(
+            table,
+            "| {mcsim} | {} | {} | {} |",
+            kib(m),
+            kib(s),
+            kib(m.saturating_sub(s))
+        )
+        .unwrap();
+    }
+    Ok(table)
+}
+
 /// Writes the instruction table; returns mcsim's overhead over the floor in units of the
 /// minimal scheduler's, for get/set and incr/add (`None` without valgrind). `times`, when
 /// the rate rows ran: per counter, mcsim `random`'s and the minimal scheduler's
@@ -100,7 +136,11 @@ pub(crate) fn section_instructions(
         writeln!(md, "Not measured: `valgrind` is not installed.").unwrap();
         return None;
     }
-    eprintln!("instructions: {} rows under callgrind", 3 * ROWS.len() + 1);
+    eprintln!(
+        "instructions: {} rows under callgrind, {} for the code they run",
+        3 * ROWS.len() + 1,
+        2 * ROWS.len()
+    );
     let measure = || -> Result<(String, (f64, f64)), String> {
         let mut table = String::from(
             "| counter | mcsim `random` | minimal scheduler | no checker (floor) | mcsim over the floor | minimal over the floor | overhead |\n\
@@ -148,6 +188,7 @@ pub(crate) fn section_instructions(
             )
             .unwrap();
         }
+        let footprint = code_table()?;
         let fixed = per_execution("fixed")?;
         writeln!(
             table,
@@ -158,7 +199,7 @@ pub(crate) fn section_instructions(
              from the processor): where mcsim's are many and the others' near none, the \
              code one execution runs does not fit in that cache and is fetched again at \
              every execution. Whether that costs time shows in the table after it.\n\n\
-             {misses}",
+             {misses}\n{footprint}",
             fixed.instructions, fixed.i1_misses
         )
         .unwrap();

@@ -3,7 +3,8 @@
 //! The library holds the [shuttle](https://docs.rs/shuttle) backend ([`ShuttleServer`],
 //! [`ShuttleClient`]), the shuttle model of the counter workload, and that workload with no
 //! checker at all ([`counter_direct`], the floor every checker pays) and under a minimal
-//! scheduler ([`counter_minimal`], what scheduling alone costs); the `compare` binary
+//! scheduler ([`counter_minimal`], what scheduling alone costs), and the measure of the
+//! code one execution runs ([`footprint`], under callgrind); the `compare` binary
 //! measures mcsim, loom and shuttle side by side and writes `reports/bench.md`.
 //!
 //! The shuttle backend models what `mcsim::loom` (built under `--cfg loom`) models under
@@ -21,6 +22,7 @@ use mcsim_models::counter::{Counter, CounterVariant};
 mod budget;
 pub mod corpus;
 mod floor;
+pub mod footprint;
 mod shuttle_server;
 
 pub use budget::Budget;
