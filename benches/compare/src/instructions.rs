@@ -79,7 +79,7 @@ fn per_execution(row: &str) -> Result<Counts, String> {
 /// The bytes of code one execution of mcsim `random` and of the minimal scheduler runs
 /// on each counter ([`footprint::code_per_execution`]), beside the size of this
 /// machine's level-1 instruction cache, as a paragraph and a table.
-fn code_table() -> Result<String, String> {
+fn code_table() -> Result<(String, CodeSize), String> {
     let kib = |bytes: u64| format!("{:.1} KiB", bytes as f64 / 1024.0);
     let cache = footprint::instruction_cache();
     let mut table = format!(
@@ -96,9 +96,11 @@ fn code_table() -> Result<String, String> {
             format!("{} per core on this machine", kib(c))
         }),
     );
+    let mut get_set = None;
     for (mcsim, minimal, _) in ROWS {
         let m = footprint::code_per_execution(mcsim, EXECUTIONS)?;
         let s = footprint::code_per_execution(minimal, EXECUTIONS)?;
+        get_set.get_or_insert((m, s));
         writeln!(
             table,
             "| {mcsim} | {} | {} | {} |",
@@ -108,17 +110,59 @@ fn code_table() -> Result<String, String> {
         )
         .unwrap();
     }
-    Ok(table)
+    let (mcsim, minimal) = get_set.unwrap_or_default();
+    Ok((
+        table,
+        CodeSize {
+            mcsim,
+            minimal,
+            cache,
+        },
+    ))
 }
 
-/// Writes the instruction table; returns mcsim's overhead over the floor in units of the
-/// minimal scheduler's, for get/set and incr/add (`None` without valgrind). `times`, when
+/// The code one get/set execution runs, in bytes, and the level-1 instruction cache.
+#[derive(Clone, Copy)]
+struct CodeSize {
+    mcsim: u64,
+    minimal: u64,
+    cache: Option<u64>,
+}
+
+/// What §2's counts give the targets' summary: mcsim's overhead over the floor in units
+/// of the minimal scheduler's, for get/set and incr/add, and the code a get/set
+/// execution runs.
+pub(crate) struct Counted {
+    ratios: (f64, f64),
+    code: CodeSize,
+}
+
+impl Counted {
+    /// The summary's words on these counts, after the overhead in time.
+    pub(crate) fn summary(&self) -> String {
+        let (gs, ia) = self.ratios;
+        let kib = |bytes: u64| format!("{:.1} KiB", bytes as f64 / 1024.0);
+        let cache = self.code.cache.map_or(String::new(), |c| {
+            format!(", with a {} level-1 instruction cache", kib(c))
+        });
+        format!(
+            "; in instructions, which other jobs on the machine do not disturb: get/set \
+             {gs:.1}×, incr/add {ia:.1}×; the code one get/set execution runs: {} against \
+             the minimal scheduler's {}{cache}",
+            kib(self.code.mcsim),
+            kib(self.code.minimal)
+        )
+    }
+}
+
+/// Writes the instruction tables; returns what the targets' summary says of them
+/// (`None` without valgrind). `times`, when
 /// the rate rows ran: per counter, mcsim `random`'s and the minimal scheduler's
 /// overheads over the shared work in ns per execution ([`Rates::overhead_ns`]).
 pub(crate) fn section_instructions(
     md: &mut String,
     times: Option<[(f64, f64); 2]>,
-) -> Option<(f64, f64)> {
+) -> Option<Counted> {
     writeln!(
         md,
         "\n### Instructions per execution\n\n\
@@ -141,7 +185,7 @@ pub(crate) fn section_instructions(
         3 * ROWS.len() + 1,
         2 * ROWS.len()
     );
-    let measure = || -> Result<(String, (f64, f64)), String> {
+    let measure = || -> Result<(String, Counted), String> {
         let mut table = String::from(
             "| counter | mcsim `random` | minimal scheduler | no checker (floor) | mcsim over the floor | minimal over the floor | overhead |\n\
              |---|---:|---:|---:|---:|---:|---:|\n",
@@ -188,7 +232,7 @@ pub(crate) fn section_instructions(
             )
             .unwrap();
         }
-        let footprint = code_table()?;
+        let (footprint, code) = code_table()?;
         let fixed = per_execution("fixed")?;
         writeln!(
             table,
@@ -221,12 +265,18 @@ pub(crate) fn section_instructions(
             )
             .unwrap();
         }
-        Ok((table, (ratios[0], ratios[1])))
+        Ok((
+            table,
+            Counted {
+                ratios: (ratios[0], ratios[1]),
+                code,
+            },
+        ))
     };
     match measure() {
-        Ok((table, ratios)) => {
+        Ok((table, counted)) => {
             md.push_str(&table);
-            Some(ratios)
+            Some(counted)
         }
         Err(e) => {
             writeln!(md, "Not measured: {e}").unwrap();

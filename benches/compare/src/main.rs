@@ -535,13 +535,7 @@ fn main() -> ExitCode {
         times(ia_rates.overhead),
         times(ia_rates.overhead_spread.0),
         times(ia_rates.overhead_spread.1),
-        match instructions {
-            Some((gs, ia)) => format!(
-                "; in instructions, which other jobs on the machine do not disturb: get/set \
-                 {gs:.1}×, incr/add {ia:.1}×"
-            ),
-            None => String::new(),
-        },
+        instructions.map(|i| i.summary()).unwrap_or_default(),
         if overhead <= 2.0 { "met" } else { "not met" },
         FULL_SIZE_LIMIT.as_secs(),
         if proved == provable { "met" } else { "not met" },
