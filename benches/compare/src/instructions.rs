@@ -80,7 +80,6 @@ fn per_execution(row: &str) -> Result<Counts, String> {
 /// on each counter ([`footprint::code_per_execution`]), beside the size of this
 /// machine's level-1 instruction cache, as a paragraph and a table.
 fn code_table() -> Result<(String, CodeSize), String> {
-    let kib = |bytes: u64| format!("{:.1} KiB", bytes as f64 / 1024.0);
     let cache = footprint::instruction_cache();
     let mut table = format!(
         "The code one execution runs: the 64-byte lines of machine code run at least once \
@@ -121,6 +120,11 @@ fn code_table() -> Result<(String, CodeSize), String> {
     ))
 }
 
+/// `bytes` in KiB, as the tables and the summary write code and cache sizes.
+fn kib(bytes: u64) -> String {
+    format!("{:.1} KiB", bytes as f64 / 1024.0)
+}
+
 /// The code one get/set execution runs, in bytes, and the level-1 instruction cache.
 #[derive(Clone, Copy)]
 struct CodeSize {
@@ -141,7 +145,6 @@ impl Counted {
     /// The summary's words on these counts, after the overhead in time.
     pub(crate) fn summary(&self) -> String {
         let (gs, ia) = self.ratios;
-        let kib = |bytes: u64| format!("{:.1} KiB", bytes as f64 / 1024.0);
         let cache = self.code.cache.map_or(String::new(), |c| {
             format!(", with a {} level-1 instruction cache", kib(c))
         });
