@@ -191,6 +191,7 @@ impl Slabs {
 
     /// Where an item of `total` bytes (of which `value_bytes` are the value and its CRLF)
     /// lives, and `header_bytes` would be its header chunk if it is chunked.
+    #[inline]
     pub fn placement(&self, total: u64, header_bytes: u64, value_bytes: u64) -> Placement {
         if total <= self.chunk_max {
             return Placement::one(self.class_of(total), 1);
@@ -221,6 +222,7 @@ impl Slabs {
     }
 
     /// Takes `chunks` free chunks of `class`, growing it by pages while memory allows.
+    #[inline]
     pub fn try_alloc(&mut self, class: usize, chunks: u64) -> bool {
         self.track(class);
         let per_page = self.sizes[class].per_page;

@@ -201,6 +201,14 @@ struct Engine {
 /// Why the loop stopped early.
 type Stop = Verdict;
 
+/// The verdict of an execution that ran on past a step check's violation: the one held
+/// (the first), the one it ended with dropped (kept out of the step's path).
+#[cold]
+#[inline(never)]
+fn held_first(held: Verdict, _ended_with: Verdict) -> Verdict {
+    held
+}
+
 impl Engine {
     fn now(&self) -> VirtualTime {
         self.sim.core.borrow().now
@@ -219,7 +227,10 @@ impl Engine {
             Err(stop) => stop,
         };
         // Run on past a step check's violation, the first one stays the verdict.
-        let verdict = self.held.take().unwrap_or(verdict);
+        let verdict = match self.held.take() {
+            Some(held) => held_first(held, verdict),
+            None => verdict,
+        };
         if matches!(
             verdict,
             Verdict::Pass | Verdict::Stuck { .. } | Verdict::Livelock { .. }
@@ -235,7 +246,13 @@ impl Engine {
         let mut calls = std::mem::take(&mut self.calls_buf);
         let mut faults = std::mem::take(&mut self.faults_buf);
         let result = self.steps(strategy, &mut calls, &mut faults);
-        (self.calls_buf, self.faults_buf) = (calls, faults);
+        // Swapped back, not assigned: an assignment drops the empty vectors `take` left,
+        // which runs their drop code (a loop over no options) at every execution.
+        std::mem::swap(&mut self.calls_buf, &mut calls);
+        std::mem::swap(&mut self.faults_buf, &mut faults);
+        // What `take` left owns nothing: forgetting it leaks nothing.
+        debug_assert!(calls.capacity() == 0 && faults.capacity() == 0);
+        std::mem::forget((calls, faults));
         result
     }
 

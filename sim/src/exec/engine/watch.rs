@@ -92,6 +92,11 @@ impl KeyWatch {
         self.everywhere = false;
     }
 
+    /// Nothing watched, nothing to look at: as [`KeyWatch::clear`] leaves it.
+    pub(super) fn is_empty(&self) -> bool {
+        self.keys.is_empty() && self.touched.is_empty() && self.due.is_empty() && !self.everywhere
+    }
+
     fn touch(&mut self, server: usize) {
         if self.touched.len() <= server {
             self.touched.resize(server + 1, false);
