@@ -91,15 +91,17 @@ impl Engine {
         // Read while the core is at hand: neither the server nor the timeline reads a
         // clock of the clients'.
         let clock_reads = core.clock_reads;
-        drop(core);
         if let Some(traced) = traced {
+            // The timeline reads the core: let go of it meanwhile.
+            drop(core);
             self.trace_call(client, traced, issued, at, &outcome, fault);
+            core = core_cell.borrow_mut();
         }
         let changed = match &outcome {
             Ok(reply) if !lost_request => changes_state(read_only, reply),
             _ => false,
         };
-        self.wrote_last[client] = changed;
+        self.per_client[client].wrote_last = changed;
         let spin_due = self.spin.call(
             client,
             hash,
@@ -108,19 +110,18 @@ impl Engine {
             at,
             clock_reads,
         );
+        // The outcome goes to the client on the core still held since the call began.
         if matches!(
             fault,
             Some(Fault::ReplyLost { .. } | Fault::RequestLost { .. })
         ) {
-            let timeout = self.plan.timeout;
-            self.sim.core.borrow_mut().sleep_until(client, timeout);
-            self.deferred[client] = Some(Transport::TimedOut);
+            core.sleep_until(client, self.plan.timeout);
+            drop(core);
+            self.per_client[client].deferred = Some(Transport::TimedOut);
         } else {
-            {
-                let mut core = self.sim.core.borrow_mut();
-                core.observe(client, &outcome);
-                core.mailboxes[client].reply = Some(outcome);
-            }
+            core.observe(client, &outcome);
+            core.mailboxes[client].reply = Some(outcome);
+            drop(core);
             self.poll(client)?;
         }
         if spin_due {

@@ -219,7 +219,7 @@ impl Engine {
                     options.put(FaultOption {
                         fault: make(client),
                         probability: p,
-                        aimed: self.wrote_last.get(client).copied().unwrap_or(false),
+                        aimed: self.per_client.get(client).is_some_and(|c| c.wrote_last),
                     });
                 }
             }

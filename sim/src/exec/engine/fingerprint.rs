@@ -55,7 +55,7 @@ impl Engine {
                 m.skew.hash(&mut h);
                 m.hash_wait(&mut h);
                 (m.woken, m.seen, &m.reply).hash(&mut h);
-                self.deferred[c].hash(&mut h);
+                self.per_client[c].deferred.hash(&mut h);
                 for holders in &self.sim.holders {
                     holders.contains(c).hash(&mut h);
                 }

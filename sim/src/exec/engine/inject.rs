@@ -67,7 +67,7 @@ impl Engine {
                 for hook in &self.sim.deaths {
                     hook(*client);
                 }
-                self.deferred[*client] = None;
+                self.per_client[*client].deferred = None;
                 self.sim.core.borrow_mut().mailboxes[*client].end_call(Wait::Done);
                 self.spin.faulted(*client);
                 self.log(Actor::World, || format!("FAULT {fault}"));

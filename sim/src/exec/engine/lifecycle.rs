@@ -65,7 +65,7 @@ impl Engine {
             live: 0,
             ranks: Vec::new(),
             cluster: Cluster::new(&config.servers, config.distribution),
-            deferred: Vec::new(),
+            per_client: Vec::new(),
             timers: Vec::new(),
             timer_seq: 0,
             fired: [0; FaultKind::ALL.len()],
@@ -74,7 +74,6 @@ impl Engine {
             max_time: 0,
             budget_left: false,
             last_keys: None,
-            wrote_last: Vec::new(),
             bitten: [0; FaultKind::ALL.len()],
             bites_pending: Vec::new(),
             step_checks: 0,
@@ -92,7 +91,6 @@ impl Engine {
             key_watch: super::watch::KeyWatch::default(),
             key_states: Vec::new(),
             phase_points: None,
-            edge_timed: Vec::new(),
             violated: Vec::new(),
             ended: false,
             held: None,
@@ -152,7 +150,7 @@ impl Engine {
                 )
             }));
         self.timer_seq = self.timers.len() as u64;
-        self.deferred.resize(n, None);
+        self.per_client.resize(n, super::PerClient::default());
         self.spin.reset(n);
         // Per kind, the plan's budget, and whether a pause or death is aimed at keys: one
         // pass over the plan's rules, the first rule of a kind counting (as
@@ -166,8 +164,6 @@ impl Engine {
         self.budget_left = self.allowed.iter().any(|&max| max > 0);
         let aims_at_keys = keyed[FaultKind::Pause as usize] || keyed[FaultKind::Die as usize];
         self.last_keys = aims_at_keys.then(|| vec![Vec::new(); n]);
-        self.wrote_last.resize(n, false);
-        self.edge_timed.resize(n, false);
         borrow(&mut self.choices, &mut out.schedule.choices);
         borrow(&mut self.trace.lines, &mut out.trace.lines);
         borrow(&mut self.events, &mut out.events);
@@ -217,9 +213,7 @@ impl Engine {
         self.sim.tasks.clear();
         self.sim.at_end.clear();
         // Plain values, emptied by setting a length.
-        self.deferred.clear();
-        self.wrote_last.clear();
-        self.edge_timed.clear();
+        self.per_client.clear();
         self.ranks.clear();
         // What most executions leave empty is tested in one run of compares and emptied
         // apart: emptying each here put a drop loop per kind in every execution's path.

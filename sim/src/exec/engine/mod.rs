@@ -133,8 +133,8 @@ struct Engine {
     /// under symmetry (a buffer kept across steps).
     ranks: Vec<usize>,
     cluster: Cluster,
-    /// A timeout to hand a client when its sleep ends (lost request or reply).
-    deferred: Vec<Option<Transport>>,
+    /// What the engine keeps of each client beside its mailbox, by client.
+    per_client: Vec<PerClient>,
     /// Timed events in the world: restarts, rejoins, scripted faults.
     timers: Vec<(VirtualTime, u64, Timer)>,
     timer_seq: u64,
@@ -154,9 +154,6 @@ struct Engine {
     /// The keys of each client's last call, kept only when a pause or death is aimed at
     /// keys (a client sleeping after a call on them may be hit).
     last_keys: Option<Vec<Vec<Key>>>,
-    /// Whether each client's last executed call changed the server (a pause or death
-    /// of that client is aimed: [`crate::explore::FaultOption::aimed`]).
-    wrote_last: Vec<bool>,
     /// Per kind, how many of the faults fired bit ([`bites`]).
     bitten: [u32; FaultKind::ALL.len()],
     /// Faults that have not bitten yet.
@@ -186,9 +183,6 @@ struct Engine {
     /// Where in a second the outcome could depend on the tick phase (only when the
     /// strategy explores timing; see [`Execution::phase_points`]).
     phase_points: Option<Vec<u32>>,
-    /// Clients whose timing follows a tick edge: their later instants move with the
-    /// phase, so they mark no phase point.
-    edge_timed: Vec<bool>,
     /// Every invariant that failed, in the order checked.
     violated: Vec<Cow<'static, str>>,
     /// True once the end checks ran.
@@ -200,6 +194,20 @@ struct Engine {
 
 /// Why the loop stopped early.
 type Stop = Verdict;
+
+/// What the engine keeps of one client beside its mailbox. Kept together, so that an
+/// execution's start sizes one vector for its clients, not one per concern.
+#[derive(Debug, Clone, Copy, Default)]
+struct PerClient {
+    /// A timeout to hand the client when its sleep ends (lost request or reply).
+    deferred: Option<Transport>,
+    /// Whether its last executed call changed the server (a pause or death of the
+    /// client is aimed: [`crate::explore::FaultOption::aimed`]).
+    wrote_last: bool,
+    /// Its timing follows a tick edge: its later instants move with the phase, so it
+    /// marks no phase point.
+    edge_timed: bool,
+}
 
 /// The verdict of an execution that ran on past a step check's violation: the one held
 /// (the first), the one it ended with dropped (kept out of the step's path).
@@ -272,15 +280,24 @@ impl Engine {
         let states = strategy.wants_states();
         let symmetry = states && strategy.symmetry() && self.symmetric_now();
         loop {
-            self.fire_due_timers()?;
+            // One look at the core for the step's head: whether a timer or a sleeper is
+            // due, the time, and the options.
+            let mut core = self.sim.core.borrow();
+            if self.timer_may_be_due(&core) {
+                drop(core);
+                self.fire_due_timers()?;
+                core = self.sim.core.borrow();
+            }
             if self.live == 0 {
                 return Ok(());
             }
-            let now = self.now();
+            let now = core.now;
             if self.step >= self.max_steps || now.micros() > self.max_time {
+                drop(core);
                 return Err(self.stuck());
             }
-            let (n, next_timer) = self.options(buf, footprints);
+            let (n, next_timer) = self.options(&core, buf, footprints);
+            drop(core);
             let calls = &mut buf[..n];
             if calls.is_empty() {
                 match next_timer {

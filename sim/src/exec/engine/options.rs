@@ -2,7 +2,7 @@
 //! their footprints for the reduction, and whether a store may evict.
 
 use crate::clock::VirtualTime;
-use crate::exec::core::Wait;
+use crate::exec::core::{Core, Wait};
 use crate::explore::{CallOption, Footprint};
 use crate::trace::fnv1a;
 
@@ -16,10 +16,10 @@ impl Engine {
     #[inline(always)]
     pub(super) fn options(
         &self,
+        core: &Core,
         calls: &mut Vec<CallOption>,
         footprints: bool,
     ) -> (usize, Option<VirtualTime>) {
-        let core = self.sim.core.borrow();
         let now = core.now;
         let (min, max) = self.latency;
         // One look at every mailbox for the bounds: the earliest timer or sleeper, and the

@@ -24,7 +24,7 @@ impl Engine {
     /// before [`Engine::phase_point_before`], which is kept out of its path.
     #[inline]
     pub(super) fn marks_phase_points(&self, client: usize) -> bool {
-        self.phase_points.is_some() && !self.edge_timed[client]
+        self.phase_points.is_some() && !self.per_client[client].edge_timed
     }
 
     /// Before the server runs a call at `at` (of a client that
@@ -46,7 +46,7 @@ impl Engine {
             // call records) or just after a tick edge of its server.
             let before = VirtualTime(at.micros().saturating_sub(1));
             if server.tick(before) != server.tick(at) {
-                self.edge_timed[client] = true;
+                self.per_client[client].edge_timed = true;
             }
             return None;
         }

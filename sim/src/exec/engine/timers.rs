@@ -1,7 +1,7 @@
 //! Timed events: sleepers waking, servers restarting and rejoining, scripted faults.
 
 use crate::clock::VirtualTime;
-use crate::exec::core::Wait;
+use crate::exec::core::{Core, Wait};
 use crate::fault::Fault;
 use crate::trace::Actor;
 
@@ -9,23 +9,17 @@ use super::{Engine, Stop};
 use crate::exec::timer::Timer;
 
 impl Engine {
-    /// Wakes sleepers and restarts servers whose deadline has come, earliest first. The
-    /// common step, with no timer and no sleeper due, is answered in the step loop
-    /// itself.
+    /// True if a timer or a sleeper may be due: the step loop's test before
+    /// [`Engine::fire_due_timers`], made on the core it reads for the step.
     #[inline(always)]
-    pub(super) fn fire_due_timers(&mut self) -> Result<(), Stop> {
-        {
-            let core = self.sim.core.borrow();
-            if self.timers.is_empty() && core.next_wake > core.now {
-                return Ok(());
-            }
-        }
-        self.fire_due_timers_slow()
+    pub(super) fn timer_may_be_due(&self, core: &Core) -> bool {
+        !self.timers.is_empty() || core.next_wake <= core.now
     }
 
-    /// [`Engine::fire_due_timers`] when a timer or a sleeper may be due.
+    /// Wakes sleepers and restarts servers whose deadline has come, earliest first (the
+    /// step loop calls it when [`Engine::timer_may_be_due`]).
     #[inline(never)]
-    fn fire_due_timers_slow(&mut self) -> Result<(), Stop> {
+    pub(super) fn fire_due_timers(&mut self) -> Result<(), Stop> {
         loop {
             let (now, sleeper) = {
                 let mut core = self.sim.core.borrow_mut();
@@ -67,7 +61,7 @@ impl Engine {
                     {
                         let mut core = self.sim.core.borrow_mut();
                         core.mailboxes[c].wait = Wait::Running;
-                        match self.deferred[c].take() {
+                        match self.per_client[c].deferred.take() {
                             Some(t) => {
                                 core.observe(c, t);
                                 core.mailboxes[c].reply = Some(Err(t));
