@@ -191,7 +191,9 @@ impl Core {
     }
 
     pub fn add_client(&mut self, skew: Skew) -> usize {
-        self.mailboxes.push(Mailbox {
+        // Built where it is kept: a mailbox built aside and pushed is copied in whole.
+        let id = self.mailboxes.len();
+        self.mailboxes.resize_with(id + 1, || Mailbox {
             wait: Wait::Running,
             request: ManuallyDrop::new(Request::Version),
             reply: None,
@@ -199,7 +201,7 @@ impl Core {
             skew,
             seen: 0,
         });
-        self.mailboxes.len() - 1
+        id
     }
 
     pub fn sleep_until(&mut self, client: usize, d: Duration) {

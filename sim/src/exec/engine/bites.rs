@@ -80,7 +80,7 @@ impl Engine {
     /// emptied first).
     pub(super) fn fault_figures(&self, out: &mut Vec<(FaultKind, u32, u32)>) {
         out.clear();
-        if self.fired == [0; FaultKind::ALL.len()] {
+        if self.fired.iter().all(|&n| n == 0) {
             return;
         }
         out.extend(

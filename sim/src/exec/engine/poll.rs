@@ -22,15 +22,18 @@ impl Engine {
         let result = catch_unwind(AssertUnwindSafe(|| task.as_mut().poll(&mut cx)));
         // The common case in one look at the core: a client parked on a call or a sleep,
         // with no notes or marks to drain.
-        if let Ok(Poll::Pending) = result {
+        if matches!(result, Ok(Poll::Pending)) {
             let core = self.sim.core.borrow();
             if core.marks.is_empty() && core.notes.is_empty() {
-                return match core.mailboxes[client].wait {
-                    Wait::Running => {
-                        drop(core);
-                        Err(self.awaited_elsewhere(client))
-                    }
-                    _ => Ok(()),
+                let parked = !matches!(core.mailboxes[client].wait, Wait::Running);
+                drop(core);
+                // `Ok(Pending)` owns nothing: forgotten, it is not handed to the
+                // result's drop code (an out-of-line call at every poll).
+                std::mem::forget(result);
+                return if parked {
+                    Ok(())
+                } else {
+                    Err(self.awaited_elsewhere(client))
                 };
             }
         }
