@@ -112,9 +112,9 @@ impl Engine {
 
     /// Starts an execution of what the setup function registered, under `config`: every
     /// count at zero, the servers booted at time zero, the settings the steps read copied
-    /// in, and the result's buffers taken from `out`, emptied, to be filled and handed
-    /// back ([`Engine::hand_over`]); the phase points among them when `phase_points`
-    /// ([`Execution::phase_points`]).
+    /// in. The result's buffers are the engine's, empty since the last
+    /// [`Engine::hand_over`]; the phase points, when `phase_points`
+    /// ([`Execution::phase_points`]), are recorded into `out`'s buffer, taken emptied.
     #[inline(never)]
     pub(super) fn begin(&mut self, config: &ExecConfig, out: &mut Execution, phase_points: bool) {
         let n = self.sim.tasks.len();
@@ -164,31 +164,25 @@ impl Engine {
         self.budget_left = self.allowed.iter().any(|&max| max > 0);
         let aims_at_keys = keyed[FaultKind::Pause as usize] || keyed[FaultKind::Die as usize];
         self.last_keys = aims_at_keys.then(|| vec![Vec::new(); n]);
-        borrow(&mut self.choices, &mut out.schedule.choices);
-        borrow(&mut self.trace.lines, &mut out.trace.lines);
-        borrow(&mut self.events, &mut out.events);
-        borrow(&mut self.key_states, &mut out.key_states);
-        borrow(&mut self.violated, &mut out.violated);
         self.phase_points = phase_points.then(|| emptied(&mut out.phase_points));
-        // Swapped and cleared only when not empty: an empty map dropped still walks its
-        // (empty) tree.
-        std::mem::swap(self.metrics.get_mut(), &mut out.metrics);
+    }
+
+    /// Hands the result's buffers to `out`, filled, with every invariant's count of
+    /// evaluations ([`Execution::checks`]) and the faults' figures
+    /// ([`Execution::faults`]), and keeps `out`'s old ones, emptied, for the next
+    /// execution.
+    #[inline(never)]
+    pub(super) fn hand_over(&mut self, out: &mut Execution) {
+        swap_emptied(&mut out.schedule.choices, &mut self.choices);
+        swap_emptied(&mut out.trace.lines, &mut self.trace.lines);
+        swap_emptied(&mut out.events, &mut self.events);
+        swap_emptied(&mut out.key_states, &mut self.key_states);
+        swap_emptied(&mut out.violated, &mut self.violated);
+        // Emptied only when not empty: an empty map dropped still walks its (empty) tree.
+        std::mem::swap(&mut out.metrics, self.metrics.get_mut());
         if !self.metrics.get_mut().is_empty() {
             self.metrics.get_mut().clear();
         }
-    }
-
-    /// Hands the result's buffers back to `out`, filled, with every invariant's count of
-    /// evaluations ([`Execution::checks`]) and the faults' figures
-    /// ([`Execution::faults`]).
-    #[inline(never)]
-    pub(super) fn hand_over(&mut self, out: &mut Execution) {
-        std::mem::swap(&mut out.schedule.choices, &mut self.choices);
-        std::mem::swap(&mut out.trace.lines, &mut self.trace.lines);
-        std::mem::swap(&mut out.events, &mut self.events);
-        std::mem::swap(&mut out.key_states, &mut self.key_states);
-        std::mem::swap(&mut out.violated, &mut self.violated);
-        std::mem::swap(&mut out.metrics, self.metrics.get_mut());
         match self.phase_points.take() {
             Some(points) => out.phase_points = points,
             None => out.phase_points.clear(),
@@ -261,11 +255,11 @@ impl Engine {
     }
 }
 
-/// Takes `theirs`'s buffer into `mine`, emptied, and leaves `mine`'s (empty between
-/// executions) in its place; [`Engine::hand_over`] swaps them back. Swapped, not moved:
-/// a move drops what it replaces, which runs drop code.
-fn borrow<T>(mine: &mut Vec<T>, theirs: &mut Vec<T>) {
-    std::mem::swap(mine, theirs);
+/// Hands `mine`, filled, to `theirs`, and keeps `theirs`'s buffer, emptied, for the next
+/// execution: one swap per execution, the result's old content dropped as it comes back.
+/// Swapped, not moved: a move drops what it replaces, which runs drop code.
+fn swap_emptied<T>(theirs: &mut Vec<T>, mine: &mut Vec<T>) {
+    std::mem::swap(theirs, mine);
     mine.clear();
 }
 
