@@ -112,7 +112,6 @@ pub(crate) struct Core {
     /// Clients that marked progress of their own ([`crate::Client::progress`]) since the
     /// engine last looked.
     pub marks: Vec<usize>,
-    pub step: u64,
     /// How often clients read their clocks (a spin is only proven while none does).
     pub clock_reads: u64,
     /// Keep each client's [`Mailbox::seen`]: only when the strategy fingerprints states,
@@ -139,7 +138,6 @@ impl Core {
             mailboxes: Vec::new(),
             notes: Vec::new(),
             marks: Vec::new(),
-            step: 0,
             clock_reads: 0,
             observing: false,
             summaries: false,
@@ -155,7 +153,6 @@ impl Core {
         self.mailboxes.clear();
         self.notes.clear();
         self.marks.clear();
-        self.step = 0;
         self.clock_reads = 0;
         self.observing = false;
         self.summaries = false;

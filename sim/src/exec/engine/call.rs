@@ -50,7 +50,6 @@ impl Engine {
         let core_cell = Rc::clone(&self.sim.core);
         let mut core = core_cell.borrow_mut();
         core.now = at;
-        core.step = self.step;
         let mailbox = &mut core.mailboxes[client];
         let Wait::Call { issued } = mailbox.wait else {
             drop(core);
