@@ -553,3 +553,34 @@ fn ghost_state_tells_apart_states_the_servers_do_not() {
     assert_eq!(distinct_final_states(false), 1);
     assert_eq!(distinct_final_states(true), 2);
 }
+
+/// The metrics an execution's end checks record are its own in a reused result: an
+/// execution that records none hands over none, whatever the ones before it recorded.
+#[test]
+fn a_reused_result_holds_only_its_own_metrics() {
+    use mcsim::exec::{Execution, execute_into};
+    let measuring = |sim: &mut mcsim::Sim| {
+        sim.at_end("measures", |view| {
+            view.metric("measured", 1.0);
+            Ok(())
+        });
+    };
+    let silent = |sim: &mut mcsim::Sim| {
+        sim.at_end("measures nothing", |_| Ok(()));
+    };
+    let config = ExecConfig::default();
+    let mut out = Execution::default();
+    for (i, measured) in [true, false, false, true, false, false]
+        .into_iter()
+        .enumerate()
+    {
+        let setup: &dyn Fn(&mut mcsim::Sim) = if measured { &measuring } else { &silent };
+        execute_into(&config, setup, &mut Random::new(0), i as u64, &mut out);
+        assert_eq!(
+            out.metrics.contains_key("measured"),
+            measured,
+            "execution {i}: {:?}",
+            out.metrics
+        );
+    }
+}

@@ -187,3 +187,36 @@ fn sleeping_for_no_time_in_a_loop_is_a_livelock_found_at_once() {
     }
     assert!(livelocks > 0, "no seed let the reader look first");
 }
+
+/// A client that marks its progress once, first thing, and then only reads, for ever:
+/// once a client marks, its calls are no progress, so its wait runs from that mark to
+/// the end of the run. The mark counts when it is made, while the client keeps running
+/// (not only when some client ends); its reads are of keys never read before, so no
+/// repetition ends the run early.
+#[test]
+fn a_mark_made_while_a_client_keeps_running_counts() {
+    use mcsim::exec::{ExecConfig, execute};
+    use mcsim::explore::Random;
+    let setup = |sim: &mut Sim| {
+        sim.client(Skew::default(), |mc| async move {
+            mc.progress();
+            for n in 0u64.. {
+                mc.sleep(Duration::from_secs(1)).await;
+                mc.get(&Key::new(format!("k{n}")).unwrap()).await?;
+            }
+            Ok(())
+        });
+    };
+    let config = ExecConfig {
+        max_time: Duration::from_secs(30),
+        ..ExecConfig::default()
+    };
+    let execution = execute(&config, &setup, &mut Random::new(0), 0);
+    match execution.verdict {
+        Verdict::Stuck { longest_wait, .. } => assert!(
+            longest_wait.1 >= Duration::from_secs(25),
+            "{longest_wait:?}"
+        ),
+        other => panic!("not stuck: {other}"),
+    }
+}
