@@ -42,11 +42,7 @@ fn spinning_without_progress_is_a_livelock_not_a_hang() {
             Ok(())
         });
     };
-    let config = ExecConfig {
-        max_time: Duration::from_secs(600),
-        ..ExecConfig::default()
-    };
-    let e = execute(&config, &setup, &mut Random::new(1), 0);
+    let e = support::run_for(Duration::from_secs(600), 1, &setup);
     match e.verdict {
         Verdict::Livelock {
             time,
@@ -87,11 +83,7 @@ fn waiting_on_a_ttl_is_stuck_not_a_livelock() {
             Ok(())
         });
     };
-    let config = ExecConfig {
-        max_time: Duration::from_secs(120),
-        ..ExecConfig::default()
-    };
-    let e = execute(&config, &setup, &mut Random::new(1), 0);
+    let e = support::run_for(Duration::from_secs(120), 1, &setup);
     match e.verdict {
         Verdict::Stuck {
             time,

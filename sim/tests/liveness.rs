@@ -6,6 +6,8 @@ use std::time::{Duration, Instant};
 use mcsim::Verdict;
 use mcsim::prelude::*;
 
+mod support;
+
 /// A lock whose first holder leaves without releasing it (no TTL): every other client
 /// retries for ever, writing a heartbeat before each attempt.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -195,8 +197,6 @@ fn sleeping_for_no_time_in_a_loop_is_a_livelock_found_at_once() {
 /// repetition ends the run early.
 #[test]
 fn a_mark_made_while_a_client_keeps_running_counts() {
-    use mcsim::exec::{ExecConfig, execute};
-    use mcsim::explore::Random;
     let setup = |sim: &mut Sim| {
         sim.client(Skew::default(), |mc| async move {
             mc.progress();
@@ -207,11 +207,7 @@ fn a_mark_made_while_a_client_keeps_running_counts() {
             Ok(())
         });
     };
-    let config = ExecConfig {
-        max_time: Duration::from_secs(30),
-        ..ExecConfig::default()
-    };
-    let execution = execute(&config, &setup, &mut Random::new(0), 0);
+    let execution = support::run_for(Duration::from_secs(30), 0, &setup);
     match execution.verdict {
         Verdict::Stuck { longest_wait, .. } => assert!(
             longest_wait.1 >= Duration::from_secs(25),

@@ -1,7 +1,24 @@
-//! What several of the executor's tests run.
+//! What several of the executor's tests run. Each test binary that shares this module
+//! uses some of it, not all.
+#![allow(dead_code)]
 
+use std::time::Duration;
+
+use mcsim::exec::{ExecConfig, Execution, execute};
+use mcsim::explore::Random;
 use mcsim::memcache::{Exptime, Key, Memcache, Value};
 use mcsim::{Failure, Sim, Skew};
+
+/// `setup`'s execution under `random` seeded with `seed`, its virtual time bounded by
+/// `max_time`: how the tests of a run that never ends by itself (a spin, a wait without
+/// end) run it.
+pub fn run_for(max_time: Duration, seed: u64, setup: &dyn Fn(&mut Sim)) -> Execution {
+    let config = ExecConfig {
+        max_time,
+        ..ExecConfig::default()
+    };
+    execute(&config, setup, &mut Random::new(seed), 0)
+}
 
 /// Three clients counting with incr, then add on a miss (each noting it on the timeline),
 /// a step check that never fails, and an end check that fails when an increment is lost.
