@@ -209,7 +209,7 @@ impl Engine {
         // Plain values, emptied by setting a length.
         self.per_client.clear();
         self.ranks.clear();
-        // What most executions leave empty is tested in one run of compares and emptied
+        // What most executions leave empty is tested in one run of comparisons and emptied
         // apart: emptying each here put a drop loop per kind in every execution's path.
         if !(self.sim.always.is_empty()
             && self.sim.scripted.is_empty()

@@ -25,7 +25,7 @@ impl Engine {
                 let mut core = self.sim.core.borrow_mut();
                 let now = core.now;
                 // No sleeper can be due before the bound: nothing (more) to fire.
-                if self.timers.is_empty() && core.next_wake > now {
+                if !self.timer_may_be_due(&core) {
                     return Ok(());
                 }
                 let mut sleeper: Option<(VirtualTime, usize)> = None;
