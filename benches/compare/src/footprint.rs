@@ -10,29 +10,42 @@ use std::process::Command;
 /// The size of a cache line, the unit the instruction cache holds code in.
 const LINE: u64 = 64;
 
-/// How many times each 64-byte line of code ran, by object and line, in one run of the
-/// running binary (`compare`) with `--profile-rate row --executions n` under callgrind.
-fn line_counts(row: &str, n: u64) -> Result<BTreeMap<(u32, u64), u64>, String> {
+/// Runs the running binary (`compare`) with `--profile-rate row --executions n` under
+/// `valgrind --tool=callgrind` with `options`; returns valgrind's report (its stderr).
+pub fn callgrind(options: &[&str], row: &str, n: u64) -> Result<String, String> {
     let exe = std::env::current_exe().map_err(|e| format!("this binary's path: {e}"))?;
-    let file = std::env::temp_dir().join(format!(
-        "mcsim-compare-{}-{row}-{n}.callgrind",
-        std::process::id()
-    ));
     let out = Command::new("valgrind")
-        .args(["--tool=callgrind", "--dump-instr=yes", "--compress-pos=no"])
-        .arg(format!("--callgrind-out-file={}", file.display()))
+        .arg("--tool=callgrind")
+        .args(options)
         .arg(&exe)
         .args(["--profile-rate", row, "--executions", &n.to_string()])
         .output()
         .map_err(|e| format!("valgrind: {e}"))?;
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     if !out.status.success() {
-        let stderr = String::from_utf8_lossy(&out.stderr);
         return Err(format!("valgrind on row {row} failed: {stderr}"));
     }
-    let text = std::fs::read_to_string(&file);
+    Ok(stderr)
+}
+
+/// How many times each 64-byte line of code ran, by object and line, in one run of the
+/// running binary (`compare`) with `--profile-rate row --executions n` under callgrind.
+fn line_counts(row: &str, n: u64) -> Result<BTreeMap<(u32, u64), u64>, String> {
+    let file = std::env::temp_dir().join(format!(
+        "mcsim-compare-{}-{row}-{n}.callgrind",
+        std::process::id()
+    ));
+    let out_file = format!("--callgrind-out-file={}", file.display());
+    let ran = callgrind(
+        &["--dump-instr=yes", "--compress-pos=no", &out_file],
+        row,
+        n,
+    );
+    let text = ran.and_then(|_| {
+        std::fs::read_to_string(&file).map_err(|e| format!("callgrind's output for row {row}: {e}"))
+    });
     std::fs::remove_file(&file).ok();
-    let text = text.map_err(|e| format!("callgrind's output for row {row}: {e}"))?;
-    Ok(parse(&text))
+    Ok(parse(&text?))
 }
 
 /// The counts in callgrind's output (`positions: instr line`, uncompressed positions):

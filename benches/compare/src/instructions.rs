@@ -35,21 +35,11 @@ struct Counts {
 /// What `valgrind --tool=callgrind --cache-sim=yes` counts for this binary running
 /// `--profile-rate row --executions n`.
 fn counted(row: &str, n: u64) -> Result<Counts, String> {
-    let exe = std::env::current_exe().map_err(|e| format!("this binary's path: {e}"))?;
-    let out = Command::new("valgrind")
-        .args([
-            "--tool=callgrind",
-            "--cache-sim=yes",
-            "--callgrind-out-file=/dev/null",
-        ])
-        .arg(&exe)
-        .args(["--profile-rate", row, "--executions", &n.to_string()])
-        .output()
-        .map_err(|e| format!("valgrind: {e}"))?;
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    if !out.status.success() {
-        return Err(format!("valgrind on row {row} failed: {stderr}"));
-    }
+    let stderr = footprint::callgrind(
+        &["--cache-sim=yes", "--callgrind-out-file=/dev/null"],
+        row,
+        n,
+    )?;
     // `Collected : Ir Dr Dw I1mr D1mr D1mw ILmr DLmr DLmw`.
     stderr
         .lines()
