@@ -16,11 +16,21 @@ use super::{Engine, Stop};
 
 impl Engine {
     /// The server executes a client's pending call at `at`; the reply goes back to the
-    /// client. The step's own path: [`Engine::call_with`] with no fault, built apart so
-    /// that none of a fault's branches is in it.
+    /// client. The step's own path: [`Engine::call_with`] with no fault and, unless
+    /// [`Engine::call_extras`], none of what only some executions do, built apart so that
+    /// none of their branches is in it.
     #[inline(never)]
     pub(super) fn execute_call(&mut self, client: usize, at: VirtualTime) -> Result<(), Stop> {
-        self.call_with(client, at, None)
+        if self.call_extras() {
+            return self.execute_call_with_extras(client, at);
+        }
+        self.call_with::<false>(client, at, None)
+    }
+
+    /// [`Engine::execute_call`] when [`Engine::call_extras`].
+    #[inline(never)]
+    fn execute_call_with_extras(&mut self, client: usize, at: VirtualTime) -> Result<(), Stop> {
+        self.call_with::<true>(client, at, None)
     }
 
     /// [`Engine::call_with`] under a fault the strategy put on the call.
@@ -31,19 +41,20 @@ impl Engine {
         at: VirtualTime,
         fault: &Fault,
     ) -> Result<(), Stop> {
-        self.call_with(client, at, Some(fault))
+        self.call_with::<true>(client, at, Some(fault))
     }
 
     /// The server executes a client's pending call at `at` (unless the fault says the
-    /// request is lost); the reply goes back to the client (unless it is lost).
+    /// request is lost); the reply goes back to the client (unless it is lost). With
+    /// `EXTRAS` false, the caller found that [`Engine::call_extras`] is false: nothing
+    /// but the server, the spin watch and the client is done.
     #[inline(always)]
-    fn call_with(
+    fn call_with<const EXTRAS: bool>(
         &mut self,
         client: usize,
         at: VirtualTime,
         fault: Option<&Fault>,
     ) -> Result<(), Stop> {
-        self.watch_call(client);
         // The request stays in the client's mailbox while the server executes it (the
         // server takes only a storage command's bytes): a request moved out and passed on
         // by value is copied several times per call, each copy stalling on the last.
@@ -56,21 +67,18 @@ impl Engine {
             return Err(self.diverged(format!("c{client} is not waiting on a call")));
         };
         let request: &mut Request = &mut mailbox.request;
-        let phase_point = if self.marks_phase_points(client) {
-            self.phase_point_before(client, request, issued, at)
+        // What only some executions do before a call: a traced one watches its keys, a
+        // timing search marks phase points, faults aimed at keys remember them, a fault
+        // waiting to bite looks at it.
+        let phase_point = if EXTRAS {
+            self.before_call(client, request, issued, at, fault)
         } else {
             None
         };
-        if self.last_keys.is_some() {
-            self.remember_keys(client, request);
-        }
-        if !matches!(fault, Some(Fault::RequestLost { .. })) {
-            self.note_bites(request);
-        }
         let read_only = request.is_read_only();
         let hash = self.spin.tracking_next().then(|| request_hash(request));
         // Taken before the server takes the request's bytes (only when tracing).
-        let traced = self.tracing.then(|| Traced {
+        let traced = (EXTRAS && self.tracing).then(|| Traced {
             servers: self.cluster.servers_for(request),
             what: describe_request(request),
             request: request.clone(),
@@ -127,6 +135,44 @@ impl Engine {
             self.check_spin()?;
         }
         Ok(())
+    }
+
+    /// True if a call needs more than the server and the spin watch: the execution is
+    /// traced, records phase points or remembers keys for aimed faults, or a fault waits
+    /// to bite. One test in the step's path for the four.
+    #[inline(always)]
+    fn call_extras(&self) -> bool {
+        self.tracing
+            | self.phase_points.is_some()
+            | self.last_keys.is_some()
+            | !self.bites_pending.is_empty()
+    }
+
+    /// What a call does first when [`Engine::call_extras`]: its keys watched (traced),
+    /// whether it may mark a phase point, its keys remembered, the faults it makes bite
+    /// counted. Returns what [`Engine::phase_point_before`] answered.
+    #[inline(never)]
+    fn before_call(
+        &mut self,
+        client: usize,
+        request: &Request,
+        issued: VirtualTime,
+        at: VirtualTime,
+        fault: Option<&Fault>,
+    ) -> Option<bool> {
+        self.watch_call(request);
+        let phase_point = if self.marks_phase_points(client) {
+            self.phase_point_before(client, request, issued, at)
+        } else {
+            None
+        };
+        if self.last_keys.is_some() {
+            self.remember_keys(client, request);
+        }
+        if !matches!(fault, Some(Fault::RequestLost { .. })) {
+            self.note_bites(request);
+        }
+        phase_point
     }
 
     /// What a call the strategy put a fault on gets back: a timeout for a lost request,

@@ -14,6 +14,7 @@
 
 use crate::clock::VirtualTime;
 use crate::memcache::Key;
+use crate::protocol::Request;
 
 use super::Engine;
 
@@ -148,21 +149,8 @@ impl Engine {
     }
 
     /// Watches the keys of the call `client` is about to make (tracing only).
-    #[inline]
-    pub(super) fn watch_call(&mut self, client: usize) {
+    pub(super) fn watch_call(&mut self, request: &Request) {
         if self.tracing {
-            self.watch_call_keys(client);
-        }
-    }
-
-    /// [`Engine::watch_call`] in a traced execution (kept out of the step's path).
-    #[inline(never)]
-    fn watch_call_keys(&mut self, client: usize) {
-        // The core is borrowed through its own handle, so the keys are read in place
-        // while the engine adds them to its watch list.
-        let core = std::rc::Rc::clone(&self.sim.core);
-        let core = core.borrow();
-        if let Some(request) = core.mailboxes[client].pending() {
             // A command without keys (`flush_all`) may change every server.
             if request.keys().is_empty() {
                 self.key_watch.everywhere = true;
