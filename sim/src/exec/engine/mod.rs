@@ -253,7 +253,17 @@ impl Engine {
     fn run_inner<S: Strategy + ?Sized>(&mut self, strategy: &mut S) -> Result<(), Stop> {
         let mut calls = std::mem::take(&mut self.calls_buf);
         let mut faults = std::mem::take(&mut self.faults_buf);
-        let result = self.steps(strategy, &mut calls, &mut faults);
+        // Most executions of a sampling run need no footprints, edges or states and can
+        // suffer no fault: their steps run a copy of the loop without those branches.
+        let plain = !(strategy.needs_footprints()
+            || strategy.explores_timing()
+            || strategy.wants_states()
+            || self.budget_left);
+        let result = if plain {
+            self.steps::<S, true>(strategy, &mut calls, &mut faults)
+        } else {
+            self.steps::<S, false>(strategy, &mut calls, &mut faults)
+        };
         // Swapped back, not assigned: an assignment drops the empty vectors `take` left,
         // which runs their drop code (a loop over no options) at every execution.
         std::mem::swap(&mut self.calls_buf, &mut calls);
@@ -264,7 +274,9 @@ impl Engine {
         result
     }
 
-    fn steps<S: Strategy + ?Sized>(
+    /// The step loop. `PLAIN`: the strategy wants no footprints, edges or states, and no
+    /// fault can fire in this execution (no budget, and none comes back).
+    fn steps<S: Strategy + ?Sized, const PLAIN: bool>(
         &mut self,
         strategy: &mut S,
         buf: &mut Vec<CallOption>,
@@ -275,9 +287,9 @@ impl Engine {
         }
         // What the strategy asks for and whether faults may fire cannot change during an
         // execution: asked once, not at every step.
-        let footprints = strategy.needs_footprints();
-        let timing = strategy.explores_timing();
-        let states = strategy.wants_states();
+        let footprints = !PLAIN && strategy.needs_footprints();
+        let timing = !PLAIN && strategy.explores_timing();
+        let states = !PLAIN && strategy.wants_states();
         let symmetry = states && strategy.symmetry() && self.symmetric_now();
         loop {
             // One look at the core for the step's head: whether a timer or a sleeper is
@@ -310,7 +322,7 @@ impl Engine {
             }
             // Once every budget is spent, no fault can fire for the rest of the execution:
             // the options are built only while one may.
-            let faults: &[FaultOption] = if self.budget_left {
+            let faults: &[FaultOption] = if !PLAIN && self.budget_left {
                 self.fault_options(calls, faults_buf);
                 faults_buf
             } else {
