@@ -86,6 +86,7 @@ impl Engine {
             calls: 0,
             pruned: false,
             calls_buf: Vec::new(),
+            extras_in_options: false,
             faults_buf: Vec::new(),
             spin: SpinWatch::default(),
             key_watch: super::watch::KeyWatch::default(),

@@ -172,6 +172,9 @@ struct Engine {
     pruned: bool,
     /// The call options of the current step (a buffer kept across steps).
     calls_buf: Vec<CallOption>,
+    /// True if an entry of `calls_buf` may hold a footprint or edges: the last
+    /// execution's strategy asked for them.
+    extras_in_options: bool,
     /// The fault options of the current step (a buffer kept across steps).
     faults_buf: Vec<FaultOption>,
     /// Tells a spin from a wait.
@@ -255,10 +258,14 @@ impl Engine {
         let mut faults = std::mem::take(&mut self.faults_buf);
         // Most executions of a sampling run need no footprints, edges or states and can
         // suffer no fault: their steps run a copy of the loop without those branches.
-        let plain = !(strategy.needs_footprints()
-            || strategy.explores_timing()
-            || strategy.wants_states()
-            || self.budget_left);
+        let extras = strategy.needs_footprints() || strategy.explores_timing();
+        let plain = !(extras || strategy.wants_states() || self.budget_left);
+        // The options buffer holds footprints and edges only after a strategy that
+        // asked for them: emptied once before one that does not.
+        if !extras && self.extras_in_options {
+            Engine::empty_extras(&mut calls);
+        }
+        self.extras_in_options = extras;
         let result = if plain {
             self.steps::<S, true>(strategy, &mut calls, &mut faults)
         } else {
@@ -308,7 +315,7 @@ impl Engine {
                 drop(core);
                 return Err(self.stuck());
             }
-            let (n, next_timer) = self.options(&core, buf, footprints);
+            let (n, next_timer) = self.options(&core, buf, footprints, timing);
             drop(core);
             let calls = &mut buf[..n];
             if calls.is_empty() {

@@ -19,15 +19,17 @@ impl Engine {
         core: &Core,
         calls: &mut Vec<CallOption>,
         footprints: bool,
+        timing: bool,
     ) -> (usize, Option<VirtualTime>) {
         let now = core.now;
         let (min, max) = self.latency;
         // One look at every mailbox for the bounds: the earliest timer or sleeper, and the
         // earliest pending call (the window that closes first is its: every window has the
         // same width). Kept as plain times beside a flag, not options, in the step's path.
-        let (mut timed, mut next_timer) = match self.timers.iter().map(|t| t.0).min() {
-            Some(t) => (true, t),
-            None => (false, VirtualTime(u64::MAX)),
+        let (mut timed, mut next_timer) = if self.timers.is_empty() {
+            (false, VirtualTime(u64::MAX))
+        } else {
+            (true, self.next_timer_due())
         };
         let (mut pending, mut first_issued) = (false, VirtualTime(u64::MAX));
         for m in &core.mailboxes {
@@ -68,12 +70,17 @@ impl Engine {
                     option.client = client;
                     option.earliest = earliest;
                     option.latest = latest;
-                    // Kept for `add_footprints` to overwrite in place; an empty one is
-                    // left as it is (writing `None` over it still runs drop code).
-                    if !footprints && option.footprint.is_some() {
-                        option.footprint = None;
+                    // Neither is read by a strategy that asked for neither: left as
+                    // they are (the step loop empties them once when such a strategy
+                    // follows one that asked, `Engine::empty_extras`).
+                    if footprints || timing {
+                        // Kept for `add_footprints` to overwrite in place; an empty one
+                        // is left as it is (writing `None` over it still runs drop code).
+                        if !footprints && option.footprint.is_some() {
+                            option.footprint = None;
+                        }
+                        option.edges.clear();
                     }
-                    option.edges.clear();
                 }
                 None => calls.push(CallOption {
                     client,
@@ -86,6 +93,27 @@ impl Engine {
             n += 1;
         }
         (n, next_timer)
+    }
+
+    /// The earliest world timer's deadline (some is pending).
+    #[inline(never)]
+    fn next_timer_due(&self) -> VirtualTime {
+        self.timers
+            .iter()
+            .map(|t| t.0)
+            .min()
+            .unwrap_or(VirtualTime(u64::MAX))
+    }
+
+    /// Empties the footprints and edges a strategy that asked for them left in the
+    /// options buffer, before a strategy that asks for neither uses it (the options
+    /// then leave them as they are).
+    #[cold]
+    pub(super) fn empty_extras(calls: &mut [CallOption]) {
+        for call in calls {
+            call.footprint = None;
+            call.edges.clear();
+        }
     }
 
     #[inline(never)]

@@ -1,0 +1,77 @@
+//! What a strategy is offered at a step holds only what it asked for: the engine reuses
+//! one options buffer for every execution of a thread, and a strategy that asked for no
+//! footprints or edges never finds those a previous strategy was given.
+
+use mcsim::exec::{ExecConfig, execute};
+use mcsim::explore::{Choice, Options, Strategy};
+
+mod support;
+use support::three_counting;
+
+/// Runs the first call offered, at its earliest, and notes whether any call offered held
+/// a footprint or edges.
+struct Looking {
+    asks: bool,
+    saw_footprints: bool,
+    saw_edges: bool,
+}
+
+impl Looking {
+    fn new(asks: bool) -> Looking {
+        Looking {
+            asks,
+            saw_footprints: false,
+            saw_edges: false,
+        }
+    }
+}
+
+impl Strategy for Looking {
+    fn name(&self) -> &'static str {
+        "looking"
+    }
+
+    fn begin(&mut self, _execution: u64) {}
+
+    fn choose(&mut self, options: &Options<'_>) -> Choice {
+        for call in options.calls {
+            self.saw_footprints |= call.footprint.is_some();
+            self.saw_edges |= !call.edges.is_empty();
+        }
+        Choice::Run {
+            client: options.calls[0].client,
+            delay: 0,
+        }
+    }
+
+    fn needs_footprints(&self) -> bool {
+        self.asks
+    }
+
+    fn explores_timing(&self) -> bool {
+        self.asks
+    }
+}
+
+#[test]
+fn a_strategy_that_asks_for_no_footprints_or_edges_finds_none_after_one_that_did() {
+    // Latency as wide as a second, so that the windows of calls span a tick edge.
+    let config = ExecConfig {
+        latency_max: std::time::Duration::from_millis(1500),
+        ..ExecConfig::default()
+    };
+    let mut asking = Looking::new(true);
+    execute(&config, &three_counting, &mut asking, 0);
+    assert!(
+        asking.saw_footprints,
+        "the asking strategy got no footprints"
+    );
+    assert!(asking.saw_edges, "the asking strategy got no edges");
+    let mut plain = Looking::new(false);
+    execute(&config, &three_counting, &mut plain, 0);
+    assert!(
+        !plain.saw_footprints,
+        "footprints left from the last strategy"
+    );
+    assert!(!plain.saw_edges, "edges left from the last strategy");
+}
