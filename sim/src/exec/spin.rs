@@ -285,6 +285,7 @@ pub(crate) fn request_hash(request: &Request) -> u64 {
 }
 
 /// True unless the call was a read or its reply says the server did nothing.
+#[inline]
 pub(crate) fn changes_state(read_only: bool, reply: &Reply) -> bool {
     if read_only {
         return false;

@@ -225,11 +225,21 @@ impl Engine {
         self.sim.core.borrow().now
     }
 
+    /// Writes a line into the timeline of a traced execution. Only the test is inlined
+    /// where it is called: the line is formatted in a cold function of its own, so that
+    /// the formatting code of every line is not laid out among the step's own.
+    #[inline(always)]
     fn log(&mut self, actor: Actor, text: impl FnOnce() -> String) {
         if self.tracing {
-            let now = self.now();
-            self.trace.push(self.step, now, actor, text());
+            self.log_line(actor, text);
         }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn log_line(&mut self, actor: Actor, text: impl FnOnce() -> String) {
+        let now = self.now();
+        self.trace.push(self.step, now, actor, text());
     }
 
     fn run<S: Strategy + ?Sized>(&mut self, strategy: &mut S) -> Verdict {
