@@ -45,9 +45,9 @@ impl Engine {
 
     /// An engine with nothing registered, as [`Engine::clear`] leaves one.
     fn idle(config: &ExecConfig) -> Engine {
-        Engine {
+        let mut engine = Engine {
             plan: config.faults.clone(),
-            aimed_keys: super::faults::aimed_keys(&config.faults),
+            aimed_keys: Default::default(),
             tracing: false,
             max_steps: 0,
             past_violation: false,
@@ -95,7 +95,11 @@ impl Engine {
             violated: Vec::new(),
             ended: false,
             held: None,
-        }
+            plan_budget: false,
+            plan_aims_at_keys: false,
+        };
+        engine.adopt_plan();
+        engine
     }
 
     /// The engine's registration, emptied by the last [`Engine::clear`], for a setup
@@ -121,7 +125,7 @@ impl Engine {
         let n = self.sim.tasks.len();
         if self.plan != config.faults {
             self.plan = config.faults.clone();
-            self.aimed_keys = super::faults::aimed_keys(&self.plan);
+            self.adopt_plan();
         }
         (self.tracing, self.max_steps) = (config.trace, config.max_steps);
         self.past_violation = config.past_violation;
@@ -153,19 +157,28 @@ impl Engine {
         self.timer_seq = self.timers.len() as u64;
         self.per_client.resize(n, super::PerClient::default());
         self.spin.reset(n);
-        // Per kind, the plan's budget, and whether a pause or death is aimed at keys: one
-        // pass over the plan's rules, the first rule of a kind counting (as
-        // `FaultPlan::rule` finds it), so the last written here.
+        self.budget_left = self.plan_budget;
+        if self.plan_aims_at_keys {
+            self.last_keys = Some(vec![Vec::new(); n]);
+        }
+        self.phase_points = phase_points.then(|| emptied(&mut out.phase_points));
+    }
+
+    /// What follows from the fault plan alone, worked out when the plan changes, not at
+    /// every execution: the keys each kind aims at, each kind's budget, whether any
+    /// budget is above zero, and whether a pause or death is aimed at keys. One pass
+    /// over the plan's rules, the first rule of a kind counting (as `FaultPlan::rule`
+    /// finds it), so the last written here.
+    fn adopt_plan(&mut self) {
+        self.aimed_keys = super::faults::aimed_keys(&self.plan);
         let mut keyed = [false; FaultKind::ALL.len()];
         self.allowed = [0; FaultKind::ALL.len()];
         for (kind, rule) in self.plan.rules.iter().rev() {
             self.allowed[*kind as usize] = rule.max;
             keyed[*kind as usize] = rule.keys.is_some();
         }
-        self.budget_left = self.allowed.iter().any(|&max| max > 0);
-        let aims_at_keys = keyed[FaultKind::Pause as usize] || keyed[FaultKind::Die as usize];
-        self.last_keys = aims_at_keys.then(|| vec![Vec::new(); n]);
-        self.phase_points = phase_points.then(|| emptied(&mut out.phase_points));
+        self.plan_budget = self.allowed.iter().any(|&max| max > 0);
+        self.plan_aims_at_keys = keyed[FaultKind::Pause as usize] || keyed[FaultKind::Die as usize];
     }
 
     /// Hands the result's buffers to `out`, filled, with every invariant's count of

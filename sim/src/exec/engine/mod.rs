@@ -143,6 +143,11 @@ struct Engine {
     fired: [u32; FaultKind::ALL.len()],
     /// Per kind, how many the plan allows.
     allowed: [u32; FaultKind::ALL.len()],
+    /// Some kind's budget in `plan` is above zero (with `allowed`, kept with the plan).
+    plan_budget: bool,
+    /// A pause or death in `plan` is aimed at keys: every execution remembers the keys
+    /// of each client's last call (kept with the plan).
+    plan_aims_at_keys: bool,
     /// The latency window's bounds in whole microseconds, as virtual time counts them
     /// (converted once: adding a `Duration` converts it at every use).
     latency: (u64, u64),
