@@ -11,15 +11,18 @@ use support::three_counting;
 /// Runs the first call offered, at its earliest, and notes whether any call offered held
 /// a footprint or edges.
 struct Looking {
-    asks: bool,
+    footprints: bool,
+    timing: bool,
     saw_footprints: bool,
     saw_edges: bool,
 }
 
 impl Looking {
-    fn new(asks: bool) -> Looking {
+    /// Asks for footprints if `footprints`, for edges if `timing`.
+    fn new(footprints: bool, timing: bool) -> Looking {
         Looking {
-            asks,
+            footprints,
+            timing,
             saw_footprints: false,
             saw_edges: false,
         }
@@ -45,33 +48,54 @@ impl Strategy for Looking {
     }
 
     fn needs_footprints(&self) -> bool {
-        self.asks
+        self.footprints
     }
 
     fn explores_timing(&self) -> bool {
-        self.asks
+        self.timing
+    }
+}
+
+/// Latency as wide as a second and a half, so that the windows of calls span a tick
+/// edge and a strategy that explores timing is given edges.
+fn wide() -> ExecConfig {
+    ExecConfig {
+        latency_max: std::time::Duration::from_millis(1500),
+        ..ExecConfig::default()
     }
 }
 
 #[test]
 fn a_strategy_that_asks_for_no_footprints_or_edges_finds_none_after_one_that_did() {
-    // Latency as wide as a second, so that the windows of calls span a tick edge.
-    let config = ExecConfig {
-        latency_max: std::time::Duration::from_millis(1500),
-        ..ExecConfig::default()
-    };
-    let mut asking = Looking::new(true);
+    let config = wide();
+    let mut asking = Looking::new(true, true);
     execute(&config, &three_counting, &mut asking, 0);
     assert!(
         asking.saw_footprints,
         "the asking strategy got no footprints"
     );
     assert!(asking.saw_edges, "the asking strategy got no edges");
-    let mut plain = Looking::new(false);
+    let mut plain = Looking::new(false, false);
     execute(&config, &three_counting, &mut plain, 0);
     assert!(
         !plain.saw_footprints,
         "footprints left from the last strategy"
     );
     assert!(!plain.saw_edges, "edges left from the last strategy");
+}
+
+#[test]
+fn a_strategy_gets_footprints_or_edges_when_it_asks_for_either_alone() {
+    let config = wide();
+    let mut footprints = Looking::new(true, false);
+    execute(&config, &three_counting, &mut footprints, 0);
+    assert!(
+        footprints.saw_footprints,
+        "asked for footprints alone, got none"
+    );
+    assert!(!footprints.saw_edges, "asked for no edges, got some");
+    let mut timing = Looking::new(false, true);
+    execute(&config, &three_counting, &mut timing, 0);
+    assert!(timing.saw_edges, "asked for edges alone, got none");
+    assert!(!timing.saw_footprints, "asked for no footprints, got some");
 }
