@@ -3,8 +3,12 @@
 
 use std::time::Duration;
 
+use mcsim::exec::{ExecConfig, execute};
+use mcsim::explore::Random;
 use mcsim::{FaultKind, FaultPlan};
 use proptest::prelude::*;
+
+mod support;
 
 /// One constructor per kind, as an author writes them.
 fn by_kind(kind: FaultKind) -> FaultPlan {
@@ -227,4 +231,28 @@ fn faults_aimed_at_a_key_hit_only_calls_and_clients_on_that_key() {
             assert_eq!(client, 1, "{plan:?} hit the client on `a`: {f}");
         }
     }
+}
+
+/// A plan that gives every kind a budget fires faults: the step loop leaves the faults
+/// out only when no kind has one, and a plan with all of them is not that plan.
+#[test]
+fn a_plan_that_allows_every_kind_fires_faults() {
+    let plan = FaultKind::ALL
+        .into_iter()
+        .fold(FaultPlan::none(), |plan, kind| plan.and(by_kind(kind)));
+    let config = ExecConfig {
+        faults: plan.probability(0.3),
+        ..ExecConfig::default()
+    };
+    let mut random = Random::new(1);
+    let injected: u32 = (0..50)
+        .map(|i| {
+            let e = execute(&config, &support::three_counting, &mut random, i);
+            e.faults
+                .iter()
+                .map(|&(_, injected, _)| injected)
+                .sum::<u32>()
+        })
+        .sum();
+    assert!(injected > 0, "no fault fired in 50 executions");
 }
