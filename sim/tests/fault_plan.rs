@@ -256,3 +256,53 @@ fn a_plan_that_allows_every_kind_fires_faults() {
         .sum();
     assert!(injected > 0, "no fault fired in 50 executions");
 }
+
+/// An execution makes the same choices and counts the same faults injected and bitten,
+/// traced or not (a failure found untraced is replayed traced for its timeline), with
+/// pauses and deaths aimed at a key beside evictions, and evictions alone: the clients a
+/// pause or death may
+/// hit follow the keys each client last used, and an eviction bites at a later call on
+/// its key, both of which the engine tracks whether or not it keeps a timeline.
+#[test]
+fn faults_aimed_at_a_key_choose_alike_traced_or_not() {
+    use mcsim::{Exptime, Key, Memcache, Skew};
+    let setup = |sim: &mut mcsim::Sim| {
+        for name in ["a", "lock"] {
+            sim.client(Skew::default(), move |mc| async move {
+                let key = Key::new(name).unwrap();
+                for _ in 0..3 {
+                    let _ = mc.add(&key, "1".into(), Exptime::secs(10)).await;
+                    mc.sleep(Duration::from_millis(50)).await;
+                    let _ = mc.delete(&key).await;
+                }
+                Ok(())
+            });
+        }
+    };
+    let aimed = |plan: FaultPlan| plan.on_keys(&["lock"]).and(FaultPlan::evictions());
+    for plan in [
+        aimed(FaultPlan::pauses(Duration::from_millis(20))),
+        aimed(FaultPlan::deaths()),
+        FaultPlan::evictions(),
+    ] {
+        let plan = plan.probability(0.3);
+        let (mut faulted, mut bitten) = (0, 0);
+        for seed in 0..100 {
+            let run = |trace: bool| {
+                let config = ExecConfig {
+                    faults: plan.clone(),
+                    trace,
+                    ..ExecConfig::default()
+                };
+                let e = execute(&config, &setup, &mut Random::new(seed), 0);
+                (e.schedule, e.faults)
+            };
+            let (traced, untraced) = (run(true), run(false));
+            assert_eq!(traced, untraced, "{plan:?}, seed {seed}");
+            faulted += traced.0.faults();
+            bitten += traced.1.iter().map(|&(_, _, bit)| bit).sum::<u32>();
+        }
+        assert!(faulted > 0, "{plan:?} never fired");
+        assert!(bitten > 0, "{plan:?} never bit");
+    }
+}
