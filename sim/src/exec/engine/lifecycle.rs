@@ -96,7 +96,6 @@ impl Engine {
             ended: false,
             held: None,
             plan_budget: false,
-            plan_aims_at_keys: false,
         };
         engine.adopt_plan();
         engine
@@ -158,27 +157,26 @@ impl Engine {
         self.per_client.resize(n, super::PerClient::default());
         self.spin.reset(n);
         self.budget_left = self.plan_budget;
-        if self.plan_aims_at_keys {
+        // A pause or death aimed at keys follows the keys of each client's last call.
+        if self.aimed_keys[FaultKind::Pause as usize].is_some()
+            || self.aimed_keys[FaultKind::Die as usize].is_some()
+        {
             self.last_keys = Some(vec![Vec::new(); n]);
         }
         self.phase_points = phase_points.then(|| emptied(&mut out.phase_points));
     }
 
     /// What follows from the fault plan alone, worked out when the plan changes, not at
-    /// every execution: the keys each kind aims at, each kind's budget, whether any
-    /// budget is above zero, and whether a pause or death is aimed at keys. One pass
-    /// over the plan's rules, the first rule of a kind counting (as `FaultPlan::rule`
-    /// finds it), so the last written here.
+    /// every execution: the keys each kind aims at, each kind's budget, and whether any
+    /// budget is above zero. One pass over the plan's rules, the first rule of a kind
+    /// counting (as `FaultPlan::rule` finds it), so the last written here.
     fn adopt_plan(&mut self) {
         self.aimed_keys = super::faults::aimed_keys(&self.plan);
-        let mut keyed = [false; FaultKind::ALL.len()];
         self.allowed = [0; FaultKind::ALL.len()];
         for (kind, rule) in self.plan.rules.iter().rev() {
             self.allowed[*kind as usize] = rule.max;
-            keyed[*kind as usize] = rule.keys.is_some();
         }
         self.plan_budget = self.allowed.iter().any(|&max| max > 0);
-        self.plan_aims_at_keys = keyed[FaultKind::Pause as usize] || keyed[FaultKind::Die as usize];
     }
 
     /// Hands the result's buffers to `out`, filled, with every invariant's count of

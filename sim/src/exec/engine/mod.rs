@@ -109,6 +109,16 @@ pub fn execute_into<S: Strategy + ?Sized>(
     engine.give_back();
 }
 
+/// What a strategy asks the engine for at every step of an execution (asked once, when it
+/// starts): [`Strategy::needs_footprints`], [`Strategy::explores_timing`],
+/// [`Strategy::wants_states`].
+#[derive(Clone, Copy)]
+struct Asks {
+    footprints: bool,
+    timing: bool,
+    states: bool,
+}
+
 struct Engine {
     /// The fault plan of the execution ([`ExecConfig::faults`]), kept across executions
     /// and copied only when the next one's differs.
@@ -145,9 +155,6 @@ struct Engine {
     allowed: [u32; FaultKind::ALL.len()],
     /// Some kind's budget in `plan` is above zero (with `allowed`, kept with the plan).
     plan_budget: bool,
-    /// A pause or death in `plan` is aimed at keys: every execution remembers the keys
-    /// of each client's last call (kept with the plan).
-    plan_aims_at_keys: bool,
     /// The latency window's bounds in whole microseconds, as virtual time counts them
     /// (converted once: adding a `Duration` converts it at every use).
     latency: (u64, u64),
@@ -273,8 +280,13 @@ impl Engine {
         let mut faults = std::mem::take(&mut self.faults_buf);
         // Most executions of a sampling run need no footprints, edges or states and can
         // suffer no fault: their steps run a copy of the loop without those branches.
-        let extras = strategy.needs_footprints() || strategy.explores_timing();
-        let plain = !(extras || strategy.wants_states() || self.budget_left);
+        let asks = Asks {
+            footprints: strategy.needs_footprints(),
+            timing: strategy.explores_timing(),
+            states: strategy.wants_states(),
+        };
+        let extras = asks.footprints || asks.timing;
+        let plain = !(extras || asks.states || self.budget_left);
         // The options buffer holds footprints and edges only after a strategy that
         // asked for them: emptied once before one that does not.
         if !extras && self.extras_in_options {
@@ -282,9 +294,9 @@ impl Engine {
         }
         self.extras_in_options = extras;
         let result = if plain {
-            self.steps::<S, true>(strategy, &mut calls, &mut faults)
+            self.steps::<S, true>(strategy, asks, &mut calls, &mut faults)
         } else {
-            self.steps::<S, false>(strategy, &mut calls, &mut faults)
+            self.steps::<S, false>(strategy, asks, &mut calls, &mut faults)
         };
         // Swapped back, not assigned: an assignment drops the empty vectors `take` left,
         // which runs their drop code (a loop over no options) at every execution.
@@ -296,22 +308,23 @@ impl Engine {
         result
     }
 
-    /// The step loop. `PLAIN`: the strategy wants no footprints, edges or states, and no
-    /// fault can fire in this execution (no budget, and none comes back).
+    /// The step loop, for a strategy that `asks` as given. `PLAIN`: it asks for none of
+    /// them, and no fault can fire in this execution (no budget, and none comes back).
     fn steps<S: Strategy + ?Sized, const PLAIN: bool>(
         &mut self,
         strategy: &mut S,
+        asks: Asks,
         buf: &mut Vec<CallOption>,
         faults_buf: &mut Vec<FaultOption>,
     ) -> Result<(), Stop> {
         for c in 0..self.sim.tasks.len() {
             self.poll(c)?;
         }
-        // What the strategy asks for and whether faults may fire cannot change during an
-        // execution: asked once, not at every step.
-        let footprints = !PLAIN && strategy.needs_footprints();
-        let timing = !PLAIN && strategy.explores_timing();
-        let states = !PLAIN && strategy.wants_states();
+        // What the strategy asks for cannot change during an execution: asked once, by
+        // `run_inner`, not at every step.
+        let footprints = !PLAIN && asks.footprints;
+        let timing = !PLAIN && asks.timing;
+        let states = !PLAIN && asks.states;
         let symmetry = states && strategy.symmetry() && self.symmetric_now();
         loop {
             // One look at the core for the step's head: whether a timer or a sleeper is
