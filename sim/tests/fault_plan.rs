@@ -138,24 +138,28 @@ proptest! {
     }
 }
 
-/// Two clients: one works on key `a`, the other on `lock` (taking it, sleeping inside,
-/// letting it go). Executions with `plan` (tracing on); every fault and the calls it hit.
+/// Two clients: one works on key `a`, the other on `lock` (each three times taking it,
+/// sleeping inside, letting it go).
+fn on_a_and_lock(sim: &mut mcsim::Sim) {
+    use mcsim::{Exptime, Key, Memcache, Skew};
+    for name in ["a", "lock"] {
+        sim.client(Skew::default(), move |mc| async move {
+            let key = Key::new(name).unwrap();
+            for _ in 0..3 {
+                let _ = mc.add(&key, "1".into(), Exptime::secs(10)).await;
+                mc.sleep(Duration::from_millis(50)).await;
+                let _ = mc.delete(&key).await;
+            }
+            Ok(())
+        });
+    }
+}
+
+/// Executions of [`on_a_and_lock`] with `plan` (tracing on); every fault and the calls it
+/// hit.
 fn faults_under(plan: FaultPlan) -> Vec<(mcsim::Fault, Option<String>)> {
     use mcsim::exec::Event;
-    use mcsim::{ExecConfig, Exptime, Key, Memcache, Random, Skew, execute};
-    let setup = |sim: &mut mcsim::Sim| {
-        for name in ["a", "lock"] {
-            sim.client(Skew::default(), move |mc| async move {
-                let key = Key::new(name).unwrap();
-                for _ in 0..3 {
-                    let _ = mc.add(&key, "1".into(), Exptime::secs(10)).await;
-                    mc.sleep(Duration::from_millis(50)).await;
-                    let _ = mc.delete(&key).await;
-                }
-                Ok(())
-            });
-        }
-    };
+    let setup = on_a_and_lock;
     let config = ExecConfig {
         faults: plan.probability(0.3),
         trace: true,
@@ -260,25 +264,12 @@ fn a_plan_that_allows_every_kind_fires_faults() {
 /// An execution makes the same choices and counts the same faults injected and bitten,
 /// traced or not (a failure found untraced is replayed traced for its timeline), with
 /// pauses and deaths aimed at a key beside evictions, and evictions alone: the clients a
-/// pause or death may
-/// hit follow the keys each client last used, and an eviction bites at a later call on
-/// its key, both of which the engine tracks whether or not it keeps a timeline.
+/// pause or death may hit follow the keys each client last used, and an eviction bites
+/// at a later call on its key, both of which the engine tracks whether or not it keeps
+/// a timeline.
 #[test]
 fn faults_aimed_at_a_key_choose_alike_traced_or_not() {
-    use mcsim::{Exptime, Key, Memcache, Skew};
-    let setup = |sim: &mut mcsim::Sim| {
-        for name in ["a", "lock"] {
-            sim.client(Skew::default(), move |mc| async move {
-                let key = Key::new(name).unwrap();
-                for _ in 0..3 {
-                    let _ = mc.add(&key, "1".into(), Exptime::secs(10)).await;
-                    mc.sleep(Duration::from_millis(50)).await;
-                    let _ = mc.delete(&key).await;
-                }
-                Ok(())
-            });
-        }
-    };
+    let setup = on_a_and_lock;
     let aimed = |plan: FaultPlan| plan.on_keys(&["lock"]).and(FaultPlan::evictions());
     for plan in [
         aimed(FaultPlan::pauses(Duration::from_millis(20))),

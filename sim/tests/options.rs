@@ -56,27 +56,29 @@ impl Strategy for Looking {
     }
 }
 
-/// Latency as wide as a second and a half, so that the windows of calls span a tick
-/// edge and a strategy that explores timing is given edges.
-fn wide() -> ExecConfig {
-    ExecConfig {
+/// What a strategy asking for footprints if `footprints` and for edges if `timing` was
+/// offered in one execution on this thread's engine, with latency as wide as a second
+/// and a half, so that the windows of calls span a tick edge and a strategy that
+/// explores timing is given edges.
+fn looked(footprints: bool, timing: bool) -> Looking {
+    let config = ExecConfig {
         latency_max: std::time::Duration::from_millis(1500),
         ..ExecConfig::default()
-    }
+    };
+    let mut looking = Looking::new(footprints, timing);
+    execute(&config, &three_counting, &mut looking, 0);
+    looking
 }
 
 #[test]
 fn a_strategy_that_asks_for_no_footprints_or_edges_finds_none_after_one_that_did() {
-    let config = wide();
-    let mut asking = Looking::new(true, true);
-    execute(&config, &three_counting, &mut asking, 0);
+    let asking = looked(true, true);
     assert!(
         asking.saw_footprints,
         "the asking strategy got no footprints"
     );
     assert!(asking.saw_edges, "the asking strategy got no edges");
-    let mut plain = Looking::new(false, false);
-    execute(&config, &three_counting, &mut plain, 0);
+    let plain = looked(false, false);
     assert!(
         !plain.saw_footprints,
         "footprints left from the last strategy"
@@ -86,16 +88,13 @@ fn a_strategy_that_asks_for_no_footprints_or_edges_finds_none_after_one_that_did
 
 #[test]
 fn a_strategy_gets_footprints_or_edges_when_it_asks_for_either_alone() {
-    let config = wide();
-    let mut footprints = Looking::new(true, false);
-    execute(&config, &three_counting, &mut footprints, 0);
+    let footprints = looked(true, false);
     assert!(
         footprints.saw_footprints,
         "asked for footprints alone, got none"
     );
     assert!(!footprints.saw_edges, "asked for no edges, got some");
-    let mut timing = Looking::new(false, true);
-    execute(&config, &three_counting, &mut timing, 0);
+    let timing = looked(false, true);
     assert!(timing.saw_edges, "asked for edges alone, got none");
     assert!(!timing.saw_footprints, "asked for no footprints, got some");
 }
