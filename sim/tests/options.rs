@@ -1,9 +1,13 @@
 //! What a strategy is offered at a step holds only what it asked for: the engine reuses
 //! one options buffer for every execution of a thread, and a strategy that asked for no
-//! footprints or edges never finds those a previous strategy was given.
+//! footprints or edges never finds those a previous strategy was given. And a call is
+//! offered only where it may run before the next wake: its window may open at that
+//! instant, not after it.
 
 use mcsim::exec::{ExecConfig, execute};
 use mcsim::explore::{Choice, Options, Strategy};
+use mcsim::memcache::{Key, Memcache};
+use mcsim::{Sim, Skew};
 
 mod support;
 use support::three_counting;
@@ -97,4 +101,65 @@ fn a_strategy_gets_footprints_or_edges_when_it_asks_for_either_alone() {
     let timing = looked(false, true);
     assert!(timing.saw_edges, "asked for edges alone, got none");
     assert!(!timing.saw_footprints, "asked for no footprints, got some");
+}
+
+/// The windows offered at the first step the strategy is asked to choose at, as
+/// (client, earliest, latest) in microseconds.
+struct FirstWindows(Option<Vec<(usize, u64, u64)>>);
+
+impl Strategy for FirstWindows {
+    fn name(&self) -> &'static str {
+        "first windows"
+    }
+
+    fn begin(&mut self, _execution: u64) {}
+
+    fn choose(&mut self, options: &Options<'_>) -> Choice {
+        if self.0.is_none() {
+            let windows = options.calls.iter();
+            let windows = windows.map(|c| (c.client, c.earliest.micros(), c.latest.micros()));
+            self.0 = Some(windows.collect());
+        }
+        Choice::Run {
+            client: options.calls[0].client,
+            delay: 0,
+        }
+    }
+}
+
+/// Client 0 sleeps 5 ms, then reads; client 1 reads at once, its call taking at least
+/// `latency_min_ms`. The windows offered at the first choice.
+fn first_windows(latency_min_ms: u64) -> Vec<(usize, u64, u64)> {
+    let config = ExecConfig {
+        latency_min: std::time::Duration::from_millis(latency_min_ms),
+        latency_max: std::time::Duration::from_millis(100),
+        ..ExecConfig::default()
+    };
+    let setup = |sim: &mut Sim| {
+        sim.client(Skew::default(), |mc| async move {
+            mc.sleep(std::time::Duration::from_millis(5)).await;
+            mc.get(&Key::new("k").unwrap()).await.ok();
+            Ok(())
+        });
+        sim.client(Skew::default(), |mc| async move {
+            mc.get(&Key::new("k").unwrap()).await.ok();
+            Ok(())
+        });
+    };
+    let mut strategy = FirstWindows(None);
+    execute(&config, &setup, &mut strategy, 0);
+    strategy.0.expect("the strategy was asked to choose")
+}
+
+#[test]
+fn a_call_may_run_at_the_instant_a_sleeper_wakes_and_not_after() {
+    // Its window opens as the sleeper wakes: offered, closed at that instant (the
+    // sleeper's wake comes first after it).
+    assert_eq!(first_windows(5), vec![(1, 5000, 5000)]);
+    // Its window opens after the sleeper wakes: offered only after the wake, beside the
+    // sleeper's own call.
+    assert_eq!(
+        first_windows(6),
+        vec![(0, 11000, 100000), (1, 6000, 100000)]
+    );
 }
