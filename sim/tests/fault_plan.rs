@@ -297,3 +297,39 @@ fn faults_aimed_at_a_key_choose_alike_traced_or_not() {
         assert!(bitten > 0, "{plan:?} never bit");
     }
 }
+
+/// A timing search under pauses aimed at a key keeps both the phase points and each
+/// client's last keys in one execution: its executions choose alike, and record the same
+/// phase points, traced or not.
+#[test]
+fn a_timing_search_under_aimed_pauses_runs_alike_traced_or_not() {
+    use mcsim::explore::{Dfs, Strategy};
+    let setup = on_a_and_lock;
+    let plan = FaultPlan::pauses(Duration::from_millis(20)).on_keys(&["lock"]);
+    let search = || Dfs::new(Some(1), false).with_timing(true);
+    let mut searches = [search(), search()];
+    let (mut points, mut faulted) = (0, 0);
+    for index in 0..200 {
+        let mut more = true;
+        let runs = [true, false].map(|trace| {
+            let config = ExecConfig {
+                faults: plan.clone(),
+                trace,
+                ..ExecConfig::default()
+            };
+            let dfs = &mut searches[usize::from(!trace)];
+            let e = execute(&config, &setup, dfs, index);
+            more &= dfs.end(!e.verdict.is_pass());
+            (e.schedule, e.faults, e.phase_points)
+        });
+        let [traced, untraced] = runs;
+        assert_eq!(traced, untraced, "execution {index}");
+        points += traced.2.len();
+        faulted += traced.0.faults();
+        if !more {
+            break;
+        }
+    }
+    assert!(points > 0, "no phase point recorded");
+    assert!(faulted > 0, "no pause fired");
+}
