@@ -11,6 +11,8 @@
 //! callgrind: `get-set`, `incr-add` (mcsim `random`), `fixed` (an execution with no
 //! clients), `minimal`, `minimal-incr-add` (the minimal scheduler), `floor`,
 //! `floor-incr-add` (no checker). §2 counts the instructions of each this way.
+//! `--rate-rounds NAME [--first-round N] [--rounds N]` measures one rate table's rows
+//! and prints each round: §2 runs its rounds in child processes this way.
 //!
 //! 1. Exhausting the 3-client get/set and incr/add counters: mcsim `dfs` with and without
 //!    reduction (timed here), loom (the `exhaust_counters` case of `models/tests/loom.rs`,
@@ -78,110 +80,8 @@ pub(crate) const VERDICT_SEEDS: u64 = 21;
 /// Wall time each throughput measurement aims for.
 pub(crate) const RATE_TARGET: Duration = Duration::from_secs(2);
 
-pub(crate) struct Args {
-    pub(crate) loom: bool,
-    /// Only the time-to-violation section, printed, the report left as it is.
-    pub(crate) verdicts_only: bool,
-    /// Only §11, the sampling strategies on every bug, printed, the report left as it is.
-    pub(crate) samplers_only: bool,
-    /// Only the gate-at-scale section, printed, the report left as it is.
-    pub(crate) gate_only: bool,
-    /// Only the full-size proofs section, printed, the report left as it is.
-    pub(crate) full_size_only: bool,
-    /// Only §2's instruction counts, printed, the report left as it is.
-    pub(crate) instructions_only: bool,
-    /// Only §2's rate tables and instruction counts: the executor overhead in time and in
-    /// instructions, about 1 minute.
-    pub(crate) overhead_only: bool,
-    /// The budget multiplier of the gate-at-scale section (0: skip it).
-    pub(crate) gate_budget: u32,
-    /// Hunt this corpus scenario with mcsim's default strategy for a few seconds, for a
-    /// profiler (`perf record`, callgrind), and print the executions per hunt.
-    pub(crate) profile_hunt: Option<String>,
-    /// Run this rate row alone (`--profile-rate ROW`), for a profiler.
-    pub(crate) profile_rate: Option<String>,
-    /// With `--profile-rate`: run exactly this many executions instead of about 3 s.
-    pub(crate) executions: Option<u64>,
-    pub(crate) serve_only: bool,
-    /// Commands of the serve memory run (§10).
-    pub(crate) serve_commands: u64,
-    pub(crate) seeds: u64,
-    pub(crate) out: PathBuf,
-}
-
 pub(crate) fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-pub(crate) fn parse_args() -> Result<Args, String> {
-    let mut args = Args {
-        loom: true,
-        verdicts_only: false,
-        samplers_only: false,
-        gate_only: false,
-        full_size_only: false,
-        instructions_only: false,
-        overhead_only: false,
-        gate_budget: 100,
-        profile_hunt: None,
-        profile_rate: None,
-        executions: None,
-        serve_only: false,
-        serve_commands: 10_000_000,
-        seeds: 100,
-        out: root().join("reports/bench.md"),
-    };
-    let mut it = std::env::args().skip(1);
-    while let Some(a) = it.next() {
-        match a.as_str() {
-            "--no-loom" => args.loom = false,
-            "--verdicts-only" => args.verdicts_only = true,
-            "--samplers-only" => args.samplers_only = true,
-            "--gate-only" => args.gate_only = true,
-            "--full-size-only" => args.full_size_only = true,
-            "--instructions-only" => args.instructions_only = true,
-            "--overhead-only" => args.overhead_only = true,
-            "--serve-only" => args.serve_only = true,
-            "--serve-commands" => {
-                args.serve_commands = it
-                    .next()
-                    .and_then(|v| v.parse().ok())
-                    .ok_or("--serve-commands takes a number")?
-            }
-            "--gate-budget" => {
-                args.gate_budget = it
-                    .next()
-                    .and_then(|v| v.parse().ok())
-                    .ok_or("--gate-budget takes a number")?
-            }
-            "--profile-hunt" => {
-                args.profile_hunt = Some(it.next().ok_or("--profile-hunt takes a scenario name")?)
-            }
-            "--profile-rate" => {
-                args.profile_rate = Some(
-                    it.next()
-                        .ok_or(format!("--profile-rate takes {}", rates::PROFILE_ROWS))?,
-                )
-            }
-            "--executions" => {
-                args.executions = Some(
-                    it.next()
-                        .and_then(|v| v.parse().ok())
-                        .filter(|&n: &u64| n > 0)
-                        .ok_or("--executions takes a positive number")?,
-                )
-            }
-            "--seeds" => {
-                args.seeds = it
-                    .next()
-                    .and_then(|v| v.parse().ok())
-                    .ok_or("--seeds takes a number")?
-            }
-            "--out" => args.out = it.next().ok_or("--out takes a path")?.into(),
-            other => return Err(format!("unknown argument {other:?}")),
-        }
-    }
-    Ok(args)
 }
 
 /// The scenario the loom test builds for the same workload.
@@ -266,10 +166,12 @@ pub(crate) fn timed<T>(mut f: impl FnMut() -> T) -> (T, Duration) {
     }
 }
 
+mod args;
 mod exhaust;
 mod fullsize;
 mod gate;
 mod instructions;
+mod layouts;
 mod memory;
 mod rates;
 mod samplers;
@@ -279,6 +181,7 @@ mod verdict;
 mod violations;
 mod xcheck;
 
+use args::*;
 #[allow(unused_imports)]
 use exhaust::*;
 #[allow(unused_imports)]
@@ -339,6 +242,9 @@ fn main() -> ExitCode {
         eprintln!("compare: --executions counts the executions of --profile-rate ROW");
         return ExitCode::from(2);
     }
+    if let Some((name, first, rounds)) = &args.rate_rounds {
+        return layouts::print_rounds(name, *first, *rounds);
+    }
     if let Some(variant) = &args.profile_rate {
         return profile_rate(variant, args.executions);
     }
@@ -368,8 +274,8 @@ fn main() -> ExitCode {
     }
     if args.overhead_only {
         let mut md = String::new();
-        let gs = section_rate(&mut md, "get-set", CounterVariant::GetSet);
-        let ia = section_rate(&mut md, "incr-add", CounterVariant::IncrAdd);
+        let gs = section_rate(&mut md, "get-set");
+        let ia = section_rate(&mut md, "incr-add");
         section_instructions(&mut md, Some([gs.overhead_ns, ia.overhead_ns]));
         println!("{md}");
         return ExitCode::SUCCESS;
@@ -419,7 +325,11 @@ fn main() -> ExitCode {
         "\n## 2. Executions per second, 3-client counters, one thread\n\n\
          Each row runs about {} s in all, single-threaded, in {} interleaved rounds: every \
          round runs every row once (each sized by a calibration run, each round on other \
-         seeds), so a slow patch of a shared machine slows every row alike. Executions/s \
+         seeds), so a slow patch of a shared machine slows every row alike. The rounds run \
+         in {} child processes of this binary, a share each: where the system lays out a \
+         process's memory moves these times from one process to the next more than the \
+         rounds of one process differ, so every figure pools the rounds of several \
+         layouts. Executions/s \
          is the median over rounds, and every ratio below is the median of the rounds' \
          ratios. Shuttle runs its threads as coroutines on one OS thread. \"Same \
          workload\": the recipe code, three clients incrementing once, and one \
@@ -436,11 +346,12 @@ fn main() -> ExitCode {
          livelock budget or replayable schedule record that mcsim's executor carries: what \
          scheduling alone costs.",
         RATE_TARGET.as_secs(),
-        ROUNDS
+        ROUNDS,
+        layouts::PROCESSES
     )
     .unwrap();
-    let gs_rates = section_rate(&mut md, "get-set", CounterVariant::GetSet);
-    let ia_rates = section_rate(&mut md, "incr-add", CounterVariant::IncrAdd);
+    let gs_rates = section_rate(&mut md, "get-set");
+    let ia_rates = section_rate(&mut md, "incr-add");
     let instructions =
         section_instructions(&mut md, Some([gs_rates.overhead_ns, ia_rates.overhead_ns]));
     let (random_ratio, pct_ratio) = (gs_rates.random, gs_rates.pct);

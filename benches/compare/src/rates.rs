@@ -36,7 +36,7 @@ pub(crate) const ROUNDS: u64 = 35;
 type Batch<'a> = Box<dyn FnMut(usize, u64) -> usize + 'a>;
 
 /// What one row did in each round.
-pub(crate) struct Rounds(Vec<Rate>);
+pub(crate) struct Rounds(pub(crate) Vec<Rate>);
 
 impl Rounds {
     fn executions(&self) -> usize {
@@ -155,18 +155,18 @@ fn calibrate(batch: &mut Batch<'_>, target: Duration) -> usize {
     }
 }
 
-/// Measures every batch in [`ROUNDS`] interleaved rounds of about
-/// `RATE_TARGET / ROUNDS` each: every round runs every row once (starting from a
+/// Measures every batch in `rounds` interleaved rounds numbered from `first`, each of
+/// about `RATE_TARGET / ROUNDS`: every round runs every row once (starting from a
 /// different row each time), so a slow patch of a shared machine slows all rows alike
 /// instead of whichever happened to run then.
-pub(crate) fn interleaved(batches: &mut [Batch<'_>]) -> Vec<Rounds> {
+pub(crate) fn interleaved(batches: &mut [Batch<'_>], first: u64, rounds: u64) -> Vec<Rounds> {
     let per_round = RATE_TARGET / ROUNDS as u32;
     let sizes: Vec<usize> = batches
         .iter_mut()
         .map(|b| calibrate(b, per_round))
         .collect();
     let mut out: Vec<Rounds> = batches.iter().map(|_| Rounds(Vec::new())).collect();
-    for round in 0..ROUNDS {
+    for round in first..first + rounds {
         for k in 0..batches.len() {
             let i = (k + round as usize) % batches.len();
             let t = Instant::now();
@@ -256,9 +256,59 @@ fn floor_batch<'a>(variant: CounterVariant, server: &'a RefCell<&mut Server>) ->
     })
 }
 
+/// Each rate table's rows, in its order: [`measure`] builds their batches in this order.
+pub(crate) const ROW_LABELS: [&str; 8] = [
+    "mcsim `random`, same workload as shuttle",
+    "mcsim `pct` (depth 3), same workload as shuttle",
+    "mcsim `random`, scenario harness (+ history, linearizability check, metrics)",
+    "shuttle `check_random` (`RandomScheduler`)",
+    "shuttle `check_pct` (`PctScheduler`, depth 3)",
+    "minimal scheduler: a uniform pick among parked calls, nothing else (see above)",
+    "mcsim, an execution with no clients and one failing end check (the fixed cost)",
+    "no checker: the clients one after another, every call executed at once (floor)",
+];
+
+/// Every row of the `name` counter's rate table ([`ROW_LABELS`]), measured in this
+/// process in `rounds` interleaved rounds numbered from `first`.
+pub(crate) fn measure(name: &str, first: u64, rounds: u64) -> Vec<Rounds> {
+    let variant = variant_named(name);
+    let s = counter_scenario(name);
+    let bare = bare_counter(variant, 3);
+    let mut server = Server::with_defaults();
+    let server = RefCell::new(&mut server);
+    let mut batches: Vec<Batch<'_>> = vec![
+        mcsim_batch(&s.config, &bare, || Box::new(Random::new(0))),
+        mcsim_batch(&s.config, &bare, || Box::new(Pct::new(0, 3, 6))),
+        mcsim_batch(&s.config, &*s.setup, || Box::new(Random::new(0))),
+        Box::new(|n, round| shuttle_run(RandomScheduler::new_from_seed(round, n), variant).1),
+        Box::new(|n, round| shuttle_run(PctScheduler::new_from_seed(round, 3, n), variant).1),
+        minimal_batch(variant, &server),
+        mcsim_batch(&s.config, &no_clients, || Box::new(Random::new(0))),
+        floor_batch(variant, &server),
+    ];
+    interleaved(&mut batches, first, rounds)
+}
+
+/// The counter variant a rate table's name (`get-set`, `incr-add`) stands for.
+pub(crate) fn variant_named(name: &str) -> CounterVariant {
+    if name.ends_with("incr-add") {
+        CounterVariant::IncrAdd
+    } else {
+        CounterVariant::GetSet
+    }
+}
+
+/// mcsim `random`'s overhead over the shared work in units of the minimal scheduler's,
+/// on a table's rows as [`measure`] returns them: the median of the rounds' ratios.
+pub(crate) fn overhead_of(rows: &[Rounds]) -> f64 {
+    let (mcsim_ns, minimal_ns): (Vec<f64>, Vec<f64>) =
+        rows[0].overheads(&rows[5], &rows[7]).into_iter().unzip();
+    overhead_ratio(&mcsim_ns, &minimal_ns).0
+}
+
 /// Executions per second on one 3-client counter, mcsim against shuttle, and the rates of
 /// the same work under a minimal scheduler and with no checker at all.
-pub(crate) fn section_rate(md: &mut String, name: &str, variant: CounterVariant) -> Rates {
+pub(crate) fn section_rate(md: &mut String, name: &str) -> Rates {
     writeln!(
         md,
         "\n### counter/{name}\n\n\
@@ -266,52 +316,14 @@ pub(crate) fn section_rate(md: &mut String, name: &str, variant: CounterVariant)
          |---|---:|---:|---:|---:|"
     )
     .unwrap();
-    let s = counter_scenario(name);
-    let bare = bare_counter(variant, 3);
-    let mut server = Server::with_defaults();
-    let server = RefCell::new(&mut server);
-    // Each row's label beside its batch, in the order of the table.
-    let rows: Vec<(&str, Batch<'_>)> = vec![
-        (
-            "mcsim `random`, same workload as shuttle",
-            mcsim_batch(&s.config, &bare, || Box::new(Random::new(0))),
-        ),
-        (
-            "mcsim `pct` (depth 3), same workload as shuttle",
-            mcsim_batch(&s.config, &bare, || Box::new(Pct::new(0, 3, 6))),
-        ),
-        (
-            "mcsim `random`, scenario harness (+ history, linearizability check, metrics)",
-            mcsim_batch(&s.config, &*s.setup, || Box::new(Random::new(0))),
-        ),
-        (
-            "shuttle `check_random` (`RandomScheduler`)",
-            Box::new(|n, round| shuttle_run(RandomScheduler::new_from_seed(round, n), variant).1),
-        ),
-        (
-            "shuttle `check_pct` (`PctScheduler`, depth 3)",
-            Box::new(|n, round| shuttle_run(PctScheduler::new_from_seed(round, 3, n), variant).1),
-        ),
-        (
-            "minimal scheduler: a uniform pick among parked calls, nothing else (see above)",
-            minimal_batch(variant, &server),
-        ),
-        (
-            "mcsim, an execution with no clients and one failing end check (the fixed cost)",
-            mcsim_batch(&s.config, &no_clients, || Box::new(Random::new(0))),
-        ),
-        (
-            "no checker: the clients one after another, every call executed at once (floor)",
-            floor_batch(variant, &server),
-        ),
-    ];
-    let (labels, mut batches): (Vec<&str>, Vec<Batch<'_>>) = rows.into_iter().unzip();
     eprintln!(
-        "rates counter/{name}: {} rows in {ROUNDS} interleaved rounds",
-        labels.len()
+        "rates counter/{name}: {} rows in {ROUNDS} interleaved rounds over {} processes",
+        ROW_LABELS.len(),
+        super::layouts::PROCESSES
     );
-    let measured = interleaved(&mut batches);
-    drop(batches);
+    let layouts = super::layouts::measure_in_processes(name);
+    let measured = layouts.rows;
+    let labels = ROW_LABELS;
     for (label, r) in labels.iter().zip(&measured) {
         writeln!(
             md,
@@ -390,6 +402,17 @@ pub(crate) fn section_rate(md: &mut String, name: &str, variant: CounterVariant)
         times(rates.overhead_spread.1),
     )
     .unwrap();
+    if !layouts.overheads.is_empty() {
+        let each: Vec<String> = layouts.overheads.iter().map(|&r| times(r)).collect();
+        writeln!(
+            md,
+            "\nThe same ratio in each of the {} processes the rounds ran in, each laid out \
+             afresh by the system (the median of its own rounds): {}.",
+            each.len(),
+            each.join(", ")
+        )
+        .unwrap();
+    }
     write_budget(
         md,
         &random_budget,
@@ -486,10 +509,11 @@ pub(crate) struct Rates {
 /// each, under callgrind, split mcsim's overhead from the shared work without the noise
 /// of a timer.
 pub(crate) fn profile_rate(row: &str, executions: Option<u64>) -> ExitCode {
-    let (v, name) = if row.ends_with("incr-add") {
-        (CounterVariant::IncrAdd, "incr-add")
+    let v = variant_named(row);
+    let name = if v == CounterVariant::IncrAdd {
+        "incr-add"
     } else {
-        (CounterVariant::GetSet, "get-set")
+        "get-set"
     };
     let s = counter_scenario(name);
     let bare = bare_counter(v, 3);
