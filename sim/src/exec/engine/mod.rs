@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 
 use crate::clock::VirtualTime;
 use crate::cluster::Cluster;
+use crate::exec::core::Wait;
 use crate::exec::spin::SpinWatch;
 use crate::exec::timer::Timer;
 use crate::exec::{ExecConfig, Execution, Sim};
@@ -343,7 +344,7 @@ impl Engine {
                 drop(core);
                 return Err(self.stuck());
             }
-            let (n, next_timer) = self.options(&core, buf, footprints, timing);
+            let (n, next_timer, horizon) = self.options(&core, buf, footprints, timing);
             drop(core);
             let calls = &mut buf[..n];
             if calls.is_empty() {
@@ -402,7 +403,7 @@ impl Engine {
                 self.pruned = true;
                 return Err(Verdict::Pass);
             }
-            let applied = self.apply(choice, calls, faults);
+            let applied = self.apply(choice, calls, faults, horizon);
             // The keys' states after the step, a violating one's included.
             self.record_keys();
             applied?;
@@ -423,14 +424,25 @@ impl Engine {
         choice: Choice,
         calls: &[CallOption],
         faults: &[FaultOption],
+        horizon: VirtualTime,
     ) -> Result<(), Stop> {
         match choice {
             Choice::Run { client, delay } => {
-                let Some(option) = calls.iter().find(|c| c.client == client) else {
+                // The chosen call's window, worked out again from its mailbox: a search of
+                // the options for the client ends at a place the strategy's random pick
+                // decides, which the processor mispredicts.
+                let window = {
+                    let core = self.sim.core.borrow();
+                    match core.mailboxes.get(client).map(|m| m.wait) {
+                        Some(Wait::Call { issued }) => self.window(issued, core.now, horizon),
+                        _ => None,
+                    }
+                };
+                let Some((earliest, latest)) = window else {
                     return Err(self.diverged(format!("c{client} has no call that may run")));
                 };
-                let at = option.earliest.plus_micros(delay);
-                if at > option.latest {
+                let at = earliest.plus_micros(delay);
+                if at > latest {
                     return Err(self.diverged(format!("c{client} cannot run {delay} µs late")));
                 }
                 self.choices.push(Choice::Run { client, delay });

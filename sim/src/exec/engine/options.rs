@@ -9,7 +9,8 @@ use crate::trace::fnv1a;
 use super::Engine;
 
 impl Engine {
-    /// Calls that may execute now, with their windows, and the next timer deadline. The
+    /// Calls that may execute now, with their windows, the next timer deadline and the
+    /// horizon no call may run past ([`Engine::window`]). The
     /// calls are the first `n` entries of `calls`, whose entries are overwritten where
     /// they are: the engine reuses one buffer for every step, and entries past `n` stay
     /// for a later step instead of being dropped and built again.
@@ -20,9 +21,9 @@ impl Engine {
         calls: &mut Vec<CallOption>,
         footprints: bool,
         timing: bool,
-    ) -> (usize, Option<VirtualTime>) {
+    ) -> (usize, Option<VirtualTime>, VirtualTime) {
         let now = core.now;
-        let (min, max) = self.latency;
+        let max = self.latency.1;
         // One look at every mailbox for the bounds: the earliest timer or sleeper, and the
         // earliest pending call (the window that closes first is its: every window has the
         // same width). Kept as plain times beside a flag, not options, in the step's path.
@@ -47,7 +48,7 @@ impl Engine {
         }
         let next_timer = timed.then_some(next_timer);
         if !pending {
-            return (0, next_timer);
+            return (0, next_timer, now);
         }
         let latest = first_issued.plus_micros(max);
         let horizon = next_timer.map_or(latest, |t| t.min(latest));
@@ -56,12 +57,9 @@ impl Engine {
             let Wait::Call { issued } = &m.wait else {
                 continue;
             };
-            let start = issued.plus_micros(min);
-            if start > horizon {
+            let Some((earliest, latest)) = self.window(*issued, now, horizon) else {
                 continue;
-            }
-            let earliest = start.max(now);
-            let latest = issued.plus_micros(max).min(horizon).max(earliest);
+            };
             // The buffer's entries are overwritten where they are: an option built aside
             // and moved in is read back right after it is written in other pieces, which
             // stalls the processor.
@@ -92,7 +90,28 @@ impl Engine {
             }
             n += 1;
         }
-        (n, next_timer)
+        (n, next_timer, horizon)
+    }
+
+    /// The window of a call issued at `issued`, at `now`, with no call or wake allowed
+    /// past `horizon`: from its latency's start (or now, if later) to its latency's end
+    /// (or the horizon, if sooner). `None` if it opens after the horizon. The options
+    /// offer it, and the step that runs the call checks the strategy's delay against it
+    /// (found from the client's mailbox, not by searching the options).
+    #[inline(always)]
+    pub(super) fn window(
+        &self,
+        issued: VirtualTime,
+        now: VirtualTime,
+        horizon: VirtualTime,
+    ) -> Option<(VirtualTime, VirtualTime)> {
+        let (min, max) = self.latency;
+        let start = issued.plus_micros(min);
+        if start > horizon {
+            return None;
+        }
+        let earliest = start.max(now);
+        Some((earliest, issued.plus_micros(max).min(horizon).max(earliest)))
     }
 
     /// The earliest world timer's deadline (some is pending).
