@@ -3,7 +3,7 @@
 //! Where the system places a process's heap, stack and libraries changes from one run to
 //! the next (address-space layout randomization), and with it which of the engine's
 //! buffers and code share cache sets. On this workload that alone moved the executor's
-//! overhead over the minimal scheduler from 1.7× to 2.5× between runs of the same binary,
+//! overhead over the minimal scheduler from 1.7× to 3.0× between runs of the same binary,
 //! while the rounds within one run agreed far more closely: a figure from one process
 //! is the figure of one layout. So each table's [`ROUNDS`] rounds run in [`PROCESSES`]
 //! child processes of this binary (`compare --rate-rounds NAME`), each a share of the
@@ -88,6 +88,9 @@ fn parse_rounds(text: &str) -> Result<Vec<Rounds>, String> {
             return Err(format!("a child wrote {line:?}, not four numbers"));
         };
         let row = row as usize;
+        if row >= crate::rates::ROW_LABELS.len() {
+            return Err(format!("a child wrote {line:?}: there is no row {row}"));
+        }
         while rows.len() <= row {
             rows.push(Rounds(Vec::new()));
         }
