@@ -298,11 +298,17 @@ pub(crate) fn variant_named(name: &str) -> CounterVariant {
     }
 }
 
+/// Each round's overheads over the shared work on a table's rows as [`measure`] returns
+/// them, in ns per execution: mcsim `random`'s (row 0) and the minimal scheduler's
+/// (row 5), both over the floor (row 7).
+fn round_overheads(rows: &[Rounds]) -> (Vec<f64>, Vec<f64>) {
+    rows[0].overheads(&rows[5], &rows[7]).into_iter().unzip()
+}
+
 /// mcsim `random`'s overhead over the shared work in units of the minimal scheduler's,
 /// on a table's rows as [`measure`] returns them: the median of the rounds' ratios.
 pub(crate) fn overhead_of(rows: &[Rounds]) -> f64 {
-    let (mcsim_ns, minimal_ns): (Vec<f64>, Vec<f64>) =
-        rows[0].overheads(&rows[5], &rows[7]).into_iter().unzip();
+    let (mcsim_ns, minimal_ns) = round_overheads(rows);
     overhead_ratio(&mcsim_ns, &minimal_ns).0
 }
 
@@ -351,8 +357,7 @@ pub(crate) fn section_rate(md: &mut String, name: &str) -> Rates {
         random.bound_over(sh_random, floor),
         pct.bound_over(sh_pct, floor),
     );
-    let (mcsim_ns, minimal_ns): (Vec<f64>, Vec<f64>) =
-        random.overheads(minimal, floor).into_iter().unzip();
+    let (mcsim_ns, minimal_ns) = round_overheads(&measured);
     let overhead = overhead_ratio(&mcsim_ns, &minimal_ns);
     let rates = Rates {
         random: random.over(sh_random),
