@@ -13,12 +13,14 @@ mod support;
 use support::three_counting;
 
 /// Runs the first call offered, at its earliest, and notes whether any call offered held
-/// a footprint or edges.
+/// a footprint or edges, and the windows offered at its first choice, as (client,
+/// earliest, latest) in microseconds.
 struct Looking {
     footprints: bool,
     timing: bool,
     saw_footprints: bool,
     saw_edges: bool,
+    first_windows: Option<Vec<(usize, u64, u64)>>,
 }
 
 impl Looking {
@@ -29,6 +31,7 @@ impl Looking {
             timing,
             saw_footprints: false,
             saw_edges: false,
+            first_windows: None,
         }
     }
 }
@@ -41,6 +44,11 @@ impl Strategy for Looking {
     fn begin(&mut self, _execution: u64) {}
 
     fn choose(&mut self, options: &Options<'_>) -> Choice {
+        if self.first_windows.is_none() {
+            let windows = options.calls.iter();
+            let windows = windows.map(|c| (c.client, c.earliest.micros(), c.latest.micros()));
+            self.first_windows = Some(windows.collect());
+        }
         for call in options.calls {
             self.saw_footprints |= call.footprint.is_some();
             self.saw_edges |= !call.edges.is_empty();
@@ -103,30 +111,6 @@ fn a_strategy_gets_footprints_or_edges_when_it_asks_for_either_alone() {
     assert!(!timing.saw_footprints, "asked for no footprints, got some");
 }
 
-/// The windows offered at the first step the strategy is asked to choose at, as
-/// (client, earliest, latest) in microseconds.
-struct FirstWindows(Option<Vec<(usize, u64, u64)>>);
-
-impl Strategy for FirstWindows {
-    fn name(&self) -> &'static str {
-        "first windows"
-    }
-
-    fn begin(&mut self, _execution: u64) {}
-
-    fn choose(&mut self, options: &Options<'_>) -> Choice {
-        if self.0.is_none() {
-            let windows = options.calls.iter();
-            let windows = windows.map(|c| (c.client, c.earliest.micros(), c.latest.micros()));
-            self.0 = Some(windows.collect());
-        }
-        Choice::Run {
-            client: options.calls[0].client,
-            delay: 0,
-        }
-    }
-}
-
 /// Client 0 sleeps 5 ms, then reads; client 1 reads at once, its call taking at least
 /// `latency_min_ms`. The windows offered at the first choice.
 fn first_windows(latency_min_ms: u64) -> Vec<(usize, u64, u64)> {
@@ -146,9 +130,11 @@ fn first_windows(latency_min_ms: u64) -> Vec<(usize, u64, u64)> {
             Ok(())
         });
     };
-    let mut strategy = FirstWindows(None);
-    execute(&config, &setup, &mut strategy, 0);
-    strategy.0.expect("the strategy was asked to choose")
+    let mut looking = Looking::new(false, false);
+    execute(&config, &setup, &mut looking, 0);
+    looking
+        .first_windows
+        .expect("the strategy was asked to choose")
 }
 
 #[test]
