@@ -213,8 +213,13 @@ impl Cluster {
         }
     }
 
-    /// The server a key maps to now.
+    /// The server a key maps to now. A cluster of one server answers without its ring:
+    /// an end check's look at a key is then a compare, not a call.
+    #[inline]
     pub fn server_for(&self, key: &Key) -> usize {
+        if self.servers.len() == 1 {
+            return 0;
+        }
         self.ring.server_for(key.as_bytes()).unwrap_or(0)
     }
 

@@ -4,7 +4,6 @@
 use std::borrow::Cow;
 
 use crate::exec::core::Wait;
-use crate::fault::FaultKind;
 use crate::invariant::{EndView, Failure, Verdict, Violation};
 use crate::trace::{Actor, describe_request};
 
@@ -180,11 +179,9 @@ impl Engine {
     /// With pause or death faults in the plan, every execution records the liveness
     /// figures: `liveness.longest_wait_s` (the longest any client the faults did not hit
     /// went without changing server state or finishing) and `liveness.stuck_clients`.
+    /// Called only when the plan has either rule (`Engine::liveness`).
+    #[inline(never)]
     pub(super) fn record_liveness(&mut self) {
-        let plan = &self.plan;
-        if plan.rule(FaultKind::Pause).is_none() && plan.rule(FaultKind::Die).is_none() {
-            return;
-        }
         let unfinished: Vec<bool> = self.sim.tasks.iter().map(Option::is_some).collect();
         let (longest, stuck) = self.spin.liveness(&unfinished, self.now());
         let metrics = self.metrics.get_mut();

@@ -96,6 +96,7 @@ impl Engine {
             ended: false,
             held: None,
             plan_budget: false,
+            liveness: false,
         };
         engine.adopt_plan();
         engine
@@ -177,6 +178,8 @@ impl Engine {
             self.allowed[*kind as usize] = rule.max;
         }
         self.plan_budget = self.allowed.iter().any(|&max| max > 0);
+        self.liveness =
+            self.plan.rule(FaultKind::Pause).is_some() || self.plan.rule(FaultKind::Die).is_some();
     }
 
     /// Hands the result's buffers to `out`, filled, with every invariant's count of

@@ -156,6 +156,9 @@ struct Engine {
     allowed: [u32; FaultKind::ALL.len()],
     /// Some kind's budget in `plan` is above zero (with `allowed`, kept with the plan).
     plan_budget: bool,
+    /// `plan` has a pause or death rule: every execution records the liveness figures
+    /// ([`Engine::record_liveness`]; kept with the plan).
+    liveness: bool,
     /// The latency window's bounds in whole microseconds, as virtual time counts them
     /// (converted once: adding a `Duration` converts it at every use).
     latency: (u64, u64),
@@ -225,15 +228,15 @@ struct PerClient {
     edge_timed: bool,
 }
 
-/// The verdict of an execution that ran on past a step check's violation: the one held
-/// (the first), the one it ended with dropped (kept out of the step's path).
-#[cold]
-#[inline(never)]
-fn held_first(held: Verdict, _ended_with: Verdict) -> Verdict {
-    held
-}
-
 impl Engine {
+    /// The verdict of an execution that ran on past a step check's violation: the one
+    /// held (the first), the one it ended with dropped (kept out of the step's path).
+    #[cold]
+    #[inline(never)]
+    fn held_first(&mut self, ended_with: Verdict) -> Verdict {
+        self.held.take().unwrap_or(ended_with)
+    }
+
     fn now(&self) -> VirtualTime {
         self.sim.core.borrow().now
     }
@@ -260,15 +263,19 @@ impl Engine {
             Ok(()) => self.finish(),
             Err(stop) => stop,
         };
-        // Run on past a step check's violation, the first one stays the verdict.
-        let verdict = match self.held.take() {
-            Some(held) => held_first(held, verdict),
-            None => verdict,
+        // Run on past a step check's violation, the first one stays the verdict. Tested
+        // before it is taken: taking moves the whole (empty) verdict out and back.
+        let verdict = if self.held.is_some() {
+            self.held_first(verdict)
+        } else {
+            verdict
         };
-        if matches!(
-            verdict,
-            Verdict::Pass | Verdict::Stuck { .. } | Verdict::Livelock { .. }
-        ) {
+        if self.liveness
+            && matches!(
+                verdict,
+                Verdict::Pass | Verdict::Stuck { .. } | Verdict::Livelock { .. }
+            )
+        {
             self.record_liveness();
         }
         verdict
