@@ -194,10 +194,13 @@ impl Cluster {
     }
 
     /// Back to the state of [`Cluster::new`]: every server reset and booted at time
-    /// zero, all in the list. Reuses the servers' memory.
-    pub fn reset(&mut self) {
+    /// zero, all in the list, then run at tick phase `phase` if one is given (as
+    /// [`Cluster::set_phase`]) and told it has `connections` clients. Reuses the servers'
+    /// memory.
+    pub fn reset(&mut self, phase: Option<std::time::Duration>, connections: u64) {
         for s in &mut self.servers {
-            s.reset(VirtualTime::ZERO);
+            s.reset_at_phase(VirtualTime::ZERO, phase);
+            s.set_connections(connections);
         }
         if self.listed.iter().any(|&l| !l) {
             self.listed.fill(true);
@@ -512,7 +515,7 @@ mod tests {
             for round in 0..400 {
                 let server = rng.random_range(0..n);
                 if round % 50 == 49 {
-                    c.reset();
+                    c.reset(None, 0);
                 } else {
                     c.set_listed(server, !c.is_listed(server));
                 }

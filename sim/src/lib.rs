@@ -52,11 +52,12 @@
 //! The engine never reads the wall clock, never uses a thread RNG and never iterates a
 //! std `HashMap`: the same scenario and seed give a byte-identical trace.
 //!
-//! A loop that runs many executions and keeps one result at a time calls
-//! [`execute_into`] with one [`Execution`], whose buffers (the schedule, the checks, the
-//! timeline) every execution then reuses, as `mcsim check` and `mcsim explore` do. The
-//! step loop is compiled for the strategy's type: pass a concrete strategy, or call
-//! [`Drive::execute_into`] on a `Box<dyn Drive>` (what
+//! A loop that runs many executions of one configuration and keeps one result at a time
+//! runs them through one [`exec::Runs`] into one [`Execution`], as `mcsim check` and
+//! `mcsim explore` do: the configuration's settings are applied to the engine once, and
+//! the result's buffers (the schedule, the checks, the timeline) are reused by every
+//! execution. The step loop is compiled for the strategy's type: pass a concrete
+//! strategy, or call [`Drive::execute_in`] on a `Box<dyn Drive>` (what
 //! [`scenario::StrategyKind::make`] returns), and its choices are inlined into the loop.
 //!
 //! **Your own recipes.** A recipe family is a type implementing [`Model`] (its variants,

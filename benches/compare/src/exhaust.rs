@@ -17,8 +17,9 @@ pub(crate) fn dfs_loop(s: &Scenario, reduce: bool) -> Exhausted {
     let mut dfs = Dfs::new(None, reduce);
     let mut violating = 0;
     let mut e = Execution::default();
+    let runs = Runs::new(&s.config);
     for i in 0.. {
-        execute_into(&s.config, &*s.setup, &mut dfs, i, &mut e);
+        runs.execute_into(&*s.setup, &mut dfs, i, &mut e);
         let failed = !e.pruned && !e.verdict.is_pass();
         violating += u64::from(failed);
         if !dfs.end(failed) {

@@ -51,7 +51,7 @@ use std::time::{Duration, Instant};
 use std::cell::Cell;
 use std::rc::Rc;
 
-use mcsim::exec::{Drive, ExecConfig, Execution, Sim, execute_into};
+use mcsim::exec::{Drive, ExecConfig, Execution, Runs, Sim};
 use mcsim::explore::{Dfs, Pct, Random, Strategy};
 use mcsim::run::{ExploreOptions, explore};
 use mcsim::scenario::Scenario;

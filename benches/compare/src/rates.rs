@@ -191,11 +191,13 @@ pub(crate) fn mcsim_batch<'a>(
     Box::new(move |n, round| {
         let mut strategy = make();
         let first = round << 32;
-        // One result, its buffers reused by every execution, as `mcsim check` runs them.
+        // One result, its buffers reused by every execution, and the configuration applied
+        // once, as `mcsim check` runs them.
         let mut e = Execution::default();
+        let runs = Runs::new(config);
         (first..first + n as u64)
             .filter(|&i| {
-                strategy.execute_into(config, setup, i, &mut e);
+                strategy.execute_in(&runs, setup, i, &mut e);
                 !e.verdict.is_pass()
             })
             .count()

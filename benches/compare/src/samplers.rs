@@ -13,9 +13,10 @@ const EXECUTIONS: u64 = 2000;
 /// Executions of `s` (of `EXECUTIONS`, from seed 0) whose verdict is not a pass.
 fn failing(s: &Scenario, strategy: &mut dyn Strategy) -> u64 {
     let mut e = Execution::default();
+    let runs = Runs::new(&s.config);
     (0..EXECUTIONS)
         .filter(|&i| {
-            execute_into(&s.config, &*s.setup, strategy, i, &mut e);
+            runs.execute_into(&*s.setup, strategy, i, &mut e);
             !e.verdict.is_pass()
         })
         .count() as u64

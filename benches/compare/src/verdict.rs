@@ -75,8 +75,9 @@ fn shuttle_hunt<S: Scheduler + 'static>(
 fn mcsim_hunt(s: &Scenario, mut strategy: Box<dyn Drive>) -> Hunt {
     let t = Instant::now();
     let mut e = Execution::default();
+    let runs = Runs::new(&s.config);
     let hit = (0..CAP as u64).find(|&i| {
-        strategy.execute_into(&s.config, &*s.setup, i, &mut e);
+        strategy.execute_in(&runs, &*s.setup, i, &mut e);
         !e.verdict.is_pass()
     });
     Hunt {

@@ -7,8 +7,9 @@ use super::*;
 pub(crate) fn first_violation(s: &Scenario, seed: u64, cap: u64) -> Option<(u64, String)> {
     let mut strategy = Random::new(seed);
     let mut e = Execution::default();
+    let runs = Runs::new(&s.config);
     (0..cap).find_map(|i| {
-        execute_into(&s.config, &*s.setup, &mut strategy, i, &mut e);
+        runs.execute_into(&*s.setup, &mut strategy, i, &mut e);
         (!e.verdict.is_pass()).then(|| (i + 1, e.verdict.label()))
     })
 }

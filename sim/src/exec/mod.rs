@@ -31,7 +31,7 @@ use std::rc::Rc;
 use std::time::Duration;
 
 pub use client::Client;
-pub use engine::{Drive, KeyState, MAX_EDGES, Stored, execute, execute_into};
+pub use engine::{Drive, KeyState, MAX_EDGES, Runs, Stored, execute, execute_into};
 pub use ghost::Fingerprint;
 
 use crate::clock::{Skew, VirtualTime};

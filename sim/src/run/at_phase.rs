@@ -1,7 +1,7 @@
 //! One search at one tick phase: iterative deepening of the preemption and fault bounds
 //! over the workload's draws, each bound's search on one thread or shared over several.
 
-use crate::exec::{Execution, execute_into};
+use crate::exec::{Execution, Runs};
 use crate::explore::{Dfs, DfsStats, Strategy};
 use crate::scenario::Scenario;
 
@@ -192,8 +192,9 @@ fn explore_within(
     let setup = scenario.setup.clone();
     // One result, its buffers reused by every execution.
     let mut e = Execution::default();
+    let runs = Runs::new(&scenario.config);
     for i in 0.. {
-        execute_into(&scenario.config, &*setup, dfs, i, &mut e);
+        runs.execute_into(&*setup, dfs, i, &mut e);
         let failed = tally.add(&e, true);
         let more = dfs.end(failed);
         if dfs.stats().cache_given_up

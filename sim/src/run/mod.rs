@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::exec::{Execution, execute};
+use crate::exec::{Execution, Runs, execute};
 use crate::explore::{Replay, Schedule};
 use crate::invariant::Verdict;
 use crate::scenario::{Expectation, Judgement, Scenario, StrategyKind};
@@ -299,8 +299,9 @@ pub fn run_observed(
     let setup = scenario.setup.clone();
     // One result, its buffers reused by every execution.
     let mut e = Execution::default();
+    let runs = Runs::new(&scenario.config);
     for i in 0..options.executions {
-        strategy.execute_into(&scenario.config, &*setup, i, &mut e);
+        strategy.execute_in(&runs, &*setup, i, &mut e);
         report.executions += 1;
         if report.executions.is_multiple_of(PROGRESS_EVERY) {
             progress(report.executions);

@@ -15,7 +15,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
-use crate::exec::{Execution, execute_into};
+use crate::exec::{Execution, Runs};
 use crate::explore::dfs::Share;
 use crate::explore::{Dfs, DfsStats, Strategy};
 use crate::scenario::{Portable, Scenario};
@@ -159,6 +159,7 @@ fn run_share(
     let setup = scenario.setup.clone();
     // One result, its buffers reused by every execution.
     let mut e = Execution::default();
+    let runs = Runs::new(&scenario.config);
     for i in 0.. {
         if board.stop.load(Ordering::Relaxed) {
             cut = true;
@@ -172,7 +173,7 @@ fn run_share(
             cut = true;
             break;
         }
-        execute_into(&scenario.config, &*setup, &mut dfs, i, &mut e);
+        runs.execute_into(&*setup, &mut dfs, i, &mut e);
         let owned = dfs.owns_execution();
         let failed = tally.add(&e, owned);
         // Its place in depth-first order, read before `end` moves the search on.

@@ -181,7 +181,13 @@ impl Server {
     /// Back to the state of [`Server::new`] with the same settings, booted at `boot`,
     /// reusing this server's memory.
     pub fn reset(&mut self, boot: VirtualTime) {
-        self.phase = self.config.phase;
+        self.reset_at_phase(boot, None);
+    }
+
+    /// [`Server::reset`], the clock at tick phase `phase` (the configured one if `None`),
+    /// as [`Server::set_phase`] after it would leave it: one clock built, not two.
+    pub fn reset_at_phase(&mut self, boot: VirtualTime, phase: Option<std::time::Duration>) {
+        self.phase = phase.unwrap_or(self.config.phase);
         self.clock = ServerClock::new(boot, self.phase, self.config.unix_at_zero);
         self.items.reset();
         self.up = true;

@@ -29,7 +29,7 @@ use std::fmt;
 
 use crate::plural::plural;
 
-use crate::exec::{Execution, execute};
+use crate::exec::{Execution, Runs, execute};
 use crate::explore::replay::Offered;
 use crate::explore::{Choice, Replay, Schedule};
 use crate::scenario::Scenario;
@@ -417,11 +417,12 @@ pub fn shrink(scenario: &Scenario, failing: &Execution, search: u64, budget: u64
         let mut found = None;
         // One result, its buffers reused, and the loop compiled for the strategy.
         let mut e = Execution::default();
+        let runs = Runs::new(&config);
         for i in 0..search {
             if spent >= budget {
                 break;
             }
-            strategy.execute_into(&config, &*smaller.setup, i, &mut e);
+            strategy.execute_in(&runs, &*smaller.setup, i, &mut e);
             spent += e.steps;
             if e.verdict.label() == label {
                 found = Some(std::mem::take(&mut e));

@@ -74,6 +74,35 @@ impl Engine {
         })
     }
 
+    /// Writes the violation of the end check `invariant` into `verdict`. A verdict that
+    /// is a violation already (the last execution's, in the result a loop reuses) is
+    /// overwritten field by field: dropping it whole and building a new one in its place
+    /// costs more than most end checks.
+    fn end_violation(&self, verdict: &mut Verdict, invariant: Cow<'static, str>, failure: Failure) {
+        let Verdict::Violation(v) = verdict else {
+            *verdict = self.violation(invariant, failure);
+            return;
+        };
+        v.invariant = invariant;
+        (v.step, v.time) = (self.step, self.now());
+        let Failure {
+            message,
+            mut numbers,
+        } = failure;
+        v.failure.message = message;
+        if numbers.is_empty() && v.failure.numbers.is_empty() {
+            // An empty map owns nothing: forgetting it leaks nothing, and dropping it
+            // would still walk its empty tree.
+            std::mem::forget(numbers);
+        } else {
+            std::mem::swap(&mut v.failure.numbers, &mut numbers);
+        }
+        v.faults.clear();
+        if !self.faults_fired.is_empty() {
+            v.faults.extend_from_slice(&self.faults_fired);
+        }
+    }
+
     /// What each unfinished client is doing.
     pub(super) fn waiting(&self) -> Vec<String> {
         let core = self.sim.core.borrow();
@@ -151,29 +180,34 @@ impl Engine {
         }
     }
 
-    pub(super) fn finish(&mut self) -> Verdict {
+    /// Runs the end checks and writes the verdict into `verdict` (whatever it held is
+    /// replaced).
+    pub(super) fn finish(&mut self, verdict: &mut Verdict) {
         let view = EndView {
             cluster: &self.cluster,
             now: self.now(),
             metrics: &self.metrics,
         };
         // Every end check runs, so each records its metrics; the first failure is the verdict.
-        let mut verdict = Verdict::Pass;
+        let mut failed = false;
         self.ended = true;
         for (name, check) in &self.sim.at_end {
             if let Err(failure) = check(&view) {
                 self.violated.push(name.clone());
-                if verdict.is_pass() {
-                    verdict = self.violation(name.clone(), failure);
+                if !failed {
+                    failed = true;
+                    self.end_violation(verdict, name.clone(), failure);
                 }
             }
         }
-        if let Verdict::Violation(v) = &verdict {
+        if !failed {
+            *verdict = Verdict::Pass;
+        }
+        if let Verdict::Violation(v) = &*verdict {
             self.log(Actor::World, || {
                 format!("END CHECK {} fails: {}", v.invariant, v.failure.message)
             });
         }
-        verdict
     }
 
     /// With pause or death faults in the plan, every execution records the liveness

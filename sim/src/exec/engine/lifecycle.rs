@@ -97,6 +97,7 @@ impl Engine {
             held: None,
             plan_budget: false,
             liveness: false,
+            applied: 0,
         };
         engine.adopt_plan();
         engine
@@ -115,14 +116,12 @@ impl Engine {
         &mut self.sim
     }
 
-    /// Starts an execution of what the setup function registered, under `config`: every
-    /// count at zero, the servers booted at time zero, the settings the steps read copied
-    /// in. The result's buffers are the engine's, empty since the last
-    /// [`Engine::hand_over`]; the phase points, when `phase_points`
-    /// ([`Execution::phase_points`]), are recorded into `out`'s buffer, taken emptied.
+    /// Applies `config`'s settings: the fault plan (and what follows from it, only when
+    /// it differs from the last one), the step and time budgets, the latency window,
+    /// tracing, and servers built from its settings (the ones in place kept when they
+    /// were built from the same). Done once for many executions by a [`super::Runs`].
     #[inline(never)]
-    pub(super) fn begin(&mut self, config: &ExecConfig, out: &mut Execution, phase_points: bool) {
-        let n = self.sim.tasks.len();
+    pub(super) fn configure(&mut self, config: &ExecConfig) {
         if self.plan != config.faults {
             self.plan = config.faults.clone();
             self.adopt_plan();
@@ -134,17 +133,29 @@ impl Engine {
             config.latency_max.as_micros() as u64,
         );
         self.max_time = u64::try_from(config.max_time.as_micros()).unwrap_or(u64::MAX);
-        if self
+        if !self
             .cluster
             .built_from(&config.servers, config.distribution)
         {
-            self.cluster.reset();
-        } else {
             self.cluster = Cluster::new(&config.servers, config.distribution);
         }
-        for server in &mut self.cluster.servers {
-            server.set_connections(n as u64);
-        }
+    }
+
+    /// Starts an execution of what the setup function registered, under the settings
+    /// [`Engine::configure`] applied: every count at zero, the servers booted at time
+    /// zero (at tick phase `phase`, where one is given). The result's buffers are the
+    /// engine's, empty since the last [`Engine::hand_over`]; the phase points, when
+    /// `phase_points` ([`Execution::phase_points`]), are recorded into `out`'s buffer,
+    /// taken emptied.
+    #[inline(never)]
+    pub(super) fn begin(
+        &mut self,
+        out: &mut Execution,
+        phase: Option<std::time::Duration>,
+        phase_points: bool,
+    ) {
+        let n = self.sim.tasks.len();
+        self.cluster.reset(phase, n as u64);
         self.live = n;
         self.timers
             .extend(self.sim.scripted.iter().enumerate().map(|(i, (at, f))| {
@@ -189,10 +200,18 @@ impl Engine {
     #[inline(never)]
     pub(super) fn hand_over(&mut self, out: &mut Execution) {
         swap_emptied(&mut out.schedule.choices, &mut self.choices);
-        swap_emptied(&mut out.trace.lines, &mut self.trace.lines);
-        swap_emptied(&mut out.events, &mut self.events);
-        swap_emptied(&mut out.key_states, &mut self.key_states);
         swap_emptied(&mut out.violated, &mut self.violated);
+        // Only a traced execution fills the timeline's buffers: with all six empty (this
+        // execution's and the result's last), handing them over changes nothing.
+        if !(self.trace.lines.is_empty()
+            && self.events.is_empty()
+            && self.key_states.is_empty()
+            && out.trace.lines.is_empty()
+            && out.events.is_empty()
+            && out.key_states.is_empty())
+        {
+            self.hand_over_timeline(out);
+        }
         // Emptied only when not empty: an empty map dropped still walks its (empty) tree.
         std::mem::swap(&mut out.metrics, self.metrics.get_mut());
         if !self.metrics.get_mut().is_empty() {
@@ -210,6 +229,16 @@ impl Engine {
             out.checks.push((name.clone(), u64::from(self.ended)));
         }
         self.fault_figures(&mut out.faults);
+    }
+
+    /// The timeline's part of [`Engine::hand_over`], when some of its buffers is not
+    /// empty.
+    #[cold]
+    #[inline(never)]
+    fn hand_over_timeline(&mut self, out: &mut Execution) {
+        swap_emptied(&mut out.trace.lines, &mut self.trace.lines);
+        swap_emptied(&mut out.events, &mut self.events);
+        swap_emptied(&mut out.key_states, &mut self.key_states);
     }
 
     /// Ends an execution: the clients' futures and the checks are dropped (so that the

@@ -28,7 +28,9 @@ mod faults;
 mod fingerprint;
 mod phase;
 mod poll;
+mod runs;
 mod timers;
+pub use runs::Runs;
 mod watch;
 pub use watch::{KeyState, Stored};
 
@@ -59,6 +61,15 @@ pub trait Drive: Strategy {
         index: u64,
         out: &mut Execution,
     );
+
+    /// [`Runs::execute_into`] with this strategy making every choice.
+    fn execute_in(
+        &mut self,
+        runs: &Runs<'_>,
+        setup: &dyn Fn(&mut Sim),
+        index: u64,
+        out: &mut Execution,
+    );
 }
 
 impl<S: Strategy> Drive for S {
@@ -71,6 +82,16 @@ impl<S: Strategy> Drive for S {
     ) {
         execute_into(config, setup, self, index, out);
     }
+
+    fn execute_in(
+        &mut self,
+        runs: &Runs<'_>,
+        setup: &dyn Fn(&mut Sim),
+        index: u64,
+        out: &mut Execution,
+    ) {
+        runs.execute_into(setup, self, index, out);
+    }
 }
 
 /// [`execute`] into `out`, whose buffers (the schedule, the checks, the timeline) the
@@ -78,6 +99,9 @@ impl<S: Strategy> Drive for S {
 /// allocates none of them again. Everything `out` held before is replaced. The step loop
 /// is compiled for `S`: with a concrete strategy type, or through [`Drive`], the
 /// strategy's answers are inlined into it.
+///
+/// A loop over many executions of one configuration can run them through [`Runs`],
+/// which applies the configuration's settings once instead of at every execution.
 pub fn execute_into<S: Strategy + ?Sized>(
     config: &ExecConfig,
     setup: &dyn Fn(&mut Sim),
@@ -85,20 +109,29 @@ pub fn execute_into<S: Strategy + ?Sized>(
     index: u64,
     out: &mut Execution,
 ) {
-    let mut engine = Engine::take(config);
+    Runs::new(config).execute_into(setup, strategy, index, out);
+}
+
+/// One execution on `engine`, which has applied `config`'s settings
+/// ([`Engine::configure`]).
+fn run_configured<S: Strategy + ?Sized>(
+    engine: &mut Engine,
+    config: &ExecConfig,
+    setup: &dyn Fn(&mut Sim),
+    strategy: &mut S,
+    index: u64,
+    out: &mut Execution,
+) {
     setup(engine.registration());
     strategy.begin(index);
     let phase = strategy.tick_phase(config.phase_free);
     let phase_points = strategy.explores_timing() && config.phase_free;
-    engine.begin(config, out, phase_points);
-    if let Some(phase) = phase {
-        engine.cluster.set_phase(phase);
-    }
+    engine.begin(out, phase, phase_points);
     let mut core = engine.sim.core.borrow_mut();
     (core.observing, core.tracing) = (strategy.wants_states(), config.trace);
     core.summaries = strategy.summaries();
     drop(core);
-    out.verdict = engine.run(strategy);
+    engine.run(strategy, &mut out.verdict);
     out.state_hash = strategy.wants_final_state().then(|| engine.fingerprint());
     out.end_time = engine.sim.core.borrow().now;
     (out.index, out.pruned, out.phase) = (index, engine.pruned, phase);
@@ -107,7 +140,6 @@ pub fn execute_into<S: Strategy + ?Sized>(
     engine.hand_over(out);
     out.schedule.phase = phase.map(|p| p.as_micros() as u32);
     engine.clear();
-    engine.give_back();
 }
 
 /// What a strategy asks the engine for at every step of an execution (asked once, when it
@@ -156,6 +188,9 @@ struct Engine {
     allowed: [u32; FaultKind::ALL.len()],
     /// Some kind's budget in `plan` is above zero (with `allowed`, kept with the plan).
     plan_budget: bool,
+    /// The stamp of the configuration last applied ([`Engine::configure`], by a
+    /// [`Runs`]); 0 when none is known.
+    applied: u64,
     /// `plan` has a pause or death rule: every execution records the liveness figures
     /// ([`Engine::record_liveness`]; kept with the plan).
     liveness: bool,
@@ -230,11 +265,13 @@ struct PerClient {
 
 impl Engine {
     /// The verdict of an execution that ran on past a step check's violation: the one
-    /// held (the first), the one it ended with dropped (kept out of the step's path).
+    /// held (the first) replaces the one it ended with (kept out of the step's path).
     #[cold]
     #[inline(never)]
-    fn held_first(&mut self, ended_with: Verdict) -> Verdict {
-        self.held.take().unwrap_or(ended_with)
+    fn held_first(&mut self, verdict: &mut Verdict) {
+        if let Some(held) = self.held.take() {
+            *verdict = held;
+        }
     }
 
     fn now(&self) -> VirtualTime {
@@ -258,18 +295,18 @@ impl Engine {
         self.trace.push(self.step, now, actor, text());
     }
 
-    fn run<S: Strategy + ?Sized>(&mut self, strategy: &mut S) -> Verdict {
-        let verdict = match self.run_inner(strategy) {
-            Ok(()) => self.finish(),
-            Err(stop) => stop,
-        };
+    /// Runs the execution and writes its verdict into `verdict`, where the result keeps
+    /// it: a verdict is 112 bytes, and one returned is copied at every level it passes.
+    fn run<S: Strategy + ?Sized>(&mut self, strategy: &mut S, verdict: &mut Verdict) {
+        match self.run_inner(strategy) {
+            Ok(()) => self.finish(verdict),
+            Err(stop) => *verdict = stop,
+        }
         // Run on past a step check's violation, the first one stays the verdict. Tested
         // before it is taken: taking moves the whole (empty) verdict out and back.
-        let verdict = if self.held.is_some() {
-            self.held_first(verdict)
-        } else {
-            verdict
-        };
+        if self.held.is_some() {
+            self.held_first(verdict);
+        }
         if self.liveness
             && matches!(
                 verdict,
@@ -278,7 +315,6 @@ impl Engine {
         {
             self.record_liveness();
         }
-        verdict
     }
 
     /// The steps, with the engine's option buffers taken for the whole execution (not
