@@ -42,6 +42,19 @@ pub struct Runs<'c> {
     /// The stamp the engine took when it last applied `config` for these runs (0 before
     /// the first): an engine holding another stamp has run something else since.
     applied: Cell<u64>,
+    /// The engine between these runs' executions, taken from the thread's at the first
+    /// and handed back to the thread when the runs are dropped: an execution in between
+    /// that is not one of these (a replay, a shrink) finds the thread's slot empty and
+    /// builds another engine once, which the thread then keeps.
+    engine: Cell<Option<Box<Engine>>>,
+}
+
+impl Drop for Runs<'_> {
+    fn drop(&mut self) {
+        if let Some(engine) = self.engine.take() {
+            engine.give_back();
+        }
+    }
 }
 
 /// Stamps for configurations applied to an engine: never 0, never the same twice in a
@@ -54,6 +67,7 @@ impl<'c> Runs<'c> {
         Runs {
             config,
             applied: Cell::new(0),
+            engine: Cell::new(None),
         }
     }
 
@@ -71,13 +85,18 @@ impl<'c> Runs<'c> {
         index: u64,
         out: &mut Execution,
     ) {
-        let mut engine = Engine::take(self.config);
+        // Taken out for the execution: one nested in it (through these runs or not)
+        // finds none here and takes the thread's.
+        let mut engine = match self.engine.take() {
+            Some(engine) => engine,
+            None => Engine::take(self.config),
+        };
         if engine.applied == 0 || engine.applied != self.applied.get() {
             engine.configure(self.config);
             engine.applied = STAMPS.fetch_add(1, Ordering::Relaxed);
             self.applied.set(engine.applied);
         }
         super::run_configured(&mut engine, self.config, setup, strategy, index, out);
-        engine.give_back();
+        self.engine.set(Some(engine));
     }
 }
