@@ -9,6 +9,11 @@
 //! cleared, every count at zero), and hands it back when it ends. Nothing of an
 //! execution's state survives into the next; the buffers keep only their capacity, and
 //! the core the clients share is reused only once no client handle refers to it.
+//!
+//! What follows from the configuration alone (the fault plan, the servers, the budgets)
+//! is applied apart ([`Engine::configure`]): by a [`super::Runs`] once for all its
+//! executions, which also keeps the engine between them, and by a lone execution each
+//! time.
 
 use std::cell::RefCell;
 use std::rc::Rc;
