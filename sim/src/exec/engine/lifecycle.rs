@@ -102,7 +102,6 @@ impl Engine {
             held: None,
             plan_budget: false,
             liveness: false,
-            applied: 0,
         };
         engine.adopt_plan();
         engine

@@ -188,9 +188,6 @@ struct Engine {
     allowed: [u32; FaultKind::ALL.len()],
     /// Some kind's budget in `plan` is above zero (with `allowed`, kept with the plan).
     plan_budget: bool,
-    /// The stamp of the configuration last applied ([`Engine::configure`], by a
-    /// [`Runs`]); 0 when none is known.
-    applied: u64,
     /// `plan` has a pause or death rule: every execution records the liveness figures
     /// ([`Engine::record_liveness`]; kept with the plan).
     liveness: bool,

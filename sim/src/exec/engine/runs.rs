@@ -2,7 +2,6 @@
 //! once, not compared and copied again at every execution.
 
 use std::cell::Cell;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::exec::{ExecConfig, Execution, Sim};
 use crate::explore::Strategy;
@@ -15,13 +14,13 @@ use super::Engine;
 /// configuration's settings (the fault plan, the servers, the latency window, the
 /// budgets) are applied to the thread's engine. A lone `execute_into` compares the
 /// configuration with the one the engine last ran and copies its settings at every
-/// execution; `Runs` applies them at its first execution and then only checks that the
-/// engine ran nothing else since.
+/// execution; `Runs` applies them to the engine it takes at its first execution and
+/// keeps that engine for the next ones.
 ///
 /// The configuration is borrowed for as long as the `Runs` lives, so it cannot change
-/// meanwhile. An execution of another configuration in between (a nested one, a replay
-/// inside the loop, another `Runs` on the same thread) is noticed, and the settings are
-/// applied again before the next execution here.
+/// meanwhile, and the engine it keeps runs nothing else. An execution nested in one of
+/// these (through these runs or not) finds no engine kept, takes the thread's and applies
+/// the settings to it as a first execution does.
 ///
 /// ```
 /// use mcsim::exec::Runs;
@@ -39,13 +38,11 @@ use super::Engine;
 /// ```
 pub struct Runs<'c> {
     config: &'c ExecConfig,
-    /// The stamp the engine took when it last applied `config` for these runs (0 before
-    /// the first): an engine holding another stamp has run something else since.
-    applied: Cell<u64>,
-    /// The engine between these runs' executions, taken from the thread's at the first
-    /// and handed back to the thread when the runs are dropped: an execution in between
-    /// that is not one of these (a replay, a shrink) finds the thread's slot empty and
-    /// builds another engine once, which the thread then keeps.
+    /// The engine between these runs' executions, `config` applied to it: taken from
+    /// the thread's at the first and handed back to the thread when the runs are
+    /// dropped. An execution in between that is not one of these (a replay, a shrink)
+    /// finds the thread's slot empty and builds another engine once, which the thread
+    /// then keeps.
     engine: Cell<Option<Box<Engine>>>,
 }
 
@@ -57,23 +54,13 @@ impl Drop for Runs<'_> {
     }
 }
 
-/// Stamps for configurations applied to an engine: never 0, never the same twice in a
-/// process, whichever thread takes one.
-static STAMPS: AtomicU64 = AtomicU64::new(1);
-
 impl<'c> Runs<'c> {
     /// Executions of `config`.
     pub fn new(config: &'c ExecConfig) -> Runs<'c> {
         Runs {
             config,
-            applied: Cell::new(0),
             engine: Cell::new(None),
         }
-    }
-
-    /// The configuration these executions run.
-    pub fn config(&self) -> &'c ExecConfig {
-        self.config
     }
 
     /// Runs execution `index` of `config` into `out`, as
@@ -86,17 +73,20 @@ impl<'c> Runs<'c> {
         out: &mut Execution,
     ) {
         // Taken out for the execution: one nested in it (through these runs or not)
-        // finds none here and takes the thread's.
+        // finds none here and takes the thread's, which may have run anything.
         let mut engine = match self.engine.take() {
             Some(engine) => engine,
-            None => Engine::take(self.config),
+            None => {
+                let mut engine = Engine::take(self.config);
+                engine.configure(self.config);
+                engine
+            }
         };
-        if engine.applied == 0 || engine.applied != self.applied.get() {
-            engine.configure(self.config);
-            engine.applied = STAMPS.fetch_add(1, Ordering::Relaxed);
-            self.applied.set(engine.applied);
-        }
         super::run_configured(&mut engine, self.config, setup, strategy, index, out);
-        self.engine.set(Some(engine));
+        // An engine a nested execution through these runs kept meanwhile goes back to
+        // the thread.
+        if let Some(nested) = self.engine.replace(Some(engine)) {
+            nested.give_back();
+        }
     }
 }
