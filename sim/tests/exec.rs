@@ -250,21 +250,6 @@ fn executions_of_different_sizes_do_not_leak_into_each_other() {
     }
 }
 
-/// `setup`'s execution `seed` under `random`, run on another thread (so on an engine of
-/// its own, fresh), as its `Debug` text: what a reused engine and result must match.
-fn on_a_fresh_engine(
-    config: ExecConfig,
-    setup: impl Fn(&mut mcsim::Sim) + Send + 'static,
-    seed: u64,
-) -> String {
-    std::thread::spawn(move || {
-        let e = execute(&config, &setup, &mut Random::new(seed), seed);
-        format!("{e:?}")
-    })
-    .join()
-    .unwrap()
-}
-
 /// One result reused by `execute_into` across executions of different settings (traced
 /// or not, with faults or none, one server or two) holds only the last execution: the
 /// same, field for field, as a fresh `execute` of it on a new thread.
@@ -296,7 +281,7 @@ fn a_reused_result_holds_only_its_own_execution() {
     for (seed, config) in configs.into_iter().enumerate() {
         let seed = seed as u64;
         execute_into(&config, &counting, &mut Random::new(seed), seed, &mut out);
-        let alone = on_a_fresh_engine(config, counting, seed);
+        let alone = support::on_a_fresh_engine(config, counting, seed);
         assert_eq!(format!("{out:?}"), alone, "execution {seed}");
         faulted += usize::from(!out.faults.is_empty());
     }
@@ -350,7 +335,7 @@ fn alternating_setups_each_run_only_what_they_registered() {
         let seed = seed as u64;
         let config = ExecConfig::default();
         execute_into(&config, &setup, &mut Random::new(seed), seed, &mut out);
-        let alone = on_a_fresh_engine(config, setup, seed);
+        let alone = support::on_a_fresh_engine(config, setup, seed);
         assert_eq!(format!("{out:?}"), alone, "execution {seed}");
         let checks = out.checks.len();
         assert_eq!(

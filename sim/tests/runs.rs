@@ -1,15 +1,18 @@
 //! `Runs`: many executions of one configuration, its settings applied once, each
 //! execution exactly what a lone `execute` makes of it.
 
-use mcsim::exec::{ExecConfig, Execution, Runs, execute, execute_into};
+use mcsim::exec::{ExecConfig, Execution, Runs, execute_into};
 use mcsim::explore::Random;
 use mcsim::fault::FaultPlan;
 use mcsim::memcache::{Exptime, Key, Memcache, Value};
 use mcsim::{Failure, Skew, Verdict};
 
+mod support;
+use support::on_a_fresh_engine;
+
 /// Three clients adding one to a counter by reading it and writing it back (lost
-/// updates in most interleavings, and wherever a reply is lost), and an end check that fails with the number lost,
-/// named by `name`.
+/// updates in most interleavings, and wherever a reply is lost), and an end check that
+/// fails with the number lost, named by `name` as a static or as an owned string.
 fn read_and_write_back(name: &'static str, owned_name: bool) -> impl Fn(&mut mcsim::Sim) {
     move |sim: &mut mcsim::Sim| {
         for _ in 0..3 {
@@ -41,35 +44,6 @@ fn read_and_write_back(name: &'static str, owned_name: bool) -> impl Fn(&mut mcs
     }
 }
 
-/// A setup function, boxed to go to another thread.
-type Setup = Box<dyn Fn(&mut mcsim::Sim) + Send>;
-/// What makes one (on the thread that runs it).
-type MakeSetup = fn() -> Setup;
-
-/// `config`'s execution `seed` under `setup`, on a new thread's fresh engine.
-fn alone(config: &ExecConfig, setup: MakeSetup, seed: u64) -> String {
-    let config = config.clone();
-    std::thread::spawn(move || {
-        let setup = setup();
-        format!(
-            "{:?}",
-            execute(&config, &*setup, &mut Random::new(seed), seed)
-        )
-    })
-    .join()
-    .unwrap()
-}
-
-/// The counter with a check named by a static string.
-fn static_name() -> Setup {
-    Box::new(read_and_write_back("counter.static", false))
-}
-
-/// The counter with a check named by an owned string.
-fn owned_name() -> Setup {
-    Box::new(read_and_write_back("counter.owned", true))
-}
-
 /// One result reused by executions of one `Runs` holds only the last one: its
 /// violation's name, numbers and faults as a fresh execution has them, after a
 /// violation with other numbers, after a pass, and with faults or none.
@@ -79,19 +53,16 @@ fn each_execution_of_a_runs_holds_its_own_violation() {
         faults: FaultPlan::lost_replies().probability(0.05),
         ..ExecConfig::default()
     };
-    for setup in [static_name as MakeSetup, owned_name] {
+    for (name, owned) in [("counter.static", false), ("counter.owned", true)] {
         let runs = Runs::new(&config);
-        let made = setup();
+        let made = read_and_write_back(name, owned);
         let mut out = Execution::default();
         let (mut losses, mut after_pass, mut with_faults) = (Vec::new(), 0, 0);
         let mut last_passed = false;
         for seed in 0..40 {
-            runs.execute_into(&*made, &mut Random::new(seed), seed, &mut out);
-            assert_eq!(
-                format!("{out:?}"),
-                alone(&config, setup, seed),
-                "execution {seed}"
-            );
+            runs.execute_into(&made, &mut Random::new(seed), seed, &mut out);
+            let alone = on_a_fresh_engine(config.clone(), read_and_write_back(name, owned), seed);
+            assert_eq!(format!("{out:?}"), alone, "execution {seed}");
             match &out.verdict {
                 Verdict::Violation(v) => {
                     losses.push(v.failure.numbers["lost"]);
@@ -131,29 +102,32 @@ fn runs_of_different_configurations_alternate_on_one_thread() {
         ..ExecConfig::default()
     };
     let (a, b) = (Runs::new(&two_servers), Runs::new(&faulty));
-    let made = static_name();
+    let made = read_and_write_back("counter.static", false);
     let mut out = Execution::default();
     for seed in 0..12 {
         let config = match seed % 3 {
             0 => {
-                a.execute_into(&*made, &mut Random::new(seed), seed, &mut out);
+                a.execute_into(&made, &mut Random::new(seed), seed, &mut out);
                 &two_servers
             }
             1 => {
-                b.execute_into(&*made, &mut Random::new(seed), seed, &mut out);
+                b.execute_into(&made, &mut Random::new(seed), seed, &mut out);
                 &faulty
             }
             _ => {
                 let lone = ExecConfig::default();
-                execute_into(&lone, &*made, &mut Random::new(seed), seed, &mut out);
-                assert_eq!(format!("{out:?}"), alone(&lone, static_name, seed));
+                execute_into(&lone, &made, &mut Random::new(seed), seed, &mut out);
+                let alone =
+                    on_a_fresh_engine(lone, read_and_write_back("counter.static", false), seed);
+                assert_eq!(format!("{out:?}"), alone);
                 continue;
             }
         };
-        assert_eq!(
-            format!("{out:?}"),
-            alone(config, static_name, seed),
-            "execution {seed}"
+        let alone = on_a_fresh_engine(
+            config.clone(),
+            read_and_write_back("counter.static", false),
+            seed,
         );
+        assert_eq!(format!("{out:?}"), alone, "execution {seed}");
     }
 }

@@ -20,6 +20,21 @@ pub fn run_for(max_time: Duration, seed: u64, setup: &dyn Fn(&mut Sim)) -> Execu
     execute(&config, setup, &mut Random::new(seed), 0)
 }
 
+/// `setup`'s execution `seed` under `random`, run on another thread (so on an engine of
+/// its own, fresh), as its `Debug` text: what a reused engine and result must match.
+pub fn on_a_fresh_engine(
+    config: ExecConfig,
+    setup: impl Fn(&mut Sim) + Send + 'static,
+    seed: u64,
+) -> String {
+    std::thread::spawn(move || {
+        let e = execute(&config, &setup, &mut Random::new(seed), seed);
+        format!("{e:?}")
+    })
+    .join()
+    .unwrap()
+}
+
 /// Three clients counting with incr, then add on a miss (each noting it on the timeline),
 /// a step check that never fails, and an end check that fails when an increment is lost.
 pub fn three_counting(sim: &mut Sim) {
