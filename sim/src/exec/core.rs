@@ -164,9 +164,15 @@ impl Core {
     /// Adds what `client` observed (a reply, a timeout, a clock reading) to its
     /// [`Mailbox::seen`], when states are being fingerprinted.
     pub fn observe(&mut self, client: usize, x: impl std::hash::Hash) {
-        if !self.observing {
-            return;
+        if self.observing {
+            self.observe_now(client, x);
         }
+    }
+
+    /// [`Core::observe`] when states are being fingerprinted (out of the step's path of
+    /// an execution that does not).
+    #[inline(never)]
+    fn observe_now(&mut self, client: usize, x: impl std::hash::Hash) {
         let m = &mut self.mailboxes[client];
         let mut h = crate::exec::Fingerprint::resume(m.seen);
         x.hash(&mut h);

@@ -174,10 +174,16 @@ impl SpinWatch {
     #[inline]
     pub fn changed(&mut self) {
         if self.quiet >= QUIET_CALLS {
-            self.clients.iter_mut().for_each(|c| c.seen.clear());
+            self.forget_repeats();
         }
         self.quiet = 0;
         self.repeats = 0;
+    }
+
+    /// Forgets every call each client was seen to repeat (out of the step's path).
+    #[inline(never)]
+    fn forget_repeats(&mut self) {
+        self.clients.iter_mut().for_each(|c| c.seen.clear());
     }
 
     /// Records a call. `request_hash` is `Some` when [`SpinWatch::tracking_next`] said

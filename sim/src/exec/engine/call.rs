@@ -64,7 +64,7 @@ impl Engine {
         let mailbox = &mut core.mailboxes[client];
         let Wait::Call { issued } = mailbox.wait else {
             drop(core);
-            return Err(self.diverged(format!("c{client} is not waiting on a call")));
+            return Err(self.stop(self.diverged(format!("c{client} is not waiting on a call"))));
         };
         let request: &mut Request = &mut mailbox.request;
         // What only some executions do before a call: a traced one watches its keys, a

@@ -53,7 +53,7 @@ impl Engine {
                 }
                 Ok(())
             }
-            Some(v) => Err(v),
+            Some(v) => Err(self.stop(v)),
             None => Ok(()),
         }
     }
@@ -77,30 +77,46 @@ impl Engine {
     /// Writes the violation of the end check `invariant` into `verdict`. A verdict that
     /// is a violation already (the last execution's, in the result a loop reuses) is
     /// overwritten field by field: dropping it whole and building a new one in its place
-    /// costs more than most end checks.
+    /// costs more than most end checks. What most such overwrites leave alone (an owned
+    /// name, numbers, faults) is handled out of line.
+    #[inline(never)]
     fn end_violation(&self, verdict: &mut Verdict, invariant: Cow<'static, str>, failure: Failure) {
         let Verdict::Violation(v) = verdict else {
-            *verdict = self.violation(invariant, failure);
-            return;
+            return self.first_end_violation(verdict, invariant, failure);
         };
-        v.invariant = invariant;
+        replace_name(&mut v.invariant, invariant);
         (v.step, v.time) = (self.step, self.now());
-        let Failure {
-            message,
-            mut numbers,
-        } = failure;
-        v.failure.message = message;
+        let Failure { message, numbers } = failure;
+        replace_name(&mut v.failure.message, message);
         if numbers.is_empty() && v.failure.numbers.is_empty() {
             // An empty map owns nothing: forgetting it leaks nothing, and dropping it
             // would still walk its empty tree.
             std::mem::forget(numbers);
         } else {
-            std::mem::swap(&mut v.failure.numbers, &mut numbers);
+            replace_numbers(&mut v.failure.numbers, numbers);
         }
-        v.faults.clear();
-        if !self.faults_fired.is_empty() {
-            v.faults.extend_from_slice(&self.faults_fired);
+        if !(v.faults.is_empty() && self.faults_fired.is_empty()) {
+            self.copy_faults(&mut v.faults);
         }
+    }
+
+    /// [`Engine::end_violation`] over a verdict that is not a violation: one is built.
+    #[cold]
+    #[inline(never)]
+    fn first_end_violation(
+        &self,
+        verdict: &mut Verdict,
+        invariant: Cow<'static, str>,
+        failure: Failure,
+    ) {
+        *verdict = self.violation(invariant, failure);
+    }
+
+    /// The faults fired so far, written over `faults`.
+    #[inline(never)]
+    fn copy_faults(&self, faults: &mut Vec<(u64, crate::fault::Fault)>) {
+        faults.clear();
+        faults.extend_from_slice(&self.faults_fired);
     }
 
     /// What each unfinished client is doing.
@@ -133,7 +149,7 @@ impl Engine {
     /// A spin is proven when nothing scheduled can end it: no world timer, no clock read
     /// since the repetitions began, no live item with an expiry ahead.
     #[cold]
-    pub(super) fn check_spin(&self) -> Result<(), Stop> {
+    pub(super) fn check_spin(&mut self) -> Result<(), Stop> {
         let now = self.now();
         let busy = self
             .sim
@@ -149,7 +165,7 @@ impl Engine {
                 .clock_untouched(self.sim.core.borrow().clock_reads)
             && self.cluster.next_expiry(now).is_none()
         {
-            return Err(self.livelock(self.spin.repeats(), 0));
+            return Err(self.stop(self.livelock(self.spin.repeats(), 0)));
         }
         Ok(())
     }
@@ -193,17 +209,28 @@ impl Engine {
         self.ended = true;
         for (name, check) in &self.sim.at_end {
             if let Err(failure) = check(&view) {
-                self.violated.push(name.clone());
-                if !failed {
+                self.violated.push(clone_name(name));
+                if failed {
+                    drop_failure(failure);
+                } else {
                     failed = true;
-                    self.end_violation(verdict, name.clone(), failure);
+                    self.end_violation(verdict, clone_name(name), failure);
                 }
             }
         }
-        if !failed {
-            *verdict = Verdict::Pass;
+        if !failed && !verdict.is_pass() {
+            pass(verdict);
         }
-        if let Verdict::Violation(v) = &*verdict {
+        if self.tracing {
+            self.log_end_check(verdict);
+        }
+    }
+
+    /// The timeline's line for a failed end check.
+    #[cold]
+    #[inline(never)]
+    fn log_end_check(&mut self, verdict: &Verdict) {
+        if let Verdict::Violation(v) = verdict {
             self.log(Actor::World, || {
                 format!("END CHECK {} fails: {}", v.invariant, v.failure.message)
             });
@@ -222,4 +249,63 @@ impl Engine {
         metrics.insert("liveness.longest_wait_s".into(), longest.as_secs_f64());
         metrics.insert("liveness.stuck_clients".into(), stuck as f64);
     }
+}
+
+/// A copy of an invariant's name: a static one (as most are) copied in line, an owned
+/// one out of line.
+#[inline(always)]
+#[allow(
+    clippy::ptr_arg,
+    reason = "which of the two a name is decides how it is copied"
+)]
+pub(super) fn clone_name(name: &Cow<'static, str>) -> Cow<'static, str> {
+    match name {
+        Cow::Borrowed(s) => Cow::Borrowed(s),
+        Cow::Owned(s) => owned_name(s),
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn owned_name(s: &str) -> Cow<'static, str> {
+    Cow::Owned(s.to_owned())
+}
+
+/// Writes `new` over `slot`: a static name replaced in line, an owned one dropped out of
+/// line.
+#[inline(always)]
+fn replace_name(slot: &mut Cow<'static, str>, new: Cow<'static, str>) {
+    match slot {
+        // A borrowed name owns nothing: forgetting it drops nothing.
+        Cow::Borrowed(_) => std::mem::forget(std::mem::replace(slot, new)),
+        Cow::Owned(_) => replace_owned(slot, new),
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn replace_owned(slot: &mut Cow<'static, str>, new: Cow<'static, str>) {
+    *slot = new;
+}
+
+/// Writes `new` over a failure's numbers, the old ones dropped out of line.
+#[inline(never)]
+fn replace_numbers(
+    slot: &mut std::collections::BTreeMap<String, i64>,
+    new: std::collections::BTreeMap<String, i64>,
+) {
+    *slot = new;
+}
+
+/// Drops a failure after the first of an execution's end checks (its name is recorded,
+/// its details are not kept).
+#[inline(never)]
+fn drop_failure(failure: Failure) {
+    drop(failure);
+}
+
+/// Sets a verdict that is not a pass to a pass, its content dropped out of line.
+#[inline(never)]
+fn pass(verdict: &mut Verdict) {
+    *verdict = Verdict::Pass;
 }

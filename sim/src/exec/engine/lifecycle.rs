@@ -28,6 +28,7 @@ use crate::fault::FaultKind;
 use crate::trace::Trace;
 
 use super::Engine;
+use super::ending::clone_name;
 
 thread_local! {
     /// The thread's engine between executions (boxed: taking it and giving it back
@@ -100,6 +101,7 @@ impl Engine {
             violated: Vec::new(),
             ended: false,
             held: None,
+            stopped: crate::invariant::Verdict::Pass,
             plan_budget: false,
             liveness: false,
         };
@@ -161,6 +163,30 @@ impl Engine {
         let n = self.sim.tasks.len();
         self.cluster.reset(phase, n as u64);
         self.live = n;
+        self.timer_seq = 0;
+        // What only some executions have is set up out of line: the step's path holds
+        // only the tests.
+        if !self.sim.scripted.is_empty() {
+            self.schedule_scripted();
+        }
+        self.per_client.resize(n, super::PerClient::default());
+        self.spin.reset(n);
+        self.budget_left = self.plan_budget;
+        // A pause or death aimed at keys follows the keys of each client's last call.
+        if self.aimed_keys[FaultKind::Pause as usize].is_some()
+            || self.aimed_keys[FaultKind::Die as usize].is_some()
+        {
+            self.follow_keys(n);
+        }
+        // Taken by the last `hand_over`: `None` here unless this execution records them.
+        if phase_points {
+            self.record_phase_points(out);
+        }
+    }
+
+    /// The scripted faults as the execution's first timers, in the order registered.
+    #[inline(never)]
+    fn schedule_scripted(&mut self) {
         self.timers
             .extend(self.sim.scripted.iter().enumerate().map(|(i, (at, f))| {
                 (
@@ -170,16 +196,18 @@ impl Engine {
                 )
             }));
         self.timer_seq = self.timers.len() as u64;
-        self.per_client.resize(n, super::PerClient::default());
-        self.spin.reset(n);
-        self.budget_left = self.plan_budget;
-        // A pause or death aimed at keys follows the keys of each client's last call.
-        if self.aimed_keys[FaultKind::Pause as usize].is_some()
-            || self.aimed_keys[FaultKind::Die as usize].is_some()
-        {
-            self.last_keys = Some(vec![Vec::new(); n]);
-        }
-        self.phase_points = phase_points.then(|| emptied(&mut out.phase_points));
+    }
+
+    /// Each of `clients` clients' last call's keys, empty so far (see `begin`).
+    #[inline(never)]
+    fn follow_keys(&mut self, clients: usize) {
+        self.last_keys = Some(vec![Vec::new(); clients]);
+    }
+
+    /// The phase points are recorded, into `out`'s buffer, taken emptied.
+    #[inline(never)]
+    fn record_phase_points(&mut self, out: &mut Execution) {
+        self.phase_points = Some(emptied(&mut out.phase_points));
     }
 
     /// What follows from the fault plan alone, worked out when the plan changes, not at
@@ -219,18 +247,19 @@ impl Engine {
         // Emptied only when not empty: an empty map dropped still walks its (empty) tree.
         std::mem::swap(&mut out.metrics, self.metrics.get_mut());
         if !self.metrics.get_mut().is_empty() {
-            self.metrics.get_mut().clear();
+            clear_metrics(self.metrics.get_mut());
         }
         match self.phase_points.take() {
-            Some(points) => out.phase_points = points,
+            Some(points) => give_phase_points(&mut out.phase_points, points),
             None => out.phase_points.clear(),
         }
+        // Most names are static: each copied in line, an owned one out of line.
         out.checks.clear();
         for (name, _) in &self.sim.always {
-            out.checks.push((name.clone(), self.step_checks));
+            out.checks.push((clone_name(name), self.step_checks));
         }
         for (name, _) in &self.sim.at_end {
-            out.checks.push((name.clone(), u64::from(self.ended)));
+            out.checks.push((clone_name(name), u64::from(self.ended)));
         }
         self.fault_figures(&mut out.faults);
     }
@@ -309,6 +338,18 @@ impl Engine {
 fn swap_emptied<T>(theirs: &mut Vec<T>, mine: &mut Vec<T>) {
     std::mem::swap(theirs, mine);
     mine.clear();
+}
+
+/// Empties the metrics an execution recorded (out of the step's path).
+#[inline(never)]
+fn clear_metrics(metrics: &mut std::collections::BTreeMap<String, f64>) {
+    metrics.clear();
+}
+
+/// Hands the recorded phase points to the result, its old buffer dropped.
+#[inline(never)]
+fn give_phase_points(theirs: &mut Vec<u32>, points: Vec<u32>) {
+    *theirs = points;
 }
 
 /// `v`'s buffer, emptied, leaving an empty vector in its place.

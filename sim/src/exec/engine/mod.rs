@@ -241,10 +241,16 @@ struct Engine {
     /// The first step-check violation, held while the execution runs on past it
     /// ([`ExecConfig::past_violation`]).
     held: Option<Verdict>,
+    /// The verdict of steps that stopped early ([`Stop`]); `Pass` between executions.
+    stopped: Verdict,
 }
 
-/// Why the loop stopped early.
-type Stop = Verdict;
+/// The steps stopped before the end checks; the verdict waits in [`Engine::stopped`]
+/// until [`Engine::run`] writes it into the result. A marker, not the verdict: a verdict
+/// (112 bytes) carried back through every `?` of the step's path was copied at each
+/// level, and the code of those copies sat between the step's own instructions.
+#[derive(Debug)]
+struct Stop;
 
 /// What the engine keeps of one client beside its mailbox. Kept together, so that an
 /// execution's start sizes one vector for its clients, not one per concern.
@@ -297,7 +303,7 @@ impl Engine {
     fn run<S: Strategy + ?Sized>(&mut self, strategy: &mut S, verdict: &mut Verdict) {
         match self.run_inner(strategy) {
             Ok(()) => self.finish(verdict),
-            Err(stop) => *verdict = stop,
+            Err(Stop) => self.write_stopped(verdict),
         }
         // Run on past a step check's violation, the first one stays the verdict. Tested
         // before it is taken: taking moves the whole (empty) verdict out and back.
@@ -382,7 +388,7 @@ impl Engine {
             let now = core.now;
             if self.step >= self.max_steps || now.micros() > self.max_time {
                 drop(core);
-                return Err(self.stuck());
+                return Err(self.stop(self.stuck()));
             }
             let (n, next_timer, horizon) = self.options(&core, buf, footprints, timing);
             drop(core);
@@ -393,7 +399,7 @@ impl Engine {
                         self.sim.core.borrow_mut().now = t.max(now);
                         continue;
                     }
-                    None => return Err(self.livelock(0, 0)),
+                    None => return Err(self.stop(self.livelock(0, 0))),
                 }
             }
             // Once every budget is spent, no fault can fire for the rest of the execution:
@@ -441,7 +447,7 @@ impl Engine {
             }
             if strategy.stop_requested() {
                 self.pruned = true;
-                return Err(Verdict::Pass);
+                return Err(self.stop(Verdict::Pass));
             }
             let applied = self.apply(choice, calls, faults, horizon);
             // The keys' states after the step, a violating one's included.
@@ -450,8 +456,36 @@ impl Engine {
         }
     }
 
+    /// The strategy chose a client with no call that may run.
     #[cold]
-    fn diverged(&self, detail: String) -> Stop {
+    #[inline(never)]
+    fn no_call(&mut self, client: usize) -> Stop {
+        self.stop(self.diverged(format!("c{client} has no call that may run")))
+    }
+
+    /// The strategy chose a delay past the call's window.
+    #[cold]
+    #[inline(never)]
+    fn too_late(&mut self, client: usize, delay: u64) -> Stop {
+        self.stop(self.diverged(format!("c{client} cannot run {delay} µs late")))
+    }
+
+    /// Writes the verdict the steps stopped with into `verdict`.
+    #[inline(never)]
+    fn write_stopped(&mut self, verdict: &mut Verdict) {
+        *verdict = std::mem::replace(&mut self.stopped, Verdict::Pass);
+    }
+
+    /// Keeps `verdict` for [`Engine::run`] and stops the steps.
+    #[cold]
+    #[inline(never)]
+    fn stop(&mut self, verdict: Verdict) -> Stop {
+        self.stopped = verdict;
+        Stop
+    }
+
+    #[cold]
+    fn diverged(&self, detail: String) -> Verdict {
         Verdict::Diverged {
             step: self.step,
             detail,
@@ -479,11 +513,11 @@ impl Engine {
                     }
                 };
                 let Some((earliest, latest)) = window else {
-                    return Err(self.diverged(format!("c{client} has no call that may run")));
+                    return Err(self.no_call(client));
                 };
                 let at = earliest.plus_micros(delay);
                 if at > latest {
-                    return Err(self.diverged(format!("c{client} cannot run {delay} µs late")));
+                    return Err(self.too_late(client, delay));
                 }
                 self.choices.push(Choice::Run { client, delay });
                 self.step += 1;
@@ -503,7 +537,7 @@ impl Engine {
         faults: &[FaultOption],
     ) -> Result<(), Stop> {
         if !faults.iter().any(|f| &f.fault == fault) {
-            return Err(self.diverged(format!("fault not possible here: {fault}")));
+            return Err(self.stop(self.diverged(format!("fault not possible here: {fault}"))));
         }
         self.choices.push(Choice::Fault(fault.clone()));
         self.step += 1;

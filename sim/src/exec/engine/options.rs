@@ -80,13 +80,7 @@ impl Engine {
                         option.edges.clear();
                     }
                 }
-                None => calls.push(CallOption {
-                    client,
-                    earliest,
-                    latest,
-                    footprint: None,
-                    edges: Vec::new(),
-                }),
+                None => add_option(calls, client, earliest, latest),
             }
             n += 1;
         }
@@ -165,4 +159,23 @@ impl Engine {
             s.items().malloced() + 2 * crate::server::PAGE_SIZE > limit
         })
     }
+}
+
+/// A new option at the end of the buffer, the first time a step has this many (out of
+/// the step's path: the buffer keeps its entries from then on).
+#[cold]
+#[inline(never)]
+fn add_option(
+    calls: &mut Vec<CallOption>,
+    client: usize,
+    earliest: VirtualTime,
+    latest: VirtualTime,
+) {
+    calls.push(CallOption {
+        client,
+        earliest,
+        latest,
+        footprint: None,
+        edges: Vec::new(),
+    });
 }

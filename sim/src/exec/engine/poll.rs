@@ -33,17 +33,51 @@ impl Engine {
                 return if parked {
                     Ok(())
                 } else {
-                    Err(self.awaited_elsewhere(client))
+                    Err(self.stop(self.awaited_elsewhere(client)))
                 };
             }
         }
         self.settle(client, result)
     }
 
-    /// What a poll left that is not a client parked with nothing to drain: notes or
-    /// marks, a finished client, a panic (kept out of the step's path).
+    /// What a poll left that is not a client parked with nothing to drain: a finished
+    /// client here (the common case, the only one in line), notes or marks, an error, a
+    /// panic in [`Engine::settle_rare`].
     #[inline(never)]
     fn settle(
+        &mut self,
+        client: usize,
+        result: std::thread::Result<Poll<Result<(), crate::memcache::McError>>>,
+    ) -> Result<(), Stop> {
+        let quiet = {
+            let core = self.sim.core.borrow();
+            core.marks.is_empty() && core.notes.is_empty()
+        };
+        match result {
+            Ok(Poll::Ready(Ok(()))) if quiet => {
+                self.finished(client);
+                self.log(Actor::Client(client), || "done".into());
+                Ok(())
+            }
+            other => self.settle_rare(client, other),
+        }
+    }
+
+    /// A client's future returned: it is counted off and the spin watch told.
+    #[inline(always)]
+    fn finished(&mut self, client: usize) {
+        self.end_task(client);
+        self.spin.changed();
+        let now = self.now();
+        self.spin.finished(client, now);
+        self.sim.core.borrow_mut().mailboxes[client].wait = Wait::Done;
+    }
+
+    /// [`Engine::settle`] with notes or marks to drain, a client that gave up or
+    /// panicked, or one still pending.
+    #[cold]
+    #[inline(never)]
+    fn settle_rare(
         &mut self,
         client: usize,
         result: std::thread::Result<Poll<Result<(), crate::memcache::McError>>>,
@@ -58,32 +92,30 @@ impl Engine {
                     .unwrap_or_else(|| "non-text panic".into());
                 self.end_task(client);
                 self.log(Actor::Client(client), || format!("PANIC {message}"));
-                Err(Verdict::Panic {
+                let step = self.step;
+                Err(self.stop(Verdict::Panic {
                     client,
                     message,
-                    step: self.step,
-                })
+                    step,
+                }))
             }
             Ok(Poll::Ready(result)) => {
-                self.end_task(client);
-                self.spin.changed();
-                let now = self.now();
-                self.spin.finished(client, now);
-                self.sim.core.borrow_mut().mailboxes[client].wait = Wait::Done;
+                self.finished(client);
                 if let Err(e) = result {
                     self.log(Actor::Client(client), || format!("gives up: {e}"));
-                    return Err(Verdict::ClientError {
+                    let step = self.step;
+                    return Err(self.stop(Verdict::ClientError {
                         client,
                         error: e.to_string(),
-                        step: self.step,
-                    });
+                        step,
+                    }));
                 }
                 self.log(Actor::Client(client), || "done".into());
                 Ok(())
             }
             Ok(Poll::Pending) => {
                 if matches!(self.sim.core.borrow().mailboxes[client].wait, Wait::Running) {
-                    return Err(self.awaited_elsewhere(client));
+                    return Err(self.stop(self.awaited_elsewhere(client)));
                 }
                 Ok(())
             }
@@ -92,7 +124,7 @@ impl Engine {
 
     /// The verdict on a client that awaited something the engine does not drive.
     #[cold]
-    fn awaited_elsewhere(&self, client: usize) -> Stop {
+    fn awaited_elsewhere(&self, client: usize) -> Verdict {
         Verdict::Panic {
             client,
             message: "awaited something other than a memcached call or a sleep".to_string(),

@@ -56,7 +56,7 @@ impl Engine {
                 }
                 (Some((_, c)), _) => {
                     if let Some(wakes) = self.spin.woke(self.step, now) {
-                        return Err(self.livelock(0, wakes));
+                        return Err(self.stop(self.livelock(0, wakes)));
                     }
                     {
                         let mut core = self.sim.core.borrow_mut();
