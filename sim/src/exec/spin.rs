@@ -94,12 +94,15 @@ impl SpinWatch {
         self.clock_reads_then = 0;
         self.marking = false;
         self.wakes = ((0, VirtualTime::ZERO), 0);
-        self.clients.truncate(clients);
+        if self.clients.len() > clients {
+            self.drop_clients(clients);
+        }
         for c in &mut self.clients {
             // Most executions never track repetitions: an empty set is left as it is
-            // (clearing one still drops a tree).
+            // (clearing one still drops a tree), and one that is not is emptied out of
+            // line.
             if !c.seen.is_empty() {
-                c.seen.clear();
+                empty_set(&mut c.seen);
             }
             c.last_progress = VirtualTime::ZERO;
             c.changes = Gap::default();
@@ -107,6 +110,13 @@ impl SpinWatch {
             c.faulted = false;
         }
         self.clients.resize_with(clients, Watched::default);
+    }
+
+    /// Keeps the first `clients` clients' watches (out of the path of an execution with
+    /// as many clients as the last).
+    #[inline(never)]
+    fn drop_clients(&mut self, clients: usize) {
+        self.clients.truncate(clients);
     }
 
     /// A sleeper woke at step `step` and instant `now`: one more in the run of wakes
@@ -307,4 +317,10 @@ pub(crate) fn changes_state(read_only: bool, reply: &Reply) -> bool {
         Reply::Meta(m) => !matches!(m.code.as_str(), "NS" | "EX" | "NF" | "EN"),
         _ => true,
     }
+}
+
+/// Empties a set of repetitions (out of the path of an execution that tracked none).
+#[inline(never)]
+fn empty_set(seen: &mut BTreeSet<u64>) {
+    seen.clear();
 }
