@@ -216,3 +216,26 @@ fn a_mark_made_while_a_client_keeps_running_counts() {
         other => panic!("not stuck: {other}"),
     }
 }
+
+/// A client's wait up to its finish counts in the liveness figures like any other: here
+/// 5 s asleep, then a read that changes nothing, then done. A death rule that never
+/// fires (at most 0 per execution) makes the execution record the figures.
+#[test]
+fn a_finished_clients_last_wait_counts_in_the_liveness_figures() {
+    let config = mcsim::exec::ExecConfig {
+        faults: mcsim::fault::FaultPlan::deaths().max(0),
+        ..mcsim::exec::ExecConfig::default()
+    };
+    let setup = |sim: &mut Sim| {
+        sim.client(Skew::default(), |mc| async move {
+            mc.sleep(Duration::from_secs(5)).await;
+            mc.get(&Key::new("k").unwrap()).await?;
+            Ok(())
+        });
+    };
+    let e = mcsim::exec::execute(&config, &setup, &mut mcsim::explore::Random::new(0), 0);
+    assert!(e.verdict.is_pass(), "{}", e.verdict);
+    let waited = e.metrics["liveness.longest_wait_s"];
+    assert!((5.0..5.1).contains(&waited), "{waited}");
+    assert_eq!(e.metrics["liveness.stuck_clients"], 0.0);
+}
