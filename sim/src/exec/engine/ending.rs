@@ -7,7 +7,7 @@ use crate::exec::core::Wait;
 use crate::invariant::{EndView, Failure, Verdict, Violation};
 use crate::trace::{Actor, describe_request};
 
-use super::{Engine, Stop};
+use super::{Engine, Stop, overwrite};
 
 impl Engine {
     /// Runs every step check. The first that fails is the verdict; every other that
@@ -93,7 +93,7 @@ impl Engine {
             // would still walk its empty tree.
             std::mem::forget(numbers);
         } else {
-            replace_numbers(&mut v.failure.numbers, numbers);
+            overwrite(&mut v.failure.numbers, numbers);
         }
         if !(v.faults.is_empty() && self.faults_fired.is_empty()) {
             self.copy_faults(&mut v.faults);
@@ -219,7 +219,7 @@ impl Engine {
             }
         }
         if !failed && !verdict.is_pass() {
-            pass(verdict);
+            overwrite(verdict, Verdict::Pass);
         }
         if self.tracing {
             self.log_end_check(verdict);
@@ -278,23 +278,8 @@ fn replace_name(slot: &mut Cow<'static, str>, new: Cow<'static, str>) {
     match slot {
         // A borrowed name owns nothing: forgetting it drops nothing.
         Cow::Borrowed(_) => std::mem::forget(std::mem::replace(slot, new)),
-        Cow::Owned(_) => replace_owned(slot, new),
+        Cow::Owned(_) => overwrite(slot, new),
     }
-}
-
-#[cold]
-#[inline(never)]
-fn replace_owned(slot: &mut Cow<'static, str>, new: Cow<'static, str>) {
-    *slot = new;
-}
-
-/// Writes `new` over a failure's numbers, the old ones dropped out of line.
-#[inline(never)]
-fn replace_numbers(
-    slot: &mut std::collections::BTreeMap<String, i64>,
-    new: std::collections::BTreeMap<String, i64>,
-) {
-    *slot = new;
 }
 
 /// Drops a failure after the first of an execution's end checks (its name is recorded,
@@ -302,10 +287,4 @@ fn replace_numbers(
 #[inline(never)]
 fn drop_failure(failure: Failure) {
     drop(failure);
-}
-
-/// Sets a verdict that is not a pass to a pass, its content dropped out of line.
-#[inline(never)]
-fn pass(verdict: &mut Verdict) {
-    *verdict = Verdict::Pass;
 }

@@ -27,8 +27,8 @@ use crate::exec::{ExecConfig, Execution, Sim};
 use crate::fault::FaultKind;
 use crate::trace::Trace;
 
-use super::Engine;
 use super::ending::clone_name;
+use super::{Engine, overwrite};
 
 thread_local! {
     /// The thread's engine between executions (boxed: taking it and giving it back
@@ -250,7 +250,7 @@ impl Engine {
             clear_metrics(self.metrics.get_mut());
         }
         match self.phase_points.take() {
-            Some(points) => give_phase_points(&mut out.phase_points, points),
+            Some(points) => overwrite(&mut out.phase_points, points),
             None => out.phase_points.clear(),
         }
         // Most names are static: each copied in line, an owned one out of line.
@@ -344,12 +344,6 @@ fn swap_emptied<T>(theirs: &mut Vec<T>, mine: &mut Vec<T>) {
 #[inline(never)]
 fn clear_metrics(metrics: &mut std::collections::BTreeMap<String, f64>) {
     metrics.clear();
-}
-
-/// Hands the recorded phase points to the result, its old buffer dropped.
-#[inline(never)]
-fn give_phase_points(theirs: &mut Vec<u32>, points: Vec<u32>) {
-    *theirs = points;
 }
 
 /// `v`'s buffer, emptied, leaving an empty vector in its place.

@@ -252,6 +252,13 @@ struct Engine {
 #[derive(Debug)]
 struct Stop;
 
+/// Writes `new` over `slot`, the old value dropped out of line: for what an execution's
+/// end replaces in place, whose drop code would otherwise sit in its path.
+#[inline(never)]
+fn overwrite<T>(slot: &mut T, new: T) {
+    *slot = new;
+}
+
 /// What the engine keeps of one client beside its mailbox. Kept together, so that an
 /// execution's start sizes one vector for its clients, not one per concern.
 #[derive(Debug, Clone, Copy, Default)]
