@@ -44,32 +44,61 @@ pub struct Tagged {
 impl Tagged {
     /// `v1,v2,…|rows`.
     pub fn encode(&self) -> Vec<u8> {
-        let head: Vec<String> = self.versions.iter().map(u64::to_string).collect();
-        let mut out = format!("{}|", head.join(",")).into_bytes();
+        use std::io::Write;
+        let mut out = Vec::with_capacity(21 * self.versions.len() + 1 + self.data.len());
+        for (i, v) in self.versions.iter().enumerate() {
+            let comma = if i == 0 { "" } else { "," };
+            write!(out, "{comma}{v}").expect("a Vec takes every byte");
+        }
+        out.push(b'|');
         out.extend_from_slice(&self.data);
         out
     }
 
     /// Reads an encoded entry; `None` for bytes this recipe did not write.
     pub fn decode(bytes: &[u8]) -> Option<Tagged> {
-        let bar = bytes.iter().position(|b| *b == b'|')?;
-        let head = std::str::from_utf8(&bytes[..bar]).ok()?;
-        let versions = if head.is_empty() {
-            Vec::new()
-        } else {
-            head.split(',')
-                .map(|v| {
-                    (!v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()))
-                        .then(|| v.parse().ok())
-                        .flatten()
-                })
-                .collect::<Option<Vec<u64>>>()?
-        };
+        let (head, data) = split(bytes)?;
         Some(Tagged {
-            versions,
-            data: bytes[bar + 1..].to_vec(),
+            versions: versions(head).collect::<Option<Vec<u64>>>()?,
+            data: data.to_vec(),
         })
     }
+
+    /// The rows of an encoded entry whose versions are `current`, read in place: `None`
+    /// for bytes this recipe did not write or an entry built under other versions (what
+    /// [`Tagged::decode`] would give, compared with `current`, without building it).
+    pub fn rows_if_current<'a>(bytes: &'a [u8], current: &[u64]) -> Option<&'a [u8]> {
+        let (head, data) = split(bytes)?;
+        let mut stored = versions(head);
+        for &want in current {
+            if stored.next()?? != want {
+                return None;
+            }
+        }
+        stored.next().is_none().then_some(data)
+    }
+}
+
+/// An entry's version list and rows, at its first `|`.
+fn split(bytes: &[u8]) -> Option<(&[u8], &[u8])> {
+    let bar = bytes.iter().position(|b| *b == b'|')?;
+    Some((&bytes[..bar], &bytes[bar + 1..]))
+}
+
+/// The versions of a list `v1,v2,…` (none when empty): each `None` unless one or more
+/// decimal digits that fit in 64 bits.
+fn versions(head: &[u8]) -> impl Iterator<Item = Option<u64>> + '_ {
+    let pieces = (!head.is_empty()).then(|| head.split(|b| *b == b','));
+    pieces.into_iter().flatten().map(|v| {
+        if v.is_empty() {
+            return None;
+        }
+        v.iter().try_fold(0u64, |n, &b| {
+            b.is_ascii_digit()
+                .then(|| n.checked_mul(10)?.checked_add(u64::from(b - b'0')))
+                .flatten()
+        })
+    })
 }
 
 /// The knobs of the recipe.
@@ -99,53 +128,52 @@ pub struct Read {
 /// A cached query depending on some tags.
 #[derive(Debug, Clone)]
 pub struct TaggedCache {
-    key: Key,
-    tags: Vec<Key>,
+    /// The entry's key, then its tags' keys: what a read asks for in one multi-get.
+    keys: Vec<Key>,
     cfg: TagsConfig,
 }
 
 impl TaggedCache {
     /// The entry `name`, tagged with `tags`.
     pub fn new(name: &str, tags: &[String], cfg: TagsConfig) -> TaggedCache {
+        let entry = Key::new(name).expect("entry names are valid keys");
+        let tags = tags
+            .iter()
+            .map(|t| Key::new(t.as_str()).expect("tag names are valid keys"));
         TaggedCache {
-            key: Key::new(name).expect("entry names are valid keys"),
-            tags: tags
-                .iter()
-                .map(|t| Key::new(t.as_str()).expect("tag names are valid keys"))
-                .collect(),
+            keys: std::iter::once(entry).chain(tags).collect(),
             cfg,
         }
     }
 
     /// The entry's key.
     pub fn key(&self) -> &Key {
-        &self.key
+        &self.keys[0]
     }
 
     /// The tags' keys.
     pub fn tags(&self) -> &[Key] {
-        &self.tags
+        &self.keys[1..]
     }
 
     /// Reads the entry with its tags in one multi-get; serves it if every stored version
     /// equals the tag's current one, otherwise rebuilds it from `db` with the current
     /// versions.
     pub async fn read(&self, mc: &impl Memcache, db: &impl Database) -> Result<Read, McError> {
-        let mut keys = vec![self.key.clone()];
-        keys.extend(self.tags.iter().cloned());
-        let got = mc.get_multi(&keys).await?;
-        let mut current = Vec::with_capacity(self.tags.len());
-        for tag in &self.tags {
+        let got = mc.get_multi(&self.keys).await?;
+        let mut current = Vec::with_capacity(self.tags().len());
+        for tag in self.tags() {
             current.push(match version(&got, tag) {
                 Some(v) => v,
                 None => self.create_tag(mc, tag).await?,
             });
         }
-        if let Some(entry) = got.get(&self.key).and_then(|v| Tagged::decode(&v.data))
-            && entry.versions == current
+        if let Some(rows) = got
+            .get(self.key())
+            .and_then(|v| Tagged::rows_if_current(&v.data, &current))
         {
             return Ok(Read {
-                data: entry.data,
+                data: rows.to_vec(),
                 hit: true,
                 master: false,
             });
@@ -163,7 +191,7 @@ impl TaggedCache {
             data: data.clone(),
         };
         mc.set(
-            &self.key,
+            self.key(),
             Value::new(entry.encode()),
             Exptime::secs(self.cfg.entry_ttl_s),
         )
@@ -248,6 +276,39 @@ mod tests {
         assert_eq!(Tagged::decode(b"1,,2|db#4"), None);
         assert_eq!(Tagged::decode(b"1,x|db#4"), None);
         assert_eq!(Tagged::decode(b"-1|db#4"), None);
+    }
+
+    #[test]
+    fn rows_are_current_exactly_when_the_decoded_entry_has_the_current_versions() {
+        let bytes: &[&[u8]] = &[
+            b"|db#1",
+            b"7|db#1",
+            b"7,9|db#1",
+            b"7,9,|db#1",
+            b"7,,9|db#1",
+            b",7,9|db#1",
+            b"7,9|",
+            b"7,9|a|b",
+            b"07,9|db#1",
+            b"+7,9|db#1",
+            b"7 ,9|db#1",
+            b"18446744073709551615,9|x",
+            b"18446744073709551616,9|x",
+            b"7,9db#1",
+            b"\xff7,9|x",
+        ];
+        let currents: &[&[u64]] = &[&[], &[7], &[7, 9], &[9, 7], &[7, 9, 1], &[u64::MAX, 9]];
+        for b in bytes {
+            for current in currents {
+                let decoded = Tagged::decode(b).filter(|e| e.versions == *current);
+                assert_eq!(
+                    Tagged::rows_if_current(b, current),
+                    decoded.as_ref().map(|e| e.data.as_slice()),
+                    "{:?} against {current:?}",
+                    String::from_utf8_lossy(b)
+                );
+            }
+        }
     }
 
     #[test]

@@ -40,6 +40,17 @@ struct Inline {
     bytes: [u8; INLINE],
 }
 
+impl Inline {
+    /// The bytes and their zero padding as three big-endian words, in byte order: bytes
+    /// 0 to 7, 8 to 15, and 15 to 22 (overlapping by one byte, which the words before
+    /// have already compared, so that each word is one load).
+    fn words(&self) -> [u64; 3] {
+        let word =
+            |at: usize| u64::from_be_bytes(self.bytes[at..at + 8].try_into().expect("eight bytes"));
+        [word(0), word(8), word(INLINE - 8)]
+    }
+}
+
 impl Repr {
     fn from_slice(bytes: &[u8]) -> Repr {
         if bytes.len() <= INLINE {
@@ -187,7 +198,7 @@ impl PartialEq for Key {
         match (&self.0, &other.0) {
             // Whole inline forms compare as equal exactly when the keys do: the bytes
             // past `len` are always zero (both constructors zero-fill).
-            (Repr::Inline(a), Repr::Inline(b)) => a.len == b.len && a.bytes == b.bytes,
+            (Repr::Inline(a), Repr::Inline(b)) => a.len == b.len && a.words() == b.words(),
             (Repr::Heap(a), Repr::Heap(b)) => a == b,
             // A key lives inline exactly when it fits, so the two forms never hold one key.
             _ => false,
@@ -204,8 +215,16 @@ impl PartialOrd for Key {
 }
 
 impl Ord for Key {
+    /// The order of the keys' bytes. Two inline keys compare as their zero-padded bytes,
+    /// read as big-endian words, then by length: where the padded forms first differ,
+    /// the byte strings differ there too or one runs out (its zero padding sorts first,
+    /// as a prefix does), and equal padded forms mean one key is the other followed by
+    /// zero bytes (a binary key may hold them), the shorter first.
     fn cmp(&self, other: &Key) -> std::cmp::Ordering {
-        self.as_bytes().cmp(other.as_bytes())
+        match (&self.0, &other.0) {
+            (Repr::Inline(a), Repr::Inline(b)) => a.words().cmp(&b.words()).then(a.len.cmp(&b.len)),
+            _ => self.as_bytes().cmp(other.as_bytes()),
+        }
     }
 }
 
@@ -244,6 +263,45 @@ impl TryFrom<String> for Key {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn keys_order_as_their_bytes_inline_or_not() {
+        // Prefixes, zero bytes (a binary key may end in them), high bytes, and lengths
+        // on either side of the inline limit (23 bytes).
+        let mut texts: Vec<Vec<u8>> = vec![
+            b"a".to_vec(),
+            b"a\0".to_vec(),
+            b"a\0\0".to_vec(),
+            b"a\x01".to_vec(),
+            b"ab".to_vec(),
+            b"b".to_vec(),
+            b"\xff".to_vec(),
+            b"\x7f\xff".to_vec(),
+            b"tag_0".to_vec(),
+            b"tag_1".to_vec(),
+            b"tag_10".to_vec(),
+            b"posts".to_vec(),
+        ];
+        for len in [7, 8, 9, 15, 16, 17, 22, 23, 24, 30] {
+            for last in [0u8, b'a', b'z', 0xff] {
+                let mut t = vec![b'k'; len];
+                t[len - 1] = last;
+                texts.push(t);
+            }
+        }
+        let keys: Vec<Key> = texts.iter().map(|t| Key::binary(t).unwrap()).collect();
+        for (a, ka) in texts.iter().zip(&keys) {
+            for (b, kb) in texts.iter().zip(&keys) {
+                assert_eq!(
+                    ka.cmp(kb),
+                    a.cmp(b),
+                    "{:?} against {:?}",
+                    String::from_utf8_lossy(a),
+                    String::from_utf8_lossy(b)
+                );
+            }
+        }
+    }
 
     #[test]
     fn keys_are_equal_exactly_when_their_bytes_are_whichever_way_they_were_built() {
