@@ -501,6 +501,11 @@ impl Strategy for Dfs {
         self.pos < self.path.len()
     }
 
+    fn repeating(&self) -> bool {
+        // The last node of the path takes an alternative no execution has taken yet.
+        self.pos + 1 < self.path.len()
+    }
+
     fn choose(&mut self, options: &Options<'_>) -> Choice {
         if self.pos == self.path.len() {
             let mut node = self.new_node(options);

@@ -118,7 +118,8 @@ pub struct Options<'a> {
     pub clients: usize,
     /// Calls that may execute now, in client order. Never empty.
     pub calls: &'a [CallOption],
-    /// Faults that may fire now.
+    /// Faults that may fire now; empty while the strategy is [`Strategy::replaying`]
+    /// (the engine checks a replayed fault against them when it comes).
     pub faults: &'a [FaultOption],
     /// True if the servers can evict by memory pressure right now (memory nearly full):
     /// then calls on different keys do not commute. Computed for a strategy that
@@ -208,8 +209,18 @@ pub trait Strategy {
     /// the place where it branches again. Its alternatives were weighed when the path
     /// was first taken, so the step's [`Options::state`] is `None` and its calls' edges
     /// and footprints are not computed (a footprint may be a previous step's: not to be
-    /// read); the calls and faults that may happen are still given.
+    /// read), nor are the faults that may fire; the calls that may run are still given.
     fn replaying(&self) -> bool {
+        false
+    }
+
+    /// True while the next choice is one the search's last execution took at the same
+    /// place, after the same choices: [`Strategy::replaying`], short of the place where
+    /// the search branches (there the choice is new). That execution recorded where the
+    /// step's outcome could depend on the tick phase
+    /// ([`crate::exec::Execution::phase_points`]), and a search adds up every
+    /// execution's points, so the engine does not look for them again.
+    fn repeating(&self) -> bool {
         false
     }
 

@@ -98,6 +98,7 @@ impl Engine {
             key_watch: super::watch::KeyWatch::default(),
             key_states: Vec::new(),
             phase_points: None,
+            repeating: false,
             violated: Vec::new(),
             ended: false,
             held: None,

@@ -234,6 +234,9 @@ struct Engine {
     /// Where in a second the outcome could depend on the tick phase (only when the
     /// strategy explores timing; see [`Execution::phase_points`]).
     phase_points: Option<Vec<u32>>,
+    /// The strategy repeats this step's choice ([`Strategy::repeating`]): the execution
+    /// that took it before recorded its phase points.
+    repeating: bool,
     /// Every invariant that failed, in the order checked.
     violated: Vec<Cow<'static, str>>,
     /// True once the end checks ran.
@@ -409,17 +412,20 @@ impl Engine {
                     None => return Err(self.stop(self.livelock(0, 0))),
                 }
             }
+            // A choice already decided needs no footprints, edges, state or faults: a
+            // replayed fault is checked when it comes (`replayed_fault`).
+            let replaying = !PLAIN && strategy.replaying();
+            self.repeating = replaying && strategy.repeating();
             // Once every budget is spent, no fault can fire for the rest of the execution:
             // the options are built only while one may.
-            let faults: &[FaultOption] = if !PLAIN && self.budget_left {
+            let faults: &[FaultOption] = if !PLAIN && self.budget_left && !replaying {
                 self.fault_options(calls, faults_buf);
                 faults_buf
             } else {
                 &[]
             };
-            // A choice already decided needs no footprints, edges or state (asked only of
-            // a strategy that wants any of them).
-            let deciding = (footprints || timing || states) && !strategy.replaying();
+            // Asked only of a strategy that wants any of them.
+            let deciding = (footprints || timing || states) && !replaying;
             if footprints && deciding {
                 self.add_footprints(calls);
             }
@@ -456,7 +462,11 @@ impl Engine {
                 self.pruned = true;
                 return Err(self.stop(Verdict::Pass));
             }
-            let applied = self.apply(choice, calls, faults, horizon);
+            let applied = if replaying && matches!(choice, Choice::Fault(_)) {
+                self.replayed_fault(choice, calls, faults_buf, horizon)
+            } else {
+                self.apply(choice, calls, faults, horizon)
+            };
             // The keys' states after the step, a violating one's included.
             self.record_keys();
             applied?;
@@ -533,6 +543,25 @@ impl Engine {
             Choice::Fault(fault) => self.apply_fault(&fault, calls, faults)?,
         }
         self.check_always()
+    }
+
+    /// A fault the strategy replays: the step's faults, not built for a replayed
+    /// choice, are built to check it against, as for a choice being decided.
+    #[cold]
+    #[inline(never)]
+    fn replayed_fault(
+        &mut self,
+        choice: Choice,
+        calls: &[CallOption],
+        faults_buf: &mut Vec<FaultOption>,
+        horizon: VirtualTime,
+    ) -> Result<(), Stop> {
+        if self.budget_left {
+            self.fault_options(calls, faults_buf);
+        } else {
+            faults_buf.clear();
+        }
+        self.apply(choice, calls, faults_buf, horizon)
     }
 
     /// A fault the strategy chose (kept out of the step's path).

@@ -30,7 +30,9 @@ impl Engine {
     /// Before the server runs a call at `at` (of a client that
     /// [`Engine::marks_phase_points`]): whether its result could depend on the phase, as
     /// far as can be told before it runs (`None`: no point to record whatever it does;
-    /// `Some(true)`: a point; `Some(false)`: a point if it stores an expiry).
+    /// `Some(true)`: a point; `Some(false)`: a point if it stores an expiry). A step the
+    /// strategy repeats ([`crate::explore::Strategy::repeating`]) records none: the
+    /// execution that took it before did, and a search adds up every execution's points.
     #[inline(never)]
     pub(super) fn phase_point_before(
         &mut self,
@@ -48,6 +50,10 @@ impl Engine {
             if server.tick(before) != server.tick(at) {
                 self.per_client[client].edge_timed = true;
             }
+            return None;
+        }
+        if self.repeating {
+            // Recorded by the execution that took this step before.
             return None;
         }
         Some(
