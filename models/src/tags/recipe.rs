@@ -1,8 +1,6 @@
 //! The tagged-cache recipes, written against [`Memcache`] the way HL describes them.
 
-use std::collections::BTreeMap;
-
-use mcsim::memcache::{Exptime, Key, McError, Memcache, Value};
+use mcsim::memcache::{Exptime, Key, McError, Memcache, Value, ValueMap};
 
 /// How tag versions are made.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -160,7 +158,7 @@ impl TaggedCache {
     /// equals the tag's current one, otherwise rebuilds it from `db` with the current
     /// versions.
     pub async fn read(&self, mc: &impl Memcache, db: &impl Database) -> Result<Read, McError> {
-        let got = mc.get_multi(&self.keys).await?;
+        let mut got = mc.get_multi(&self.keys).await?;
         let mut current = Vec::with_capacity(self.tags().len());
         for tag in self.tags() {
             current.push(match version(&got, tag) {
@@ -168,12 +166,14 @@ impl TaggedCache {
                 None => self.create_tag(mc, tag).await?,
             });
         }
-        if let Some(rows) = got
-            .get(self.key())
-            .and_then(|v| Tagged::rows_if_current(&v.data, &current))
+        if let Some(entry) = got.get_mut(self.key())
+            && let Some(rows) = Tagged::rows_if_current(&entry.data, &current).map(<[u8]>::len)
         {
+            // The rows are the entry's tail: served from the bytes read, the versions cut.
+            let mut data = std::mem::take(&mut entry.data);
+            data.drain(..data.len() - rows);
             return Ok(Read {
-                data: rows.to_vec(),
+                data,
                 hit: true,
                 master: false,
             });
@@ -251,7 +251,7 @@ impl TaggedCache {
     }
 }
 
-fn version(got: &BTreeMap<Key, Value>, tag: &Key) -> Option<u64> {
+fn version(got: &ValueMap, tag: &Key) -> Option<u64> {
     got.get(tag).and_then(|v| v.as_u64())
 }
 

@@ -10,8 +10,8 @@ mod error;
 mod exptime;
 mod key;
 mod value;
+mod value_map;
 
-use std::collections::BTreeMap;
 use std::future::Future;
 use std::time::Duration;
 
@@ -20,6 +20,7 @@ pub use error::{McError, Transport};
 pub use exptime::{Exptime, MAX_RELATIVE_EXPTIME};
 pub use key::{Key, KeyError, MAX_KEY_LEN};
 pub use value::{Cas, Value};
+pub use value_map::ValueMap;
 
 use crate::clock::VirtualTime;
 use crate::protocol::{
@@ -66,10 +67,10 @@ pub trait Memcache {
         Ok(single(values(reply)?).map(cas_entry))
     }
 
-    /// Multi-get: the hits among `keys`.
-    async fn get_multi(&self, keys: &[Key]) -> Result<BTreeMap<Key, Value>, McError> {
+    /// Multi-get: the hits among `keys`, by key ([`ValueMap`]).
+    async fn get_multi(&self, keys: &[Key]) -> Result<ValueMap, McError> {
         if keys.is_empty() {
-            return Ok(BTreeMap::new());
+            return Ok(ValueMap::default());
         }
         let reply = self
             .call(Request::Get {
@@ -77,17 +78,14 @@ pub trait Memcache {
                 with_cas: false,
             })
             .await?;
-        let mut out = BTreeMap::new();
-        for e in values(reply)? {
-            out.insert(
-                e.key,
-                Value {
-                    data: e.data,
-                    flags: e.flags,
-                },
-            );
-        }
-        Ok(out)
+        let hits = values(reply)?.into_iter().map(|e| {
+            let value = Value {
+                data: e.data,
+                flags: e.flags,
+            };
+            (e.key, value)
+        });
+        Ok(ValueMap::from_hits(hits.collect()))
     }
 
     /// `set`: store unconditionally.
