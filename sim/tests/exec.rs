@@ -353,17 +353,7 @@ fn alternating_setups_each_run_only_what_they_registered() {
 fn a_reused_result_holds_only_its_own_phase_points() {
     use mcsim::exec::{Execution, execute_into};
     use mcsim::explore::{Dfs, Strategy};
-    let expiring = |sim: &mut mcsim::Sim| {
-        for c in 0..2u64 {
-            sim.client(Skew::default(), move |mc| async move {
-                let k = Key::new("k").unwrap();
-                mc.add(&k, Value::from(c), Exptime::secs(1)).await?;
-                mc.sleep(Duration::from_millis(900)).await;
-                mc.get(&k).await?;
-                Ok(())
-            });
-        }
-    };
+    let expiring = support::expiring;
     let config = ExecConfig::default();
     let mut reused = Dfs::new(None, false).with_timing(true);
     let mut fresh = reused.clone();

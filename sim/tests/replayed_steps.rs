@@ -9,18 +9,8 @@ use mcsim::fault::Fault;
 use mcsim::memcache::{Exptime, Key, Memcache, Value};
 use mcsim::{FaultPlan, Skew, Verdict};
 
-/// Two clients add a key that expires in a second, wait close to its end and read it.
-fn expiring(sim: &mut mcsim::Sim) {
-    for c in 0..2u64 {
-        sim.client(Skew::default(), move |mc| async move {
-            let k = Key::new("k").unwrap();
-            mc.add(&k, Value::from(c), Exptime::secs(1)).await?;
-            mc.sleep(Duration::from_millis(900)).await;
-            mc.get(&k).await?;
-            Ok(())
-        });
-    }
-}
+mod support;
+use support::expiring;
 
 /// A depth-first search that says it never repeats a step: the engine then looks for
 /// every step's phase points, as it did before it skipped repeated ones. It notes, per

@@ -50,10 +50,7 @@ pub trait Memcache {
                 with_cas: false,
             })
             .await?;
-        Ok(single(values(reply)?).map(|e| Value {
-            data: e.data,
-            flags: e.flags,
-        }))
+        Ok(single(values(reply)?).map(|e| keyed_value(e).1))
     }
 
     /// `gets`: the value and its cas unique, or `None` on a miss.
@@ -78,14 +75,8 @@ pub trait Memcache {
                 with_cas: false,
             })
             .await?;
-        let hits = values(reply)?.into_iter().map(|e| {
-            let value = Value {
-                data: e.data,
-                flags: e.flags,
-            };
-            (e.key, value)
-        });
-        Ok(ValueMap::from_hits(hits.collect()))
+        let hits = values(reply)?.into_iter().map(keyed_value).collect();
+        Ok(ValueMap::from_hits(hits))
     }
 
     /// `set`: store unconditionally.
@@ -210,10 +201,7 @@ pub trait Memcache {
             with_cas: false,
         };
         let reply = self.call(request).await?;
-        Ok(single(values(reply)?).map(|e| Value {
-            data: e.data,
-            flags: e.flags,
-        }))
+        Ok(single(values(reply)?).map(|e| keyed_value(e).1))
     }
 
     /// `flush_all [delay]`.
@@ -284,14 +272,18 @@ fn single(entries: Vec<ValueEntry>) -> Option<ValueEntry> {
     entries.into_iter().next()
 }
 
+/// A hit's key and value, its cas unique left.
+fn keyed_value(e: ValueEntry) -> (Key, Value) {
+    let value = Value {
+        data: e.data,
+        flags: e.flags,
+    };
+    (e.key, value)
+}
+
 fn cas_entry(e: ValueEntry) -> (Value, Cas) {
-    (
-        Value {
-            data: e.data,
-            flags: e.flags,
-        },
-        Cas(e.cas.unwrap_or(0)),
-    )
+    let cas = Cas(e.cas.unwrap_or(0));
+    (keyed_value(e).1, cas)
 }
 
 /// The error a reply stands for, when it is not the success the caller expected.

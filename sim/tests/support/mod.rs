@@ -35,6 +35,20 @@ pub fn on_a_fresh_engine(
     .unwrap()
 }
 
+/// Two clients add a key that expires in a second, wait close to its end and read it:
+/// calls whose outcome could depend on the servers' tick phase.
+pub fn expiring(sim: &mut Sim) {
+    for c in 0..2u64 {
+        sim.client(Skew::default(), move |mc| async move {
+            let k = Key::new("k").unwrap();
+            mc.add(&k, Value::from(c), Exptime::secs(1)).await?;
+            mc.sleep(Duration::from_millis(900)).await;
+            mc.get(&k).await?;
+            Ok(())
+        });
+    }
+}
+
 /// Three clients counting with incr, then add on a miss (each noting it on the timeline),
 /// a step check that never fails, and an end check that fails when an increment is lost.
 pub fn three_counting(sim: &mut Sim) {
