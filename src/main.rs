@@ -1,5 +1,5 @@
 //! The `mcsim` command line over the recipes mcsim ships.
 
 fn main() -> std::process::ExitCode {
-    mcsim::cli::main(mcsim_models::RECIPES)
+    mcsim_cli::main(mcsim_models::RECIPES)
 }

@@ -4,7 +4,7 @@
 use std::process::Command;
 
 fn confirm(args: &[&str]) -> Option<String> {
-    if mcsim::real::MemcachedDaemon::find_binary().is_none() {
+    if mcsim_real::MemcachedDaemon::find_binary().is_none() {
         assert!(
             std::env::var("CI").as_deref() != Ok("true"),
             "no memcached binary (apt-get install memcached); CI must run this"

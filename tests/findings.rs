@@ -99,7 +99,7 @@ fn findings_judge_each_claim_with_rates_magnitudes_and_counterexamples() {
 
 #[test]
 fn findings_confirm_the_counterexamples_on_memcached() {
-    if mcsim::real::MemcachedDaemon::find_binary().is_none() {
+    if mcsim_real::MemcachedDaemon::find_binary().is_none() {
         assert!(
             std::env::var_os("CI").is_none(),
             "no memcached: CI must install it (apt-get install -y memcached)"

@@ -23,8 +23,8 @@
 //!
 //! A recipe is ordinary async Rust over the [`Memcache`](crate::Memcache) trait: `get`,
 //! `set`, `add`, `incr`, `cas`, the meta commands, `sleep` and `now`. mcsim's clients
-//! implement it, and so do [`TcpClient`](crate::TcpClient) (a real memcached) and the
-//! loom backend, so the code you test is the code you ship.
+//! implement it, and so do `mcsim_real::TcpClient` (a real memcached, in the `mcsim-real`
+//! crate) and the loom backend, so the code you test is the code you ship.
 //!
 //! ## 3. Describe the family: [`Model`](crate::Model)
 //!
@@ -225,8 +225,11 @@
 //!
 //! ## 6. Scenario files and the command line
 //!
-//! A `main` of one line, `mcsim::cli::main(&[family::<Lease>()])`, gives the crate the
-//! whole command line for its families: scenario files (`recipe = "lease"`, a `[params]`
+//! The command line lives in a crate of its own, `mcsim-cli`, so that a crate with
+//! models alone does not build it. A binary that depends on it and on your model crate
+//! (`mcsim-cli = { git = "<mcsim's repository>" }` beside `mcsim`) and has a `main` of
+//! one line, `mcsim_cli::main(&[family::<Lease>()])`, gets the whole command line for
+//! its families: scenario files (`recipe = "lease"`, a `[params]`
 //! table read into `Params`, errors at their file, line and field), `run`, `replay`,
 //! `explore` and the `check` gate with its JSON, JUnit and HTML reports. mcsim's own
 //! twelve families are written this way, one folder each.

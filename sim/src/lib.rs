@@ -6,10 +6,13 @@
 //! whole-second clock, evictions, key loss and crashes it controls ([`exec`], [`fault`]),
 //! checks named invariants ([`invariant`], [`lin`]), and turns every failure into a
 //! replayable, shrunk counterexample ([`explore::Schedule`], [`shrink`]). The same recipe
-//! code runs against a real memcached through [`real::TcpClient`], and under loom; a
-//! counterexample replays on a real memcached ([`real::confirm`]); and the simulated
-//! server is served on TCP, with faults and a lockstep scheduler, for clients in any
-//! language ([`serve`]).
+//! code runs under loom, and against a real memcached through `mcsim_real::TcpClient`
+//! (the `mcsim-real` crate, which also replays a counterexample on a real memcached:
+//! `mcsim confirm`); the simulated server is served on TCP, with faults and a lockstep
+//! scheduler, for clients in any language by the `mcsim-serve` crate (`mcsim serve`).
+//! This crate is what a model author depends on: the engine, the simulated server, the
+//! model API, the checks from tests and the prelude, without the command line's
+//! dependencies.
 //!
 //! A broken lock (`get`, then `set` if missing), the run that catches it, and its replay:
 //!
@@ -63,20 +66,19 @@
 //! **Your own recipes.** A recipe family is a type implementing [`Model`] (its variants,
 //! serde parameters, invariants and the setup above); [`check()`] runs it from a `#[test]`
 //! in one expression and panics with the shrunk timeline and an `MCSIM_REPLAY` line on a
-//! failure; [`cli::main`] gives a crate with its own families the whole command line
-//! (`run`, `replay`, `explore`, the `check` gate). One `use mcsim::prelude::*;` brings
+//! failure; `mcsim_cli::main` (the `mcsim-cli` crate) gives a crate with its own
+//! families the whole command line (`run`, `replay`, `explore`, the `check` gate). One `use mcsim::prelude::*;` brings
 //! what a model needs. [`guide`] writes one from the start: the dependency lines, the
 //! model, deaths, faults, proofs and replaying a failure.
 //!
 //! **Reports.** [`report`] turns runs into what people read: the failure report with its
 //! replay lines, the suite table (at most 100 columns), JSON and JUnit, shard results
-//! merged ([`report::merge`]), and one self-contained HTML page ([`report::html`]) with
-//! each counterexample as a swimlane timeline ([`report::timeline`]), sweeps as plots and
-//! metrics as histograms ([`histogram`]). [`findings`] measures every recipe's claim:
-//! rates with their intervals, magnitudes, sweeps and counterexamples confirmed on a real
-//! memcached (`mcsim findings`).
+//! merged ([`report::merge`]) and each counterexample as a swimlane timeline
+//! ([`report::timeline`]); the `mcsim-cli` crate draws them as one self-contained HTML
+//! page (sweeps as plots, metrics as histograms: [`histogram`]) and measures every
+//! recipe's claim: rates with their intervals, magnitudes, sweeps and counterexamples
+//! confirmed on a real memcached (`mcsim findings`).
 
-pub mod cli;
 pub mod clock;
 pub mod cluster;
 pub mod codec;
@@ -84,7 +86,6 @@ mod decimal;
 pub mod exec;
 pub mod explore;
 pub mod fault;
-pub mod findings;
 pub mod guide;
 pub mod histogram;
 pub mod history;
@@ -97,11 +98,9 @@ pub mod model;
 mod plural;
 pub mod prelude;
 pub mod protocol;
-pub mod real;
 pub mod report;
 pub mod run;
 pub mod scenario;
-pub mod serve;
 
 pub mod server;
 pub mod shrink;
@@ -116,6 +115,5 @@ pub use invariant::{EndView, Failure, Verdict, Violation};
 pub use memcache::{Cas, Exptime, Key, KeyError, McError, Memcache, Transport, Value};
 pub use model::Model;
 pub use protocol::{MetaFlag, MetaReply, Reply, Request};
-pub use real::TcpClient;
 pub use server::{Server, ServerConfig};
 pub use testing::check;

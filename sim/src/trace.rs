@@ -195,7 +195,7 @@ fn write_key(out: &mut String, key: &crate::memcache::Key) {
 
 /// `bytes` as text, invalid UTF-8 replaced as [`String::from_utf8_lossy`] replaces it
 /// (valid text, the usual case, checked and copied without it).
-pub(crate) fn write_lossy(out: &mut String, bytes: &[u8]) {
+pub fn write_lossy(out: &mut String, bytes: &[u8]) {
     match std::str::from_utf8(bytes) {
         Ok(text) => out.push_str(text),
         Err(_) => out.push_str(&String::from_utf8_lossy(bytes)),

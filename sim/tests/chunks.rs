@@ -15,8 +15,8 @@ use std::collections::BTreeMap;
 
 use mcsim::codec::read_request;
 use mcsim::protocol::{Reply, Request};
-use mcsim::real::MemcachedDaemon;
 use mcsim::{Server, ServerConfig, VirtualTime};
+use mcsim_real::MemcachedDaemon;
 
 /// Value bytes of a full chunk (a 512 KiB chunk less its 48-byte header), CRLF included.
 const FULL: usize = 524_288 - 48;

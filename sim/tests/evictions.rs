@@ -15,12 +15,12 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 
 use mcsim::protocol::{Reply, Request, StoreMode};
-use mcsim::real::MemcachedDaemon;
 use mcsim::{Exptime, Key, Server, ServerConfig, VirtualTime};
+use mcsim_real::MemcachedDaemon;
 
 /// Both servers, fed the same requests.
 struct Pair {
-    real: mcsim::real::TcpClient,
+    real: mcsim_real::TcpClient,
     sim: Server,
     now: VirtualTime,
 }

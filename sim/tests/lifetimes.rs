@@ -29,8 +29,8 @@ use std::time::{Duration, Instant};
 
 use mcsim::codec::read_request;
 use mcsim::protocol::{Reply, Request};
-use mcsim::real::{MemcachedDaemon, TcpClient};
 use mcsim::{Server, ServerConfig, VirtualTime};
+use mcsim_real::{MemcachedDaemon, TcpClient};
 
 /// One command as it ran on the real server, timed in microseconds from the edge `E`.
 #[derive(Debug)]
@@ -539,7 +539,7 @@ fn record_fit() -> Option<Recording> {
         // Started in the window, memcached's clock skips and repeats no second during the
         // run (its timer drifts, and the clock jumps by 2 when it drifts over a whole
         // second).
-        mcsim::real::wait_for_start_window();
+        mcsim_real::wait_for_start_window();
         let daemon = MemcachedDaemon::start_for_test("lifetime", &[])?;
         let recording = record(&daemon);
         drop(daemon);

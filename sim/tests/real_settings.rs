@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 
 use mcsim::codec::Session;
 use mcsim::protocol::{Reply, Request, StoreMode};
-use mcsim::real::{MemcachedDaemon, TcpClient};
 use mcsim::{Exptime, Key, Server, ServerConfig, VirtualTime};
+use mcsim_real::{MemcachedDaemon, TcpClient};
 
 fn daemon(args: &[&str]) -> Option<MemcachedDaemon> {
     MemcachedDaemon::start_for_test("settings", args)

@@ -16,8 +16,8 @@ use std::time::{Duration, Instant};
 
 use mcsim::codec::read_request;
 use mcsim::protocol::{Reply, Request};
-use mcsim::real::{MemcachedDaemon, TcpClient};
 use mcsim::{Server, ServerConfig, VirtualTime};
+use mcsim_real::{MemcachedDaemon, TcpClient};
 
 fn daemon(args: &[&str]) -> Option<MemcachedDaemon> {
     MemcachedDaemon::start_for_test("stats", args)

@@ -10,7 +10,7 @@ use std::io::{BufRead, BufReader, Read as _, Write as _};
 use std::net::{SocketAddr, TcpStream};
 use std::process::{Child, Stdio};
 
-use mcsim::real::MemcachedDaemon;
+use mcsim_real::MemcachedDaemon;
 
 /// A server under test: its address and process.
 struct Target {

@@ -20,7 +20,7 @@ mod recipe;
 pub use model::Params;
 pub use recipe::{Decision, Evidence, Limiter, RateLimit};
 
-/// The families this crate adds, for `mcsim::cli::main`.
+/// The families this crate adds, for `mcsim_cli::main`.
 pub static FAMILIES: &[&dyn mcsim::model::Family] = &[mcsim::model::family::<RateLimit>()];
 
 #[doc = include_str!("../../../README.md")]

@@ -1,5 +1,5 @@
 //! The mcsim command line for the rate limiter: `run`, `replay`, `explore` and `check`.
 
 fn main() -> std::process::ExitCode {
-    mcsim::cli::main(rate_limiter::FAMILIES)
+    mcsim_cli::main(rate_limiter::FAMILIES)
 }

@@ -37,7 +37,7 @@ pub trait Family: Sync {
     ) -> Result<Setup, FieldError>;
 }
 
-/// The [`Family`] of a model, for a list of families (`mcsim::cli::main(&[family::<MyLock>()])`).
+/// The [`Family`] of a model, for a list of families (`mcsim_cli::main(&[family::<MyLock>()])`).
 pub const fn family<M: Model>() -> &'static dyn Family {
     FamilyOf::<M>::ENTRY
 }

@@ -9,7 +9,7 @@
 //! harness keeps and the checks over it on a [`Sim`].
 //!
 //! Nothing else is registered by hand. [`family`] turns a model into the [`Family`] entry
-//! that scenario files, the command line ([`crate::cli::main`]) and the gate look up by
+//! that scenario files, the command line (`mcsim_cli::main`) and the gate look up by
 //! name; [`check`](crate::check()) ([`crate::testing`]) runs a model from a plain `#[test]`.
 //!
 //! Ghost state the explorer must tell apart (who holds the lock, how many increments

@@ -1,8 +1,7 @@
 //! What runs print and write: a failure report a person can act on, the suite summary
 //! table ([`Row`]), its JSON and JUnit forms, shard results merged ([`merge`]), the
-//! counterexample as a timeline ([`timeline`]) and all of it as one HTML page ([`html`]).
+//! counterexample as a timeline ([`timeline`]) (drawn as one HTML page by the `mcsim-cli` crate).
 
-pub mod html;
 pub mod kept;
 pub mod merge;
 mod suite;
@@ -25,13 +24,13 @@ use crate::scenario::{Origin, Scenario, StrategyKind};
 static PROGRAM: OnceLock<String> = OnceLock::new();
 
 /// The name replay lines give the command line: the running program's (`mcsim`, or a
-/// downstream crate's own binary, as [`crate::cli::main`] found it).
+/// downstream crate's own binary, as `mcsim_cli::main` found it).
 pub fn program() -> &'static str {
     PROGRAM.get().map(String::as_str).unwrap_or("mcsim")
 }
 
 /// Names the program replay lines give (the first time only: one process, one name).
-pub(crate) fn name_program(name: &str) {
+pub fn name_program(name: &str) {
     let _ = PROGRAM.set(name.to_string());
 }
 

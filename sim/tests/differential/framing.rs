@@ -15,7 +15,7 @@ use std::net::{Shutdown, SocketAddr, TcpStream};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use mcsim::serve::{ClockMode, FaultPolicy, ServeConfig, serve};
+use mcsim_serve::{ClockMode, FaultPolicy, ServeConfig, serve};
 
 pub(crate) const DEFAULT_STREAMS: usize = 10_000;
 
@@ -238,7 +238,7 @@ pub(crate) fn start_serve() -> SocketAddr {
         trace: None,
         trace_window: 0,
         name_key: None,
-        threads: mcsim::serve::DEFAULT_THREADS,
+        threads: mcsim_serve::DEFAULT_THREADS,
     };
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {

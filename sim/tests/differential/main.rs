@@ -18,8 +18,8 @@ use std::collections::BTreeMap;
 use std::time::Instant;
 
 use mcsim::codec::Session;
-use mcsim::real::{MemcachedDaemon, RawEnd, TcpClient};
 use mcsim::{Server, ServerConfig, VirtualTime};
+use mcsim_real::{MemcachedDaemon, RawEnd, TcpClient};
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 

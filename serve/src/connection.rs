@@ -1,0 +1,310 @@
+//! One client connection of `mcsim serve`: its reads go whole to a [`Session`], which
+//! frames them as memcached does (pipelined, split and malformed input alike), and the
+//! connection's [`Gate`] does the rest around each command: control commands, the
+//! lockstep turn, faults, the clock and the trace.
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::time::{Duration, Instant};
+
+use parking_lot::MutexGuard;
+
+use crate::world::World;
+use crate::{Shared, control, lock};
+use mcsim::codec::Session;
+use mcsim::codec::gate::{Admit, Control, Gate, Ran};
+use mcsim::trace::{write_decimal, write_reply, write_request};
+
+/// Bytes read from the socket at a time (memcached reads 16 KiB; the session models its
+/// read buffer whatever arrives at once).
+pub(crate) const READ_CHUNK: usize = 64 * 1024;
+
+/// One client connection.
+pub(crate) struct Connection {
+    id: u64,
+    server: usize,
+    label: String,
+    epoch: u64,
+    /// It named itself: in lockstep, its commands are held and released in turn.
+    named: bool,
+    /// The server's `-I` (fixed for the run).
+    item_size_max: u32,
+}
+
+impl Connection {
+    pub(crate) fn new(id: u64, server: usize, shared: &Shared) -> Connection {
+        let mut w = lock(shared);
+        w.connections[server] += 1;
+        let open = w.connections[server];
+        w.servers[server].set_connections(open);
+        Connection {
+            id,
+            server,
+            label: format!("c{id}"),
+            epoch: w.epochs[server],
+            named: false,
+            item_size_max: w.servers[server].config().item_size_max,
+        }
+    }
+
+    pub(crate) fn close(&mut self, shared: &Shared) {
+        let mut w = lock(shared);
+        w.connections[self.server] = w.connections[self.server].saturating_sub(1);
+        let open = w.connections[self.server];
+        w.servers[self.server].set_connections(open);
+        if let Some(ls) = &mut w.lockstep {
+            ls.leave(self.id);
+        }
+        drop(w);
+        shared.turn.notify_all();
+    }
+
+    pub(crate) fn run(&mut self, shared: &Shared, mut stream: TcpStream) {
+        let _ = stream.set_nodelay(true);
+        let mut session = Session::new();
+        let mut buf = vec![0u8; READ_CHUNK];
+        let mut out = Vec::new();
+        loop {
+            // A lockstep participant says it is reading (one look at the world).
+            let participant = self.named
+                && match &mut lock(shared).lockstep {
+                    Some(ls) => {
+                        ls.reading(self.id, &stream);
+                        true
+                    }
+                    None => false,
+                };
+            if participant {
+                shared.turn.notify_all();
+                // Waits for bytes without taking them, so that from the moment they arrive
+                // until this connection counts as busy, lockstep sees them unread.
+                let _ = stream.peek(&mut buf[..1]);
+                if let Some(ls) = &mut lock(shared).lockstep {
+                    ls.busy(self.id);
+                }
+            }
+            let n = match stream.read(&mut buf) {
+                Ok(0) | Err(_) => return,
+                Ok(n) => n,
+            };
+            let mut gate = ServeGate::new(self, shared);
+            out.clear();
+            session.feed_into(&buf[..n], &mut gate, &mut out);
+            if !out.is_empty() {
+                if !shared.delay.is_zero() {
+                    std::thread::sleep(shared.delay);
+                }
+                if stream.write_all(&out).is_err() {
+                    return;
+                }
+            }
+            if session.is_closed() {
+                return;
+            }
+        }
+    }
+
+    /// The connection names itself: in lockstep it takes part from now on.
+    fn name(&mut self, shared: &Shared, name: String) {
+        let mut w = lock(shared);
+        if let Some(ls) = &mut w.lockstep {
+            ls.join(self.id, &name);
+        }
+        self.label = name;
+        self.named = true;
+    }
+
+    /// Blocks until this connection may run a command: in lockstep, a participant's turn;
+    /// anyone else's, once no participant has a command on its way.
+    fn wait_turn<'a>(&mut self, shared: &'a Shared) -> MutexGuard<'a, World> {
+        let mut w = lock(shared);
+        if !self.named {
+            let since = Instant::now();
+            while let Some(ls) = &w.lockstep
+                && !ls.quiet()
+                && since.elapsed() < ls.wait_limit
+            {
+                shared.turn.wait_for(&mut w, Duration::from_millis(1));
+            }
+            return w;
+        }
+        let Some(ls) = w.lockstep.as_mut() else {
+            return w;
+        };
+        ls.arrive(self.id, &self.label);
+        let limit = ls.wait_limit;
+        let mut since = Instant::now();
+        loop {
+            let ls = w.lockstep.as_mut().expect("lockstep is on");
+            if ls.take(self.id) {
+                return w;
+            }
+            let force = since.elapsed() >= limit;
+            if let Some(passed) = ls.grant(force) {
+                if force && !passed.is_empty() {
+                    let at = w.now();
+                    let n = w.commands;
+                    w.record(format!(
+                        "{n:>8} {at}  --  lockstep: released without {} (nothing sent for {limit:?})",
+                        passed.join(", ")
+                    ));
+                }
+                since = Instant::now();
+                shared.turn.notify_all();
+                continue;
+            }
+            shared.turn.wait_for(&mut w, Duration::from_millis(20));
+        }
+    }
+}
+
+/// A connection's part around each command of its session: the world is locked from
+/// [`admit`](Gate::admit) to [`ran`](Gate::ran), one command at a time.
+pub(crate) struct ServeGate<'a> {
+    conn: &'a mut Connection,
+    shared: &'a Shared,
+    world: Option<MutexGuard<'a, World>>,
+}
+
+impl<'a> ServeGate<'a> {
+    /// The gate of `conn` for one read's commands.
+    pub(crate) fn new(conn: &'a mut Connection, shared: &'a Shared) -> ServeGate<'a> {
+        ServeGate {
+            conn,
+            shared,
+            world: None,
+        }
+    }
+
+    /// Lets the world go: other connections may run.
+    fn release(&mut self) {
+        self.world = None;
+        self.shared.turn.notify_all();
+    }
+}
+
+impl Gate for ServeGate<'_> {
+    fn control(&mut self, line: &[u8]) -> Option<Control> {
+        let line = line.strip_suffix(b"\n").unwrap_or(line);
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        if control::is_control(line) {
+            let line = String::from_utf8_lossy(line);
+            let mut w = lock(self.shared);
+            let effect = control::run(&mut w, self.conn.server, &line);
+            drop(w);
+            self.shared.turn.notify_all();
+            return Some(match effect {
+                control::Effect::Reply(b) => Control::Reply(b),
+                control::Effect::Name(name) => {
+                    self.conn.name(self.shared, name);
+                    Control::Reply(b"OK\r\n".to_vec())
+                }
+                control::Effect::Crashed => Control::Close,
+            });
+        }
+        let name = self
+            .shared
+            .name_key
+            .as_deref()
+            .and_then(|prefix| line.strip_prefix(b"get ")?.strip_prefix(prefix.as_bytes()))
+            .filter(|name| !name.is_empty() && !name.contains(&b' '))?;
+        let name = String::from_utf8_lossy(name).into_owned();
+        self.conn.name(self.shared, name);
+        Some(Control::Reply(b"END\r\n".to_vec()))
+    }
+
+    fn item_size_max(&mut self) -> u32 {
+        self.conn.item_size_max
+    }
+
+    fn admit(&mut self) -> Admit<'_> {
+        let mut w = self.conn.wait_turn(self.shared);
+        let server = self.conn.server;
+        w.tick_command();
+        let (now, n, who) = (w.now(), w.commands, &self.conn.label);
+        if w.down[server] || w.epochs[server] != self.conn.epoch {
+            w.record(format!(
+                "{n:>8} {now}  {who}  connection closed: the server restarted or left"
+            ));
+            drop(w);
+            self.release();
+            return Admit::Close;
+        }
+        if w.armed[server].close_next > 0 {
+            w.armed[server].close_next -= 1;
+            w.record(format!(
+                "{n:>8} {now}  {who}  FAULT connection closed before its command"
+            ));
+            drop(w);
+            self.release();
+            return Admit::Close;
+        }
+        let evict = w.policy.evict;
+        if w.chance(evict)
+            && let Some(key) = w.evict_one(server)
+        {
+            w.record(format!(
+                "{n:>8} {now}  --  FAULT evict {key} from server {server}"
+            ));
+        }
+        let w = self.world.insert(w);
+        Admit::Run(&mut w.servers[server], now)
+    }
+
+    fn ran(&mut self, what: Ran<'_>) -> bool {
+        let Some(w) = self.world.as_mut() else {
+            return true;
+        };
+        let server = self.conn.server;
+        let lost = if w.armed[server].lose_replies > 0 {
+            w.armed[server].lose_replies -= 1;
+            true
+        } else {
+            let lose = w.policy.lose_reply;
+            w.chance(lose)
+        };
+        let (now, n, who) = (w.now(), w.commands, &self.conn.label);
+        w.record_with(|line| {
+            write_decimal(line, n, 8);
+            line.push(' ');
+            let _ = now.write_to(line);
+            line.push_str("  ");
+            line.push_str(who);
+            line.push_str("  ");
+            describe(&what, line);
+            if lost {
+                line.push_str(" (reply lost: FAULT)");
+            }
+        });
+        self.release();
+        !lost
+    }
+}
+
+/// One command and its reply for the trace, as the in-process timeline writes them,
+/// written at the end of `out` (no string of its own per command).
+fn describe(what: &Ran<'_>, out: &mut String) {
+    let first_line = |out: &mut String, b: &[u8]| {
+        let end = b
+            .iter()
+            .position(|&c| c == b'\r' || c == b'\n')
+            .unwrap_or(b.len());
+        mcsim::trace::write_lossy(out, &b[..end.min(120)]);
+    };
+    match what {
+        Ran::Request(request, reply) => {
+            write_request(out, request);
+            out.push_str(" -> ");
+            write_reply(out, reply);
+        }
+        Ran::Line(line, answer) => {
+            first_line(out, line);
+            out.push_str(" -> ");
+            if answer.is_empty() {
+                out.push_str("(no reply)");
+            } else {
+                first_line(out, answer);
+            }
+        }
+    }
+}

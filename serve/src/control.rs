@@ -1,0 +1,170 @@
+//! The control channel: `mcsim …` command lines, sent on any connection to a server,
+//! that inject a fault or move the clock now. Each is answered `OK` (with details after
+//! it on the same line) or `CLIENT_ERROR …`; they are not memcached commands, so a
+//! client library never sends one by accident.
+//!
+//! | command                     | effect                                                 |
+//! |-----------------------------|--------------------------------------------------------|
+//! | `mcsim evict KEY`           | evicts KEY from this server, as memory pressure would |
+//! | `mcsim evict-fraction F`    | evicts each live key of this server with chance F      |
+//! | `mcsim evict-random`        | evicts one live key of this server                    |
+//! | `mcsim flush`               | loses every key of this server (the process stays)     |
+//! | `mcsim crash`               | restarts this server empty and closes its connections |
+//! | `mcsim down`                | the server leaves: connections close, new ones are closed at their first command |
+//! | `mcsim up`                  | it returns, empty (sent on any server's port: `mcsim up` acts on that server) |
+//! | `mcsim lose-reply [N]`      | the next N replies of this server are dropped, their commands applied |
+//! | `mcsim close-next [N]`      | the next N connections to send a command are closed before it runs |
+//! | `mcsim advance SECONDS`     | moves every server's clock ahead (fractions allowed)   |
+//! | `mcsim skip-second`         | this server's clock jumps one second ahead             |
+//! | `mcsim name NAME`           | names this connection in the trace (and in lockstep)   |
+//! | `mcsim trace`               | the trace's last lines (`--trace-window`), then `END` |
+//! | `mcsim time`                | the virtual time, in seconds                           |
+
+use std::time::Duration;
+
+use crate::world::World;
+use mcsim::memcache::Key;
+
+/// What a control command asks of the connection that sent it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Effect {
+    /// Reply with these bytes.
+    Reply(Vec<u8>),
+    /// Name the connection, then reply `OK`.
+    Name(String),
+    /// The server restarted or left (its epoch moved on): every connection to it closes.
+    Crashed,
+}
+
+/// True if `line` (without its line end) is a control command.
+pub(crate) fn is_control(line: &[u8]) -> bool {
+    line.starts_with(b"mcsim ") || line == b"mcsim"
+}
+
+fn ok(detail: impl std::fmt::Display) -> Effect {
+    let detail = detail.to_string();
+    let line = if detail.is_empty() {
+        "OK\r\n".to_string()
+    } else {
+        format!("OK {detail}\r\n")
+    };
+    Effect::Reply(line.into_bytes())
+}
+
+fn error(message: impl std::fmt::Display) -> Effect {
+    Effect::Reply(format!("CLIENT_ERROR {message}\r\n").into_bytes())
+}
+
+fn count(word: Option<&str>) -> Result<u32, Effect> {
+    match word {
+        None => Ok(1),
+        Some(w) => w
+            .parse::<u32>()
+            .ok()
+            .filter(|n| *n >= 1)
+            .ok_or_else(|| error(format!("{w:?} is not a count"))),
+    }
+}
+
+/// Runs the control command `line` for a connection to `server`.
+pub(crate) fn run(world: &mut World, server: usize, line: &str) -> Effect {
+    let words: Vec<&str> = line.split_whitespace().skip(1).collect();
+    let (Some(&verb), args) = (words.first(), &words[words.len().min(1)..]) else {
+        return error(
+            "mcsim: give a command (evict, evict-fraction, evict-random, flush, crash, down, up, lose-reply, close-next, advance, skip-second, name, trace, time)",
+        );
+    };
+    let now = world.now();
+    let effect = match (verb, args) {
+        ("evict", [key]) => match Key::new(key.as_bytes()) {
+            Ok(k) => {
+                let was = world.servers[server].evict(&k, now);
+                ok(if was { "evicted" } else { "absent" })
+            }
+            Err(e) => error(format!("bad key: {e}")),
+        },
+        ("evict-fraction", [f]) => match f.parse::<f64>() {
+            Ok(f) if (0.0..=1.0).contains(&f) => ok(world.evict_fraction(server, f)),
+            _ => error(format!("{f:?} is not a fraction from 0 to 1")),
+        },
+        ("evict-random", []) => ok(world.evict_one(server).unwrap_or_default()),
+        ("flush", []) => {
+            world.servers[server].drop_all();
+            ok("")
+        }
+        ("crash", []) => {
+            world.servers[server].crash();
+            world.servers[server].restart(now, false);
+            world.epochs[server] += 1;
+            Effect::Crashed
+        }
+        ("lose-reply", rest) if rest.len() <= 1 => match count(rest.first().copied()) {
+            Ok(n) => {
+                world.armed[server].lose_replies =
+                    world.armed[server].lose_replies.saturating_add(n);
+                ok("")
+            }
+            Err(e) => e,
+        },
+        ("close-next", rest) if rest.len() <= 1 => match count(rest.first().copied()) {
+            Ok(n) => {
+                world.armed[server].close_next = world.armed[server].close_next.saturating_add(n);
+                ok("")
+            }
+            Err(e) => e,
+        },
+        ("advance", [s]) => match s.parse::<f64>() {
+            Ok(secs) if secs.is_finite() && (0.0..=1e9).contains(&secs) => {
+                world.advance(Duration::from_secs_f64(secs));
+                ok(world.now())
+            }
+            _ => error(format!("{s:?} is not a number of seconds")),
+        },
+        ("down", []) => {
+            world.servers[server].crash();
+            world.down[server] = true;
+            world.epochs[server] += 1;
+            Effect::Crashed
+        }
+        ("up", []) => {
+            if world.down[server] {
+                world.servers[server].restart(now, false);
+                world.down[server] = false;
+            }
+            ok("")
+        }
+        ("skip-second", []) => {
+            world.servers[server].skip_second();
+            ok("")
+        }
+        ("name", [name]) => Effect::Name((*name).to_string()),
+        ("trace", []) => {
+            let mut out = String::new();
+            let (lines, dropped) = world.trace();
+            if dropped > 0 {
+                out.push_str(&format!(
+                    "... {dropped} earlier lines left the window kept in memory \
+                     (--trace-window; --trace FILE has them all)\r\n"
+                ));
+            }
+            for l in lines {
+                out.push_str(l);
+                out.push_str("\r\n");
+            }
+            out.push_str("END\r\n");
+            Effect::Reply(out.into_bytes())
+        }
+        ("time", []) => ok(now),
+        _ => error(format!("mcsim: unknown command or arguments: {line}")),
+    };
+    if !matches!(verb, "trace" | "time" | "name")
+        && !matches!(effect, Effect::Reply(ref b) if b.starts_with(b"CLIENT_ERROR"))
+    {
+        let at = world.now();
+        world.record(format!(
+            "{:>8} {at}  s{server}  CONTROL {line}",
+            world.commands
+        ));
+    }
+    effect
+}

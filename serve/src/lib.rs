@@ -1,0 +1,233 @@
+//! `mcsim serve`: the simulated memcached on TCP, with injected faults, for recipes
+//! written in any language.
+//!
+//! Each server listens on its own port and speaks memcached's text, meta and binary
+//! protocols as memcached 1.6.18 does: each read of a connection goes whole to a
+//! [`Session`](mcsim::codec::Session), which frames it as memcached does (pipelined, split
+//! and malformed input alike), and a [`Gate`](mcsim::codec::gate::Gate) around each
+//! command takes the lockstep turn, injects faults, moves the clock and writes the trace.
+//! Connections are served by four event-loop workers (`--threads`), as memcached's worker threads serve
+//! theirs; under lockstep or a reply delay, where a connection waits, each
+//! has a thread of its own.
+//! The trace keeps its last lines in memory (`--trace-window`) and every line in the
+//! `--trace` file, so memory stays flat. Faults come by policy (`--lose-reply`, `--evict`, `--delay-ms`, drawn from
+//! `--seed`) or on command over the same connection (`mcsim evict KEY`, `mcsim advance
+//! 30`, …: [`control`]). The clock follows real time or, with `--clock manual`, moves
+//! only when told, so TTL tests run in milliseconds. With `--lockstep N`, commands of N
+//! client connections are released one at a time in an order drawn from the seed
+//! (see `lockstep`). Every command, fault and control command is a line of the trace
+//! (`--trace FILE`, and `mcsim trace` on any connection), in the timeline format.
+
+mod connection;
+pub mod control;
+mod lockstep;
+mod workers;
+mod world;
+
+use std::net::{SocketAddr, TcpListener};
+use std::sync::Arc;
+
+use parking_lot::{Condvar, Mutex, MutexGuard};
+use std::time::Duration;
+
+use connection::Connection;
+use mcsim::server::ServerConfig;
+use workers::Inbox;
+
+pub use world::{ClockMode, FaultPolicy};
+
+/// The default port of the first server (memcached's 11211, a hundred up).
+pub const DEFAULT_PORT: u16 = 11311;
+
+/// How `mcsim serve` runs.
+#[derive(Debug, Clone)]
+pub struct ServeConfig {
+    /// The first server's port (`0`: any free port for each server).
+    pub port: u16,
+    /// Servers, on consecutive ports.
+    pub servers: usize,
+    /// Each server's settings.
+    pub server: ServerConfig,
+    /// How the clock moves.
+    pub clock: ClockMode,
+    /// Faults by policy.
+    pub faults: FaultPolicy,
+    /// Seeds the fault policy and the lockstep order.
+    pub seed: u64,
+    /// Lockstep over this many client connections.
+    pub lockstep: Option<usize>,
+    /// How long lockstep waits for a participant that sends nothing.
+    pub lockstep_wait: Duration,
+    /// Where the trace goes as it happens.
+    pub trace: Option<std::path::PathBuf>,
+    /// How many of the trace's last lines are kept in memory (for `mcsim trace`).
+    pub trace_window: usize,
+    /// With a prefix, a `get` of `PREFIX` + a name names the connection (answered as a
+    /// miss), for client libraries that send only memcached commands; without one, every
+    /// `get` is a `get`. The prefix is chosen at start, so no key of the recipe's is taken
+    /// for it.
+    pub name_key: Option<String>,
+    /// Event-loop workers serving the connections (memcached's `-t`); unused under
+    /// lockstep or a reply delay, where each connection has a thread.
+    pub threads: usize,
+}
+
+/// Event-loop workers by default (memcached's `-t 4`).
+pub const DEFAULT_THREADS: usize = 4;
+
+/// The trace lines `mcsim serve` keeps in memory by default.
+pub const DEFAULT_TRACE_WINDOW: usize = 10_000;
+
+struct Shared {
+    world: Mutex<World>,
+    turn: Condvar,
+    next_id: std::sync::atomic::AtomicU64,
+    /// Every reply is held this long (fixed for the run: read without the lock).
+    delay: Duration,
+    /// A `get` of a key with this prefix names the connection ([`ServeConfig::name_key`]).
+    name_key: Option<String>,
+}
+
+use world::World;
+
+/// The world, for one connection at a time. The lock is eventually fair (`parking_lot`):
+/// a connection waiting for it is not passed over for long by busier ones, so a small
+/// `get` is not starved by a burst of large multi-gets. A connection thread that
+/// panicked leaves the world as it was between commands.
+fn lock(shared: &Shared) -> MutexGuard<'_, World> {
+    shared.world.lock()
+}
+
+/// Binds every server's port; `ready` gets their addresses; then serves until the
+/// process ends.
+pub fn serve(config: &ServeConfig, ready: impl FnOnce(&[SocketAddr])) -> std::io::Result<()> {
+    let mut listeners = Vec::new();
+    for i in 0..config.servers.max(1) {
+        let port = if config.port == 0 {
+            0
+        } else {
+            config.port.checked_add(i as u16).ok_or_else(|| {
+                std::io::Error::new(std::io::ErrorKind::InvalidInput, "port out of range")
+            })?
+        };
+        listeners.push(listen(port)?);
+    }
+    let addrs: Vec<SocketAddr> = listeners
+        .iter()
+        .map(|l| l.local_addr())
+        .collect::<Result<_, _>>()?;
+    let trace_file = match &config.trace {
+        Some(p) => Some(std::fs::File::create(p)?),
+        None => None,
+    };
+    let mut server = config.server.clone();
+    if config.clock == ClockMode::Real {
+        // Absolute exptimes count from the real unix time at start, as memcached's do.
+        server.unix_at_zero = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(server.unix_at_zero, |d| d.as_secs() as i64);
+    }
+    let ports: Vec<u16> = addrs.iter().map(SocketAddr::port).collect();
+    let mut world = World::new(
+        &ports,
+        &server,
+        config.clock,
+        config.faults,
+        config.seed,
+        trace_file,
+        config.trace_window,
+    );
+    if let Some(n) = config.lockstep {
+        world.lockstep = Some(lockstep::Lockstep::new(
+            n,
+            config.seed,
+            config.lockstep_wait,
+        ));
+    }
+    let shared = Arc::new(Shared {
+        world: Mutex::new(world),
+        turn: Condvar::new(),
+        next_id: std::sync::atomic::AtomicU64::new(1),
+        delay: config.faults.delay,
+        name_key: config.name_key.clone(),
+    });
+    // Nothing makes a connection wait for another: a few event-loop workers serve them
+    // all, as memcached's do; lockstep and reply delays block, a thread per connection.
+    let inboxes = if config.lockstep.is_none() && config.faults.delay.is_zero() {
+        workers::start(&shared, config.threads)?
+    } else {
+        Vec::new()
+    };
+    ready(&addrs);
+    let mut threads = Vec::new();
+    for (server, listener) in listeners.into_iter().enumerate() {
+        let (shared, inboxes) = (shared.clone(), inboxes.clone());
+        threads.push(std::thread::spawn(move || {
+            accept(&shared, server, &listener, &inboxes)
+        }));
+    }
+    for t in threads {
+        let _ = t.join();
+    }
+    Ok(())
+}
+
+/// The backlog of pending connections: memcached's default (`-b 1024`), so a burst of
+/// connects waits for `accept` instead of being dropped and retried a second later.
+const BACKLOG: i32 = 1024;
+
+/// Stack of a connection's thread: what it holds is on the heap.
+const CONNECTION_STACK: usize = 256 * 1024;
+
+/// Listens on 127.0.0.1:`port` with memcached's backlog.
+fn listen(port: u16) -> std::io::Result<TcpListener> {
+    use socket2::{Domain, Socket, Type};
+    let socket = Socket::new(Domain::IPV4, Type::STREAM, None)?;
+    socket.set_reuse_address(true)?;
+    socket.bind(&SocketAddr::from(([127, 0, 0, 1], port)).into())?;
+    socket.listen(BACKLOG)?;
+    Ok(socket.into())
+}
+
+/// Accepts connections to `server` and hands each to the next worker's inbox in turn, or,
+/// without workers, to a thread of its own.
+fn accept(shared: &Arc<Shared>, server: usize, listener: &TcpListener, inboxes: &[Arc<Inbox>]) {
+    let mut next = 0;
+    loop {
+        let stream = match listener.accept() {
+            Ok((stream, _)) => stream,
+            Err(e) => {
+                // Out of descriptors (EMFILE, ENFILE) or memory: memcached stops accepting
+                // for a while; looping at once would only spin a core.
+                if !matches!(
+                    e.kind(),
+                    std::io::ErrorKind::Interrupted | std::io::ErrorKind::ConnectionAborted
+                ) {
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+                continue;
+            }
+        };
+        let id = shared
+            .next_id
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        if !inboxes.is_empty() {
+            inboxes[next % inboxes.len()].give(stream, server, id);
+            next += 1;
+            continue;
+        }
+        let shared = shared.clone();
+        let spawned = std::thread::Builder::new()
+            .stack_size(CONNECTION_STACK)
+            .spawn(move || {
+                let mut conn = Connection::new(id, server, &shared);
+                conn.run(&shared, stream);
+                conn.close(&shared);
+            });
+        if spawned.is_err() {
+            // No thread for it: the connection closes (its stream was moved into the
+            // closure that failed to start, and is dropped with it); wait a little.
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+}

@@ -1,0 +1,220 @@
+//! What every connection of `mcsim serve` shares: the servers, the clock, the fault
+//! policy with its seeded random source, pending one-shot faults, and the trace.
+
+use std::collections::VecDeque;
+use std::io::Write;
+use std::time::{Duration, Instant};
+
+use rand::{RngExt, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+use mcsim::clock::VirtualTime;
+use mcsim::memcache::Key;
+use mcsim::server::{Server, ServerConfig};
+
+/// Bytes a new trace line starts with room for: a time, a connection and a command with
+/// a 40-byte value preview fit.
+const LINE_ROOM: usize = 160;
+
+/// How the servers' clock moves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClockMode {
+    /// It follows real time (plus whatever `mcsim advance` added); the unix time at start
+    /// is the real one, so absolute exptimes mean what they mean to memcached.
+    Real,
+    /// It moves only by `mcsim advance`, and by one microsecond per command so that
+    /// commands keep their order in the trace. The run starts at unix time 1,700,000,000
+    /// (2023-11-14 22:13:20 UTC) whatever the date, so absolute exptimes and `stats`
+    /// times are the same from run to run.
+    Manual,
+}
+
+/// Faults injected by policy, on every command with these chances.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct FaultPolicy {
+    /// A command's reply is dropped after the server applied it (the connection stays).
+    pub lose_reply: f64,
+    /// Before a command, one key of its server is evicted.
+    pub evict: f64,
+    /// Every reply is held this long.
+    pub delay: Duration,
+}
+
+/// One-shot faults armed by control commands, per server.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Armed {
+    /// Replies to drop, after applying their commands.
+    pub lose_replies: u32,
+    /// Connections to close at their next command (without applying it).
+    pub close_next: u32,
+}
+
+/// The shared state of a serve run.
+pub(crate) struct World {
+    pub servers: Vec<Server>,
+    pub armed: Vec<Armed>,
+    pub policy: FaultPolicy,
+    pub rng: ChaCha8Rng,
+    mode: ClockMode,
+    started: Instant,
+    /// Time added by `mcsim advance` (and, in manual mode, per command).
+    advanced: Duration,
+    /// Connections open per server.
+    pub connections: Vec<u64>,
+    /// Servers that left (`mcsim down`) and have not returned.
+    pub down: Vec<bool>,
+    /// Bumped by a crash: connections opened before it are closed.
+    pub epochs: Vec<u64>,
+    /// The lockstep scheduler, when clients are declared.
+    pub lockstep: Option<crate::lockstep::Lockstep>,
+    /// The last `trace_window` lines of the trace (the whole trace goes to the file).
+    trace: VecDeque<String>,
+    trace_window: usize,
+    /// Lines that left the window.
+    trace_dropped: u64,
+    trace_file: Option<std::fs::File>,
+    pub commands: u64,
+}
+
+impl World {
+    pub fn new(
+        ports: &[u16],
+        config: &ServerConfig,
+        mode: ClockMode,
+        policy: FaultPolicy,
+        seed: u64,
+        trace_file: Option<std::fs::File>,
+        trace_window: usize,
+    ) -> World {
+        let count = ports.len();
+        World {
+            servers: ports
+                .iter()
+                .map(|&port| {
+                    let mut config = config.clone();
+                    config.tcp_port = port;
+                    Server::new(config, VirtualTime::ZERO)
+                })
+                .collect(),
+            armed: vec![Armed::default(); count],
+            policy,
+            rng: ChaCha8Rng::seed_from_u64(seed),
+            mode,
+            started: Instant::now(),
+            advanced: Duration::ZERO,
+            connections: vec![0; count],
+            down: vec![false; count],
+            epochs: vec![0; count],
+            lockstep: None,
+            trace: VecDeque::new(),
+            trace_window,
+            trace_dropped: 0,
+            trace_file,
+            commands: 0,
+        }
+    }
+
+    /// The servers' current virtual time.
+    pub fn now(&self) -> VirtualTime {
+        let real = match self.mode {
+            ClockMode::Real => self.started.elapsed(),
+            ClockMode::Manual => Duration::ZERO,
+        };
+        VirtualTime::ZERO + real + self.advanced
+    }
+
+    /// Moves the clock ahead.
+    pub fn advance(&mut self, by: Duration) {
+        self.advanced += by;
+    }
+
+    /// A command is about to run: in manual mode time moves one microsecond, so each
+    /// command has its own instant.
+    pub fn tick_command(&mut self) {
+        self.commands += 1;
+        if self.mode == ClockMode::Manual {
+            self.advanced += Duration::from_micros(1);
+        }
+    }
+
+    /// Whether a fault with chance `p` fires now (drawn only when `p > 0`, so a run
+    /// without faults draws nothing).
+    pub fn chance(&mut self, p: f64) -> bool {
+        p > 0.0 && self.rng.random_bool(p.min(1.0))
+    }
+
+    /// The keys live on `server` now, in key order.
+    fn live_keys(&self, server: usize) -> Vec<Key> {
+        let now = self.now();
+        self.servers[server]
+            .live_items(now)
+            .map(|(k, _)| k.clone())
+            .collect()
+    }
+
+    /// Evicts one live key of `server`, chosen by the seeded source; its name.
+    pub fn evict_one(&mut self, server: usize) -> Option<String> {
+        let live = self.live_keys(server);
+        if live.is_empty() {
+            return None;
+        }
+        let key = live[self.rng.random_range(0..live.len())].clone();
+        let now = self.now();
+        self.servers[server].evict(&key, now);
+        Some(key.to_string())
+    }
+
+    /// Evicts each live key of `server` with chance `fraction`; how many went.
+    pub fn evict_fraction(&mut self, server: usize, fraction: f64) -> usize {
+        let mut gone = 0;
+        let now = self.now();
+        for key in self.live_keys(server) {
+            if self.chance(fraction) {
+                self.servers[server].evict(&key, now);
+                gone += 1;
+            }
+        }
+        gone
+    }
+
+    /// Adds a line to the trace: to the trace file as it happens, and to the window kept
+    /// in memory, whose oldest line leaves when it is full (so memory stays flat over any
+    /// run).
+    pub fn record(&mut self, line: String) {
+        self.record_with(|s| *s = line);
+    }
+
+    /// [`record`](World::record) for a line `write` writes into a string of its own: the
+    /// line leaving the window lends its buffer, so a full window writes without
+    /// allocating.
+    pub fn record_with(&mut self, write: impl FnOnce(&mut String)) {
+        let mut line = if self.trace_window > 0 && self.trace.len() == self.trace_window {
+            self.trace_dropped += 1;
+            self.trace.pop_front().unwrap_or_default()
+        } else {
+            String::new()
+        };
+        line.clear();
+        // Room for a usual line at once, instead of growing it a few bytes at a time (a
+        // line the window lent has it already).
+        line.reserve(LINE_ROOM);
+        write(&mut line);
+        if let Some(f) = &mut self.trace_file {
+            // A trace file that cannot be written is reported once, then left.
+            if writeln!(f, "{line}").is_err() {
+                eprintln!("mcsim serve: cannot write the trace file; going on without it");
+                self.trace_file = None;
+            }
+        }
+        if self.trace_window == 0 {
+            self.trace_dropped += 1;
+            return;
+        }
+        self.trace.push_back(line);
+    }
+
+    /// The lines of the trace kept in memory, and how many earlier lines left the window.
+    pub fn trace(&self) -> (impl Iterator<Item = &String>, u64) {
+        (self.trace.iter(), self.trace_dropped)
+    }
+}
