@@ -1,11 +1,11 @@
-//! A search following its path back to where it branches ([`Strategy::replaying`]) skips
+//! A search following its path back to where it branches ([`Strategy::decided`]) skips
 //! the state fingerprint, footprints and edges of those steps: the same search with
 //! every step decided afresh explores exactly the same executions.
 
 mod support;
 
 use mcsim::exec::execute;
-use mcsim::explore::{Choice, Dfs, DfsStats, Options, Strategy};
+use mcsim::explore::{Choice, Dfs, DfsStats, Needs, Options, Strategy};
 
 /// The search itself, but never telling the engine that a choice is already made.
 struct Deciding(Dfs);
@@ -17,32 +17,17 @@ impl Strategy for Deciding {
     fn begin(&mut self, execution: u64) {
         self.0.begin(execution)
     }
-    fn choose(&mut self, options: &Options<'_>) -> Choice {
+    fn choose(&mut self, options: &Options<'_>) -> Option<Choice> {
         self.0.choose(options)
+    }
+    fn needs(&self) -> Needs {
+        self.0.needs()
     }
     fn tick_phase(&mut self, free: bool) -> Option<std::time::Duration> {
         self.0.tick_phase(free)
     }
-    fn wants_states(&self) -> bool {
-        self.0.wants_states()
-    }
-    fn needs_footprints(&self) -> bool {
-        self.0.needs_footprints()
-    }
-    fn explores_timing(&self) -> bool {
-        self.0.explores_timing()
-    }
-    fn symmetry(&self) -> bool {
-        self.0.symmetry()
-    }
-    fn wants_final_state(&self) -> bool {
-        self.0.wants_final_state()
-    }
     fn end(&mut self, failed: bool) -> bool {
         self.0.end(failed)
-    }
-    fn stop_requested(&self) -> bool {
-        self.0.stop_requested()
     }
 }
 

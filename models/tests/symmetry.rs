@@ -110,7 +110,7 @@ impl mcsim::explore::Strategy for Permuting {
         self.seen.clear();
     }
 
-    fn choose(&mut self, options: &mcsim::explore::Options<'_>) -> mcsim::explore::Choice {
+    fn choose(&mut self, options: &mcsim::explore::Options<'_>) -> Option<mcsim::explore::Choice> {
         use mcsim::explore::Choice;
         self.seen
             .push((options.state, options.ranks.map(|r| r.to_vec())));
@@ -131,15 +131,15 @@ impl mcsim::explore::Strategy for Permuting {
             Some(rename) => self.script[self.at].relabeled(|c| rename[c]),
         };
         self.at += 1;
-        choice
+        Some(choice)
     }
 
-    fn wants_states(&self) -> bool {
-        true
-    }
-
-    fn symmetry(&self) -> bool {
-        true
+    fn needs(&self) -> mcsim::explore::Needs {
+        mcsim::explore::Needs {
+            states: true,
+            symmetry: true,
+            ..mcsim::explore::Needs::NOTHING
+        }
     }
 }
 

@@ -109,7 +109,7 @@ pub mod trace;
 
 pub use clock::{ServerClock, Skew, VirtualTime};
 pub use exec::{Client, Drive, ExecConfig, Execution, Holders, Sim, execute, execute_into};
-pub use explore::{Choice, Pct, Pos, Random, Replay, Schedule, Strategy, Swarm};
+pub use explore::{Choice, Decided, Needs, Pct, Pos, Random, Replay, Schedule, Strategy, Swarm};
 pub use fault::{Fault, FaultKind, FaultPlan};
 pub use invariant::{EndView, Failure, Verdict, Violation};
 pub use memcache::{Cas, Exptime, Key, KeyError, McError, Memcache, Transport, Value};

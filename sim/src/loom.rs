@@ -174,12 +174,12 @@ impl crate::explore::Strategy for LoomChoices {
 
     fn begin(&mut self, _execution: u64) {}
 
-    fn choose(&mut self, options: &crate::explore::Options<'_>) -> crate::explore::Choice {
+    fn choose(&mut self, options: &crate::explore::Options<'_>) -> Option<crate::explore::Choice> {
         let n = options.calls.len() + options.faults.len();
         let k = (0..n.saturating_sub(1))
             .find(|_| wins_race())
             .unwrap_or(n - 1);
-        match options.calls.get(k) {
+        Some(match options.calls.get(k) {
             Some(call) => crate::explore::Choice::Run {
                 client: call.client,
                 delay: 0,
@@ -187,6 +187,6 @@ impl crate::explore::Strategy for LoomChoices {
             None => {
                 crate::explore::Choice::Fault(options.faults[k - options.calls.len()].fault.clone())
             }
-        }
+        })
     }
 }

@@ -5,7 +5,7 @@
 //! instant, not after it.
 
 use mcsim::exec::{ExecConfig, execute};
-use mcsim::explore::{Choice, Options, Strategy};
+use mcsim::explore::{Choice, Needs, Options, Strategy};
 use mcsim::memcache::{Key, Memcache};
 use mcsim::{Sim, Skew};
 
@@ -43,7 +43,7 @@ impl Strategy for Looking {
 
     fn begin(&mut self, _execution: u64) {}
 
-    fn choose(&mut self, options: &Options<'_>) -> Choice {
+    fn choose(&mut self, options: &Options<'_>) -> Option<Choice> {
         if self.first_windows.is_none() {
             let windows = options.calls.iter();
             let windows = windows.map(|c| (c.client, c.earliest.micros(), c.latest.micros()));
@@ -53,18 +53,18 @@ impl Strategy for Looking {
             self.saw_footprints |= call.footprint.is_some();
             self.saw_edges |= !call.edges.is_empty();
         }
-        Choice::Run {
+        Some(Choice::Run {
             client: options.calls[0].client,
             delay: 0,
+        })
+    }
+
+    fn needs(&self) -> Needs {
+        Needs {
+            footprints: self.footprints,
+            timing: self.timing,
+            ..Needs::NOTHING
         }
-    }
-
-    fn needs_footprints(&self) -> bool {
-        self.footprints
-    }
-
-    fn explores_timing(&self) -> bool {
-        self.timing
     }
 }
 

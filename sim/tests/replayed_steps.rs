@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use mcsim::exec::{ExecConfig, execute};
-use mcsim::explore::{Choice, Dfs, Options, Strategy};
+use mcsim::explore::{Choice, Decided, Dfs, Needs, Options, Strategy};
 use mcsim::fault::Fault;
 use mcsim::memcache::{Exptime, Key, Memcache, Value};
 use mcsim::{FaultPlan, Skew, Verdict};
@@ -26,44 +26,26 @@ impl Strategy for NeverRepeating {
         self.1.clear();
         self.0.begin(execution);
     }
-    fn choose(&mut self, options: &Options<'_>) -> Choice {
-        self.1.push(match (self.0.replaying(), self.0.repeating()) {
-            (true, true) => 'r',
-            (true, false) => 'b',
-            (false, false) => 'n',
-            (false, true) => panic!("repeating a step it does not replay"),
-        });
+    fn decided(&mut self) -> Option<Decided> {
+        let decided = self.0.decided()?;
+        self.1.push(if decided.repeated { 'r' } else { 'b' });
+        Some(Decided {
+            repeated: false,
+            ..decided
+        })
+    }
+    fn choose(&mut self, options: &Options<'_>) -> Option<Choice> {
+        self.1.push('n');
         self.0.choose(options)
+    }
+    fn needs(&self) -> Needs {
+        self.0.needs()
     }
     fn tick_phase(&mut self, free: bool) -> Option<Duration> {
         self.0.tick_phase(free)
     }
-    fn wants_states(&self) -> bool {
-        self.0.wants_states()
-    }
-    fn needs_footprints(&self) -> bool {
-        self.0.needs_footprints()
-    }
-    fn explores_timing(&self) -> bool {
-        self.0.explores_timing()
-    }
-    fn replaying(&self) -> bool {
-        self.0.replaying()
-    }
-    fn symmetry(&self) -> bool {
-        self.0.symmetry()
-    }
-    fn summaries(&self) -> bool {
-        self.0.summaries()
-    }
-    fn wants_final_state(&self) -> bool {
-        self.0.wants_final_state()
-    }
     fn end(&mut self, failed: bool) -> bool {
         self.0.end(failed)
-    }
-    fn stop_requested(&self) -> bool {
-        self.0.stop_requested()
     }
 }
 
@@ -112,8 +94,8 @@ fn a_search_records_the_same_phase_points_without_looking_again_at_repeated_step
     assert!(fewer > 0 && executions > 2, "{fewer} of {executions}");
 }
 
-/// Replays the choices it is given, saying it replays every one of them: the engine
-/// then builds no fault options for it.
+/// Replays the choices it is given, each decided before the step's options are worked
+/// out: the engine then builds no fault options for it and never asks it to choose.
 struct Replaying(Vec<Choice>);
 
 impl Strategy for Replaying {
@@ -121,22 +103,23 @@ impl Strategy for Replaying {
         "replaying"
     }
     fn begin(&mut self, _execution: u64) {}
-    fn choose(&mut self, options: &Options<'_>) -> Choice {
-        assert!(
-            options.faults.is_empty(),
-            "faults built for a replayed step"
-        );
-        if self.0.is_empty() {
+    fn decided(&mut self) -> Option<Decided> {
+        let choice = if self.0.is_empty() {
+            // The lowest client at the earliest time, as past a schedule's end.
             Choice::Run {
-                client: options.calls[0].client,
+                client: 0,
                 delay: 0,
             }
         } else {
             self.0.remove(0)
-        }
+        };
+        Some(Decided {
+            choice,
+            repeated: false,
+        })
     }
-    fn replaying(&self) -> bool {
-        true
+    fn choose(&mut self, _options: &Options<'_>) -> Option<Choice> {
+        panic!("asked to choose a step it decided")
     }
 }
 

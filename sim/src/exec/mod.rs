@@ -316,7 +316,7 @@ pub struct Execution {
     pub end_time: VirtualTime,
     /// A hash of every server's live items and the model's ghost state ([`Sim::ghost`])
     /// at the end, when the strategy asks for it
-    /// ([`Strategy::wants_final_state`](crate::explore::Strategy::wants_final_state)).
+    /// ([`Needs::final_state`](crate::explore::Needs::final_state)).
     pub state_hash: Option<u64>,
     /// Cut short by the strategy as a redundant interleaving (no verdict of its own).
     pub pruned: bool,

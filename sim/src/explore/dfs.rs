@@ -59,7 +59,7 @@ mod share;
 pub use share::Share;
 
 use crate::explore::visit::Visit;
-use crate::explore::{Choice, Footprint, Options, Strategy};
+use crate::explore::{Choice, Decided, Footprint, Needs, Options, Strategy};
 use crate::fault::Fault;
 use crate::trace::fnv1a;
 
@@ -449,6 +449,33 @@ fn fault_footprint(fault: &Fault, options: &Options<'_>) -> (Option<Footprint>, 
     }
 }
 
+impl Dfs {
+    /// Takes the path's choice at the current position: counts what it spends of the
+    /// bounds, notes the client that ran, and moves on.
+    fn follow(&mut self) -> Choice {
+        let node = &self.path[self.pos];
+        let alt = &node.alternatives[node.taken];
+        if alt.preempts {
+            self.preemptions += 1;
+        }
+        if alt.fault {
+            self.faults += 1;
+        }
+        if let Choice::Run { client, .. } = alt.choice {
+            self.prev_client = Some(client);
+        }
+        if let Some(c) = alt.client {
+            if self.started.len() <= c {
+                self.started.resize(c + 1, false);
+            }
+            self.started[c] = true;
+        }
+        self.pos += 1;
+        self.stats.max_depth = self.stats.max_depth.max(self.pos);
+        alt.choice.clone()
+    }
+}
+
 impl Strategy for Dfs {
     fn name(&self) -> &'static str {
         "dfs"
@@ -465,48 +492,35 @@ impl Strategy for Dfs {
         self.parted = false;
     }
 
-    fn wants_states(&self) -> bool {
-        self.cache && !self.stats.cache_given_up
-    }
-
-    fn symmetry(&self) -> bool {
-        self.symmetry
-    }
-
-    fn summaries(&self) -> bool {
-        self.summaries
+    fn needs(&self) -> Needs {
+        Needs {
+            states: self.cache && !self.stats.cache_given_up,
+            symmetry: self.symmetry,
+            summaries: self.summaries,
+            footprints: self.reduce,
+            timing: self.timing,
+            final_state: true,
+        }
     }
 
     fn tick_phase(&mut self, _free: bool) -> Option<std::time::Duration> {
         self.phase
     }
 
-    fn needs_footprints(&self) -> bool {
-        self.reduce
+    /// Following the path to the place where the search branches again: its
+    /// alternatives were weighed when the path was first taken.
+    fn decided(&mut self) -> Option<Decided> {
+        (self.pos < self.path.len()).then(|| {
+            // The last node of the path takes an alternative no execution has taken yet.
+            let repeated = self.pos + 1 < self.path.len();
+            Decided {
+                choice: self.follow(),
+                repeated,
+            }
+        })
     }
 
-    fn explores_timing(&self) -> bool {
-        self.timing
-    }
-
-    fn wants_final_state(&self) -> bool {
-        true
-    }
-
-    fn stop_requested(&self) -> bool {
-        self.blocked
-    }
-
-    fn replaying(&self) -> bool {
-        self.pos < self.path.len()
-    }
-
-    fn repeating(&self) -> bool {
-        // The last node of the path takes an alternative no execution has taken yet.
-        self.pos + 1 < self.path.len()
-    }
-
-    fn choose(&mut self, options: &Options<'_>) -> Choice {
+    fn choose(&mut self, options: &Options<'_>) -> Option<Choice> {
         if self.pos == self.path.len() {
             let mut node = self.new_node(options);
             if self.reduce
@@ -535,26 +549,8 @@ impl Strategy for Dfs {
             }
             self.path.push(node);
         }
-        let node = &self.path[self.pos];
-        let alt = &node.alternatives[node.taken];
-        if alt.preempts {
-            self.preemptions += 1;
-        }
-        if alt.fault {
-            self.faults += 1;
-        }
-        if let Choice::Run { client, .. } = alt.choice {
-            self.prev_client = Some(client);
-        }
-        if let Some(c) = alt.client {
-            if self.started.len() <= c {
-                self.started.resize(c + 1, false);
-            }
-            self.started[c] = true;
-        }
-        self.pos += 1;
-        self.stats.max_depth = self.stats.max_depth.max(self.pos);
-        alt.choice.clone()
+        let choice = self.follow();
+        (!self.blocked).then_some(choice)
     }
 
     fn end(&mut self, _failed: bool) -> bool {

@@ -118,25 +118,24 @@ pub struct Options<'a> {
     pub clients: usize,
     /// Calls that may execute now, in client order. Never empty.
     pub calls: &'a [CallOption],
-    /// Faults that may fire now; empty while the strategy is [`Strategy::replaying`]
-    /// (the engine checks a replayed fault against them when it comes).
+    /// Faults that may fire now.
     pub faults: &'a [FaultOption],
     /// True if the servers can evict by memory pressure right now (memory nearly full):
     /// then calls on different keys do not commute. Computed for a strategy that
-    /// [`Strategy::needs_footprints`] (the only one it concerns); false for any other.
+    /// [`Needs::footprints`] (the only one it concerns); false for any other.
     pub eviction_possible: bool,
     /// The whole state's fingerprint, when the strategy asked for it
-    /// ([`Strategy::wants_states`]) and it can be trusted (see the engine's
+    /// ([`Needs::states`]) and it can be trusted (see the engine's
     /// `fingerprint` module): equal fingerprints have the same future.
     pub state: Option<u64>,
     /// When [`Options::state`] was taken up to a permutation of interchangeable clients
-    /// ([`crate::Sim::symmetric`], [`Strategy::symmetry`]): each client's place in the
+    /// ([`crate::Sim::symmetric`], [`Needs::symmetry`]): each client's place in the
     /// order it was taken in. Equal fingerprints then have the same future with clients
     /// renamed to their places, so what a strategy keeps about clients with a state (a
     /// sleep set, the client that ran last) must be renamed through this.
     pub ranks: Option<&'a [usize]>,
     /// True if [`Options::state`] holds, for some client, the summary of its memory it
-    /// declared ([`crate::Client::remember_only`], [`Strategy::summaries`]) in place of
+    /// declared ([`crate::Client::remember_only`], [`Needs::summaries`]) in place of
     /// everything it observed.
     pub summarized: bool,
 }
@@ -168,7 +167,65 @@ impl Options<'_> {
     }
 }
 
+/// What a strategy asks the engine to work out at every step of an execution, beyond
+/// the calls that may run: each costs time, so a strategy asks only for what it reads.
+/// Asked once when an execution starts ([`Strategy::needs`]); the answer holds for the
+/// whole execution.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Needs {
+    /// [`Options::state`], the whole state's fingerprint (a hash of the whole state per
+    /// step).
+    pub states: bool,
+    /// States fingerprinted up to a permutation of interchangeable clients when the model
+    /// declares them so ([`crate::Sim::symmetric`]); the strategy then renames clients
+    /// through [`Options::ranks`]. Only with `states`.
+    pub symmetry: bool,
+    /// A client's memory in a state's fingerprint may be the summary the client declares
+    /// ([`crate::Client::remember_only`]) instead of everything it observed.
+    pub summaries: bool,
+    /// [`CallOption::footprint`] (a hash per call).
+    pub footprints: bool,
+    /// [`CallOption::edges`]: the instants at which a call's outcome can change, and the
+    /// execution's phase points ([`crate::exec::Execution::phase_points`]).
+    pub timing: bool,
+    /// [`Execution::state_hash`](crate::exec::Execution::state_hash) (a pass over every
+    /// server's items per execution).
+    pub final_state: bool,
+}
+
+impl Needs {
+    /// Nothing beyond the calls that may run: what sampling strategies need.
+    pub const NOTHING: Needs = Needs {
+        states: false,
+        symmetry: false,
+        summaries: false,
+        footprints: false,
+        timing: false,
+        final_state: false,
+    };
+}
+
+/// A choice a strategy knew before it was offered the step's options
+/// ([`Strategy::decided`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Decided {
+    /// The choice.
+    pub choice: Choice,
+    /// True if the strategy's last execution took this same choice at this same place,
+    /// after the same choices: that execution recorded where the step's outcome could
+    /// depend on the tick phase ([`crate::exec::Execution::phase_points`]), and a search
+    /// adds up every execution's points, so the engine does not look for them again.
+    pub repeated: bool,
+}
+
 /// Picks the steps of executions.
+///
+/// Three methods make a strategy: its [`name`](Strategy::name), [`begin`](Strategy::begin)
+/// (a new execution) and [`choose`](Strategy::choose) (one of the step's options). The
+/// others have defaults a sampling strategy keeps: it needs nothing but the calls
+/// ([`Strategy::needs`]), keeps the configured tick phase ([`Strategy::tick_phase`]),
+/// decides every step when offered it ([`Strategy::decided`]) and never runs out
+/// ([`Strategy::end`]).
 pub trait Strategy {
     /// A short name (`random`, `pct`, `replay`).
     fn name(&self) -> &'static str;
@@ -176,8 +233,17 @@ pub trait Strategy {
     /// Called before each execution.
     fn begin(&mut self, execution: u64);
 
-    /// Picks the next step.
-    fn choose(&mut self, options: &Options<'_>) -> Choice;
+    /// Picks the next step among `options`, which hold everything [`Strategy::needs`]
+    /// asked for, worked out for this step. `None` cuts the execution short: every
+    /// continuation is explored elsewhere (a search's reduction); it passes, counted as
+    /// pruned.
+    fn choose(&mut self, options: &Options<'_>) -> Option<Choice>;
+
+    /// What the options of this execution's steps must hold beyond the calls that may
+    /// run. Asked once, after [`Strategy::begin`].
+    fn needs(&self) -> Needs {
+        Needs::NOTHING
+    }
 
     /// The tick phase this execution's servers run at, asked once after
     /// [`Strategy::begin`]; `None` keeps the configured one. `free` is false when the
@@ -187,71 +253,18 @@ pub trait Strategy {
         None
     }
 
-    /// Whether [`Options::state`] should be filled in (costs a hash of the whole state
-    /// per step). Asked once, when an execution starts, as are
-    /// [`Strategy::needs_footprints`] and [`Strategy::explores_timing`]: the answer holds
-    /// for the whole execution.
-    fn wants_states(&self) -> bool {
-        false
-    }
-
-    /// Whether [`CallOption::footprint`] should be filled in (costs a hash per call).
-    fn needs_footprints(&self) -> bool {
-        false
-    }
-
-    /// Whether [`CallOption::edges`] should be filled in.
-    fn explores_timing(&self) -> bool {
-        false
-    }
-
-    /// True while the next choice is already decided: a search following the path to
-    /// the place where it branches again. Its alternatives were weighed when the path
-    /// was first taken, so the step's [`Options::state`] is `None` and its calls' edges
-    /// and footprints are not computed (a footprint may be a previous step's: not to be
-    /// read), nor are the faults that may fire; the calls that may run are still given.
-    fn replaying(&self) -> bool {
-        false
-    }
-
-    /// True while the next choice is one the search's last execution took at the same
-    /// place, after the same choices: [`Strategy::replaying`], short of the place where
-    /// the search branches (there the choice is new). That execution recorded where the
-    /// step's outcome could depend on the tick phase
-    /// ([`crate::exec::Execution::phase_points`]), and a search adds up every
-    /// execution's points, so the engine does not look for them again.
-    fn repeating(&self) -> bool {
-        false
-    }
-
-    /// Whether states should be fingerprinted up to a permutation of interchangeable
-    /// clients when the model declares them so ([`crate::Sim::symmetric`]); the strategy
-    /// then renames clients through [`Options::ranks`].
-    fn symmetry(&self) -> bool {
-        false
-    }
-
-    /// Whether a client's memory in a state's fingerprint may be the summary the client
-    /// declares ([`crate::Client::remember_only`]) instead of everything it observed.
-    fn summaries(&self) -> bool {
-        false
-    }
-
-    /// Whether [`Execution::state_hash`](crate::exec::Execution::state_hash) should be
-    /// computed (costs a pass over every server's items per execution).
-    fn wants_final_state(&self) -> bool {
-        false
+    /// The next choice, when the strategy knows it without weighing the step's options:
+    /// a search following its path back to the place where it branches. Asked at every
+    /// step before the options are worked out; a choice given here is taken (the engine
+    /// checks that it fits the step) and [`Strategy::choose`] is not asked, so the
+    /// step's state, footprints, edges and faults are not computed for it.
+    fn decided(&mut self) -> Option<Decided> {
+        None
     }
 
     /// Called after each execution with its verdict; returns false when the strategy has
     /// nothing left to explore.
     fn end(&mut self, _failed: bool) -> bool {
         true
-    }
-
-    /// True if the strategy asks to cut the current execution short (a redundant
-    /// interleaving under partial-order reduction).
-    fn stop_requested(&self) -> bool {
-        false
     }
 }

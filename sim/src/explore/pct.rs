@@ -64,10 +64,10 @@ impl Strategy for Pct {
         }
     }
 
-    fn choose(&mut self, options: &Options<'_>) -> Choice {
+    fn choose(&mut self, options: &Options<'_>) -> Option<Choice> {
         self.ensure_priorities(options.clients);
         if let Some(fault) = maybe_fault(&mut self.seeds.rng, options) {
-            return fault;
+            return Some(fault);
         }
         let client = options
             .calls
@@ -81,6 +81,6 @@ impl Strategy for Pct {
             }
         }
         let delay = delay_in_window(&mut self.seeds.rng, options, client);
-        Choice::Run { client, delay }
+        Some(Choice::Run { client, delay })
     }
 }

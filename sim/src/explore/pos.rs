@@ -26,7 +26,7 @@
 use rand::RngExt;
 
 use crate::explore::random::{Seeds, delay_in, maybe_fault};
-use crate::explore::{CallOption, Choice, Footprint, Options, Strategy};
+use crate::explore::{CallOption, Choice, Footprint, Needs, Options, Strategy};
 
 /// The POS strategy (see the module docs).
 #[derive(Debug, Clone)]
@@ -63,18 +63,21 @@ impl Strategy for Pos {
         self.seeds.tick_phase(free)
     }
 
-    fn needs_footprints(&self) -> bool {
-        true
+    fn needs(&self) -> Needs {
+        Needs {
+            footprints: true,
+            ..Needs::NOTHING
+        }
     }
 
-    fn choose(&mut self, options: &Options<'_>) -> Choice {
+    fn choose(&mut self, options: &Options<'_>) -> Option<Choice> {
         // The clients of an execution are all there from its first step.
         self.priorities.resize(options.clients, None);
         let rng = &mut self.seeds.rng;
         if let Some(fault) = maybe_fault(rng, options) {
             // A fault races with every call.
             self.priorities.fill(None);
-            return fault;
+            return Some(fault);
         }
         // Draw the missing priorities in client order, so that a seed fixes them; the
         // highest runs, the lowest-numbered client among equals.
@@ -101,7 +104,7 @@ impl Strategy for Pos {
             }
         }
         let delay = delay_in(rng, ran);
-        Choice::Run { client, delay }
+        Some(Choice::Run { client, delay })
     }
 }
 
@@ -144,7 +147,7 @@ mod tests {
         pos.begin(0);
         // c0 and c1 write key 1, c2 writes key 2.
         let calls = [call(0, 1, false), call(1, 1, false), call(2, 2, false)];
-        let Choice::Run { client, .. } = pos.choose(&options(&calls)) else {
+        let Some(Choice::Run { client, .. }) = pos.choose(&options(&calls)) else {
             panic!("no fault is offered");
         };
         let kept: Vec<usize> = (0..3).filter(|&c| pos.priorities[c].is_some()).collect();
@@ -172,7 +175,7 @@ mod tests {
             pos.priorities = priorities.map(Some).to_vec();
             let choice = pos.choose(&options(&calls));
             assert!(
-                matches!(choice, Choice::Run { client, .. } if client == runs),
+                matches!(choice, Some(Choice::Run { client, .. }) if client == runs),
                 "{priorities:?}: {choice:?}"
             );
         }
@@ -205,7 +208,7 @@ mod tests {
         assert_eq!(pos.name(), "pos");
         // Without footprints every call would race with every other, and POS would be
         // a walk that redraws every priority at every step.
-        assert!(pos.needs_footprints());
+        assert!(pos.needs().footprints);
     }
 
     #[test]
@@ -213,7 +216,7 @@ mod tests {
         let mut pos = Pos::new(3);
         pos.begin(0);
         let calls = [call(0, 1, true), call(1, 1, true)];
-        let Choice::Run { client, .. } = pos.choose(&options(&calls)) else {
+        let Some(Choice::Run { client, .. }) = pos.choose(&options(&calls)) else {
             panic!("no fault is offered");
         };
         assert!(pos.priorities[client].is_none());
@@ -237,8 +240,8 @@ mod tests {
         let firsts: std::collections::BTreeSet<usize> = run(5)
             .into_iter()
             .map(|c| match c {
-                Choice::Run { client, .. } => client,
-                Choice::Fault(_) => unreachable!(),
+                Some(Choice::Run { client, .. }) => client,
+                _ => unreachable!(),
             })
             .collect();
         assert_eq!(firsts.len(), 3);

@@ -167,16 +167,15 @@ impl Strategy for Random {
         self.seeds.tick_phase(free)
     }
 
-    #[inline(always)]
-    fn choose(&mut self, options: &Options<'_>) -> Choice {
+    fn choose(&mut self, options: &Options<'_>) -> Option<Choice> {
         let rng = &mut self.seeds.rng;
         if let Some(fault) = maybe_fault(rng, options) {
-            return fault;
+            return Some(fault);
         }
         let i = rng.random_range(0..options.calls.len());
         let call = &options.calls[i];
         let delay = delay_in(rng, call);
         let client = call.client;
-        Choice::Run { client, delay }
+        Some(Choice::Run { client, delay })
     }
 }

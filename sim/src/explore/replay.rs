@@ -210,13 +210,13 @@ impl Strategy for Replay {
             .map(|p| std::time::Duration::from_micros(u64::from(p)))
     }
 
-    fn choose(&mut self, options: &Options<'_>) -> Choice {
+    fn choose(&mut self, options: &Options<'_>) -> Option<Choice> {
         self.offered.note(options);
         if self.lenient {
             while let Some(choice) = self.schedule.choices.get(self.next) {
                 self.next += 1;
                 if let Some(c) = Self::possible(options, choice) {
-                    return self.hand_out(options, c);
+                    return Some(self.hand_out(options, c));
                 }
             }
         }
@@ -228,7 +228,7 @@ impl Strategy for Replay {
             client: options.calls[0].client,
             delay: 0,
         });
-        self.hand_out(options, choice)
+        Some(self.hand_out(options, choice))
     }
 }
 

@@ -120,10 +120,10 @@ impl Strategy for Swarm {
         self.seeds.tick_phase(free)
     }
 
-    fn choose(&mut self, options: &Options<'_>) -> Choice {
+    fn choose(&mut self, options: &Options<'_>) -> Option<Choice> {
         let rng = &mut self.seeds.rng;
         if let Some(fault) = fault_firing(rng, options, self.boost, self.aim) {
-            return fault;
+            return Some(fault);
         }
         let i = rng.random_range(0..options.calls.len());
         let call = &options.calls[i];
@@ -133,6 +133,6 @@ impl Strategy for Swarm {
             Timing::Ends if rng.random_bool(0.5) => 0,
             Timing::Ends => call.width(),
         };
-        Choice::Run { client, delay }
+        Some(Choice::Run { client, delay })
     }
 }

@@ -10,7 +10,7 @@ use crate::exec::core::Wait;
 use crate::exec::spin::SpinWatch;
 use crate::exec::timer::Timer;
 use crate::exec::{ExecConfig, Execution, Sim};
-use crate::explore::{CallOption, Choice, FaultOption, Options, Strategy};
+use crate::explore::{CallOption, Choice, FaultOption, Needs, Options, Strategy};
 use crate::fault::{Fault, FaultKind, FaultPlan};
 use crate::invariant::Verdict;
 use crate::memcache::{Key, Transport};
@@ -124,15 +124,16 @@ fn run_configured<S: Strategy + ?Sized>(
 ) {
     setup(engine.registration());
     strategy.begin(index);
+    let needs = strategy.needs();
     let phase = strategy.tick_phase(config.phase_free);
-    let phase_points = strategy.explores_timing() && config.phase_free;
+    let phase_points = needs.timing && config.phase_free;
     engine.begin(out, phase, phase_points);
     let mut core = engine.sim.core.borrow_mut();
-    (core.observing, core.tracing) = (strategy.wants_states(), config.trace);
-    core.summaries = strategy.summaries();
+    (core.observing, core.tracing) = (needs.states, config.trace);
+    core.summaries = needs.summaries;
     drop(core);
-    engine.run(strategy, &mut out.verdict);
-    out.state_hash = strategy.wants_final_state().then(|| engine.fingerprint());
+    engine.run(strategy, needs, &mut out.verdict);
+    out.state_hash = needs.final_state.then(|| engine.fingerprint());
     out.end_time = engine.sim.core.borrow().now;
     (out.index, out.pruned, out.phase) = (index, engine.pruned, phase);
     out.steps = engine.step;
@@ -140,16 +141,6 @@ fn run_configured<S: Strategy + ?Sized>(
     engine.hand_over(out);
     out.schedule.phase = phase.map(|p| p.as_micros() as u32);
     engine.clear();
-}
-
-/// What a strategy asks the engine for at every step of an execution (asked once, when it
-/// starts): [`Strategy::needs_footprints`], [`Strategy::explores_timing`],
-/// [`Strategy::wants_states`].
-#[derive(Clone, Copy)]
-struct Asks {
-    footprints: bool,
-    timing: bool,
-    states: bool,
 }
 
 struct Engine {
@@ -234,7 +225,7 @@ struct Engine {
     /// Where in a second the outcome could depend on the tick phase (only when the
     /// strategy explores timing; see [`Execution::phase_points`]).
     phase_points: Option<Vec<u32>>,
-    /// The strategy repeats this step's choice ([`Strategy::repeating`]): the execution
+    /// The strategy repeats this step's choice ([`crate::explore::Decided::repeated`]): the execution
     /// that took it before recorded its phase points.
     repeating: bool,
     /// Every invariant that failed, in the order checked.
@@ -310,8 +301,8 @@ impl Engine {
 
     /// Runs the execution and writes its verdict into `verdict`, where the result keeps
     /// it: a verdict is 112 bytes, and one returned is copied at every level it passes.
-    fn run<S: Strategy + ?Sized>(&mut self, strategy: &mut S, verdict: &mut Verdict) {
-        match self.run_inner(strategy) {
+    fn run<S: Strategy + ?Sized>(&mut self, strategy: &mut S, needs: Needs, verdict: &mut Verdict) {
+        match self.run_inner(strategy, needs) {
             Ok(()) => self.finish(verdict),
             Err(Stop) => self.write_stopped(verdict),
         }
@@ -332,18 +323,17 @@ impl Engine {
 
     /// The steps, with the engine's option buffers taken for the whole execution (not
     /// at every step) and given back at its end.
-    fn run_inner<S: Strategy + ?Sized>(&mut self, strategy: &mut S) -> Result<(), Stop> {
+    fn run_inner<S: Strategy + ?Sized>(
+        &mut self,
+        strategy: &mut S,
+        needs: Needs,
+    ) -> Result<(), Stop> {
         let mut calls = std::mem::take(&mut self.calls_buf);
         let mut faults = std::mem::take(&mut self.faults_buf);
         // Most executions of a sampling run need no footprints, edges or states and can
         // suffer no fault: their steps run a copy of the loop without those branches.
-        let asks = Asks {
-            footprints: strategy.needs_footprints(),
-            timing: strategy.explores_timing(),
-            states: strategy.wants_states(),
-        };
-        let extras = asks.footprints || asks.timing;
-        let plain = !(extras || asks.states || self.budget_left);
+        let extras = needs.footprints || needs.timing;
+        let plain = !(extras || needs.states || self.budget_left);
         // The options buffer holds footprints and edges only after a strategy that
         // asked for them: emptied once before one that does not.
         if !extras && self.extras_in_options {
@@ -351,9 +341,9 @@ impl Engine {
         }
         self.extras_in_options = extras;
         let result = if plain {
-            self.steps::<S, true>(strategy, asks, &mut calls, &mut faults)
+            self.steps::<S, true>(strategy, needs, &mut calls, &mut faults)
         } else {
-            self.steps::<S, false>(strategy, asks, &mut calls, &mut faults)
+            self.steps::<S, false>(strategy, needs, &mut calls, &mut faults)
         };
         // Swapped back, not assigned: an assignment drops the empty vectors `take` left,
         // which runs their drop code (a loop over no options) at every execution.
@@ -365,12 +355,13 @@ impl Engine {
         result
     }
 
-    /// The step loop, for a strategy that `asks` as given. `PLAIN`: it asks for none of
-    /// them, and no fault can fire in this execution (no budget, and none comes back).
+    /// The step loop, for a strategy that `needs` as given. `PLAIN`: it needs none of
+    /// the footprints, edges and states, and no fault can fire in this execution (no
+    /// budget, and none comes back).
     fn steps<S: Strategy + ?Sized, const PLAIN: bool>(
         &mut self,
         strategy: &mut S,
-        asks: Asks,
+        needs: Needs,
         buf: &mut Vec<CallOption>,
         faults_buf: &mut Vec<FaultOption>,
     ) -> Result<(), Stop> {
@@ -379,10 +370,10 @@ impl Engine {
         }
         // What the strategy asks for cannot change during an execution: asked once, by
         // `run_inner`, not at every step.
-        let footprints = !PLAIN && asks.footprints;
-        let timing = !PLAIN && asks.timing;
-        let states = !PLAIN && asks.states;
-        let symmetry = states && strategy.symmetry() && self.symmetric_now();
+        let footprints = !PLAIN && needs.footprints;
+        let timing = !PLAIN && needs.timing;
+        let states = !PLAIN && needs.states;
+        let symmetry = states && needs.symmetry && self.symmetric_now();
         loop {
             // One look at the core for the step's head: whether a timer or a sleeper is
             // due, the time, and the options.
@@ -412,59 +403,63 @@ impl Engine {
                     None => return Err(self.stop(self.livelock(0, 0))),
                 }
             }
-            // A choice already decided needs no footprints, edges, state or faults: a
-            // replayed fault is checked when it comes (`replayed_fault`).
-            let replaying = !PLAIN && strategy.replaying();
-            self.repeating = replaying && strategy.repeating();
-            // Once every budget is spent, no fault can fire for the rest of the execution:
-            // the options are built only while one may.
-            let faults: &[FaultOption] = if !PLAIN && self.budget_left && !replaying {
-                self.fault_options(calls, faults_buf);
-                faults_buf
-            } else {
-                &[]
-            };
-            // Asked only of a strategy that wants any of them.
-            let deciding = (footprints || timing || states) && !replaying;
-            if footprints && deciding {
-                self.add_footprints(calls);
-            }
-            if timing && deciding {
-                self.add_edges(calls);
-            }
-            // Only a choice point with alternatives is worth remembering.
-            let remember = states && deciding && calls.len() + faults.len() > 1;
-            let mut ranks = Vec::new();
-            let state = if remember {
-                if symmetry {
-                    ranks = std::mem::take(&mut self.ranks);
+            // A choice the strategy knows already needs no footprints, edges, state or
+            // faults: a decided fault is checked against the faults when it comes
+            // (`replayed_fault`).
+            let applied = if let Some(decided) = strategy.decided() {
+                self.repeating = decided.repeated;
+                match decided.choice {
+                    fault @ Choice::Fault(_) => {
+                        self.replayed_fault(fault, calls, faults_buf, horizon)
+                    }
+                    run => self.apply(run, calls, &[], horizon),
                 }
-                self.state(symmetry.then_some(&mut ranks))
             } else {
-                None
-            };
-            let options = Options {
-                step: self.step,
-                clients: self.sim.tasks.len(),
-                calls,
-                faults,
-                // Only a strategy that weighs footprints reads it.
-                eviction_possible: footprints && self.eviction_possible(),
-                ranks: (symmetry && state.is_some()).then_some(ranks.as_slice()),
-                summarized: state.is_some() && self.sim.core.borrow().summarized,
-                state,
-            };
-            let choice = strategy.choose(&options);
-            if symmetry {
-                self.ranks = ranks;
-            }
-            if strategy.stop_requested() {
-                self.pruned = true;
-                return Err(self.stop(Verdict::Pass));
-            }
-            let applied = if replaying && matches!(choice, Choice::Fault(_)) {
-                self.replayed_fault(choice, calls, faults_buf, horizon)
-            } else {
+                self.repeating = false;
+                // Once every budget is spent, no fault can fire for the rest of the
+                // execution: the options are built only while one may.
+                let faults: &[FaultOption] = if !PLAIN && self.budget_left {
+                    self.fault_options(calls, faults_buf);
+                    faults_buf
+                } else {
+                    &[]
+                };
+                if footprints {
+                    self.add_footprints(calls);
+                }
+                if timing {
+                    self.add_edges(calls);
+                }
+                // Only a choice point with alternatives is worth remembering.
+                let remember = states && calls.len() + faults.len() > 1;
+                let mut ranks = Vec::new();
+                let state = if remember {
+                    if symmetry {
+                        ranks = std::mem::take(&mut self.ranks);
+                    }
+                    self.state(symmetry.then_some(&mut ranks))
+                } else {
+                    None
+                };
+                let options = Options {
+                    step: self.step,
+                    clients: self.sim.tasks.len(),
+                    calls,
+                    faults,
+                    // Only a strategy that weighs footprints reads it.
+                    eviction_possible: footprints && self.eviction_possible(),
+                    ranks: (symmetry && state.is_some()).then_some(ranks.as_slice()),
+                    summarized: state.is_some() && self.sim.core.borrow().summarized,
+                    state,
+                };
+                let choice = strategy.choose(&options);
+                if symmetry {
+                    self.ranks = ranks;
+                }
+                let Some(choice) = choice else {
+                    self.pruned = true;
+                    return Err(self.stop(Verdict::Pass));
+                };
                 self.apply(choice, calls, faults, horizon)
             };
             // The keys' states after the step, a violating one's included.

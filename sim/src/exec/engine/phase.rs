@@ -31,7 +31,7 @@ impl Engine {
     /// [`Engine::marks_phase_points`]): whether its result could depend on the phase, as
     /// far as can be told before it runs (`None`: no point to record whatever it does;
     /// `Some(true)`: a point; `Some(false)`: a point if it stores an expiry). A step the
-    /// strategy repeats ([`crate::explore::Strategy::repeating`]) records none: the
+    /// strategy repeats ([`crate::explore::Decided::repeated`]) records none: the
     /// execution that took it before did, and a search adds up every execution's points.
     #[inline(never)]
     pub(super) fn phase_point_before(
