@@ -3,14 +3,13 @@
 
 use std::cell::RefCell;
 use std::future::Future;
-use std::mem::ManuallyDrop;
 use std::pin::Pin;
 use std::rc::Rc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
 use crate::clock::VirtualTime;
-use crate::exec::core::{Core, Note, Wait, release};
+use crate::exec::core::{Core, Note, Wait};
 use crate::memcache::{Memcache, Transport};
 use crate::protocol::{Reply, Request};
 
@@ -118,19 +117,15 @@ impl std::fmt::Debug for Client {
     }
 }
 
-// The handle's calls are inlined into the recipe's futures (another crate's code): a
-// call is a few stores into the client's mailbox.
 impl Memcache for Client {
-    #[inline]
     fn call(&self, request: Request) -> impl Future<Output = Result<Reply, Transport>> {
         CallFuture {
             client: self.clone(),
-            request: ManuallyDrop::new(request),
+            request,
             sent: false,
         }
     }
 
-    #[inline]
     fn now(&self) -> VirtualTime {
         let mut core = self.core.borrow_mut();
         core.clock_reads += 1;
@@ -139,7 +134,6 @@ impl Memcache for Client {
         now
     }
 
-    #[inline]
     fn sleep(&self, duration: Duration) -> impl Future<Output = ()> {
         SleepFuture {
             client: self.clone(),
@@ -151,27 +145,14 @@ impl Memcache for Client {
 /// A call waiting for the engine to execute it.
 struct CallFuture {
     client: Client,
-    /// The request until it is sent, then the mailbox's placeholder. Not an `Option`:
-    /// taking a request out of one copies it in odd-offset pieces (its tag stays
-    /// behind), and the next read of those bytes stalls; a whole request is copied as
-    /// aligned words. Dropped by hand ([`CallFuture`]'s `Drop`): the placeholder owns
-    /// nothing, and a request's drop glue is an out-of-line call at every call.
-    request: ManuallyDrop<Request>,
+    /// The request until it is sent, then the mailbox's placeholder.
+    request: Request,
     sent: bool,
-}
-
-impl Drop for CallFuture {
-    #[inline]
-    fn drop(&mut self) {
-        // A request never sent is freed.
-        release(&mut self.request);
-    }
 }
 
 impl Future for CallFuture {
     type Output = Result<Reply, Transport>;
 
-    #[inline]
     fn poll(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.get_mut();
         let id = this.client.id;
@@ -202,7 +183,6 @@ struct SleepFuture {
 impl Future for SleepFuture {
     type Output = ();
 
-    #[inline]
     fn poll(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<()> {
         let this = self.get_mut();
         let id = this.client.id;

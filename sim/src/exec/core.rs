@@ -1,7 +1,6 @@
 //! The state clients and the engine share during one execution: virtual time and each
 //! client's mailbox (what it waits for, the reply handed back to it).
 
-use std::mem::ManuallyDrop;
 use std::time::Duration;
 
 use crate::clock::{Skew, VirtualTime};
@@ -28,9 +27,8 @@ pub(crate) struct Mailbox {
     /// at every step) reads a small tag, not a request's.
     pub wait: Wait,
     /// The request of the pending call while `wait` is [`Wait::Call`]; a placeholder
-    /// otherwise ([`Mailbox::pending`] reads it). Dropped by hand (`Mailbox`'s `Drop`):
-    /// the placeholder owns nothing, and a request's drop glue is an out-of-line call.
-    pub request: ManuallyDrop<Request>,
+    /// (`Request::Version`) otherwise ([`Mailbox::pending`] reads it).
+    pub request: Request,
     /// The outcome handed to the client's pending call.
     pub reply: Option<Result<Reply, Transport>>,
     /// Set when a sleep's deadline passed.
@@ -39,24 +37,6 @@ pub(crate) struct Mailbox {
     /// A fingerprint of everything the client observed so far (replies, timeouts, clock
     /// readings): with its wait, what its future does next.
     pub seen: u64,
-}
-
-impl Drop for Mailbox {
-    #[inline]
-    fn drop(&mut self) {
-        // A request still pending (the execution ended before it ran) is freed.
-        release(&mut self.request);
-    }
-}
-
-/// Frees what a request held by hand owns, unless it is the placeholder a sent call and
-/// an idle mailbox hold (`Request::Version`, which owns nothing): only a request that
-/// owns something goes through its drop glue, an out-of-line call.
-#[inline]
-pub(crate) fn release(request: &mut ManuallyDrop<Request>) {
-    if !matches!(**request, Request::Version) {
-        **request = Request::Version;
-    }
 }
 
 impl Mailbox {
@@ -72,7 +52,7 @@ impl Mailbox {
     /// waits on `next`.
     pub fn end_call(&mut self, next: Wait) {
         self.wait = next;
-        *self.request = Request::Version;
+        self.request = Request::Version;
     }
 
     /// Hashes what the client waits for, the request of a pending call included, as
@@ -169,9 +149,7 @@ impl Core {
         }
     }
 
-    /// [`Core::observe`] when states are being fingerprinted (out of the step's path of
-    /// an execution that does not).
-    #[inline(never)]
+    /// [`Core::observe`] when states are being fingerprinted.
     fn observe_now(&mut self, client: usize, x: impl std::hash::Hash) {
         let m = &mut self.mailboxes[client];
         let mut h = crate::exec::Fingerprint::resume(m.seen);
@@ -198,7 +176,7 @@ impl Core {
         let id = self.mailboxes.len();
         self.mailboxes.resize_with(id + 1, || Mailbox {
             wait: Wait::Running,
-            request: ManuallyDrop::new(Request::Version),
+            request: Request::Version,
             reply: None,
             woken: false,
             skew,

@@ -114,7 +114,6 @@ impl SpinWatch {
 
     /// Keeps the first `clients` clients' watches (out of the path of an execution with
     /// as many clients as the last).
-    #[inline(never)]
     fn drop_clients(&mut self, clients: usize) {
         self.clients.truncate(clients);
     }
@@ -181,7 +180,6 @@ impl SpinWatch {
     }
 
     /// Something changed the world (a fault, a timer, a client finishing).
-    #[inline]
     pub fn changed(&mut self) {
         if self.quiet >= QUIET_CALLS {
             self.forget_repeats();
@@ -190,8 +188,7 @@ impl SpinWatch {
         self.repeats = 0;
     }
 
-    /// Forgets every call each client was seen to repeat (out of the step's path).
-    #[inline(never)]
+    /// Forgets every call each client was seen to repeat.
     fn forget_repeats(&mut self) {
         self.clients.iter_mut().for_each(|c| c.seen.clear());
     }
@@ -199,7 +196,6 @@ impl SpinWatch {
     /// Records a call. `request_hash` is `Some` when [`SpinWatch::tracking_next`] said
     /// so; `changed` tells whether the call changed server state. Returns true when a
     /// spin should be checked for (every [`REPEATS_FOR_SPIN`] repeats).
-    #[inline(always)]
     pub fn call(
         &mut self,
         client: usize,
@@ -225,8 +221,7 @@ impl SpinWatch {
     }
 
     /// [`SpinWatch::call`] for a call that changed nothing after [`QUIET_CALLS`] that
-    /// changed nothing either: repetitions are tracked (kept out of the step's path).
-    #[inline(never)]
+    /// changed nothing either: repetitions are tracked.
     fn quiet_call(
         &mut self,
         client: usize,
@@ -301,7 +296,6 @@ pub(crate) fn request_hash(request: &Request) -> u64 {
 }
 
 /// True unless the call was a read or its reply says the server did nothing.
-#[inline]
 pub(crate) fn changes_state(read_only: bool, reply: &Reply) -> bool {
     if read_only {
         return false;
@@ -320,7 +314,6 @@ pub(crate) fn changes_state(read_only: bool, reply: &Reply) -> bool {
 }
 
 /// Empties a set of repetitions (out of the path of an execution that tracked none).
-#[inline(never)]
 fn empty_set(seen: &mut BTreeSet<u64>) {
     seen.clear();
 }

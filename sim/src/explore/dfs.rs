@@ -54,11 +54,11 @@
 //! and keeps the earliest counterexample in depth-first order, [`Dfs::position`]).
 
 mod cache;
+use cache::Visit;
 mod share;
 
 pub use share::Share;
 
-use crate::explore::visit::Visit;
 use crate::explore::{Choice, Decided, Footprint, Needs, Options, Strategy};
 use crate::fault::Fault;
 use crate::trace::fnv1a;

@@ -14,7 +14,6 @@ pub mod random;
 pub mod replay;
 mod schedule;
 pub mod swarm;
-mod visit;
 
 use crate::clock::VirtualTime;
 use crate::fault::{Fault, FaultKind};

@@ -22,7 +22,6 @@ pub(super) struct Pending {
 
 impl Engine {
     /// A fault fired: counted, and either bitten at once or waiting for a call.
-    #[inline(never)]
     pub(super) fn fault_fired(&mut self, fault: &Fault) {
         let kind = fault.kind();
         self.fired[kind as usize] += 1;
@@ -49,16 +48,10 @@ impl Engine {
     }
 
     /// A call goes to its server: the faults it makes bite.
-    #[inline]
     pub(super) fn note_bites(&mut self, request: &Request) {
-        if !self.bites_pending.is_empty() {
-            self.note_pending_bites(request);
+        if self.bites_pending.is_empty() {
+            return;
         }
-    }
-
-    /// [`Engine::note_bites`] with some fault waiting to bite (kept out of the step's path).
-    #[inline(never)]
-    fn note_pending_bites(&mut self, request: &Request) {
         let server = self.cluster.route(request);
         let bitten = &mut self.bitten;
         self.bites_pending.retain(|p| {

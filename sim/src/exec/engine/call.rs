@@ -16,48 +16,26 @@ use super::{Engine, Stop};
 
 impl Engine {
     /// The server executes a client's pending call at `at`; the reply goes back to the
-    /// client. The step's own path: [`Engine::call_with`] with no fault and, unless
-    /// [`Engine::call_extras`], none of what only some executions do, built apart so that
-    /// none of their branches is in it.
-    #[inline(never)]
+    /// client.
     pub(super) fn execute_call(&mut self, client: usize, at: VirtualTime) -> Result<(), Stop> {
-        if self.call_extras() {
-            return self.execute_call_with_extras(client, at);
-        }
-        self.call_with::<false>(client, at, None)
+        self.call(client, at, None)
     }
 
-    /// [`Engine::execute_call`] when [`Engine::call_extras`].
-    #[inline(never)]
-    fn execute_call_with_extras(&mut self, client: usize, at: VirtualTime) -> Result<(), Stop> {
-        self.call_with::<true>(client, at, None)
-    }
-
-    /// [`Engine::call_with`] under a fault the strategy put on the call.
-    #[inline(never)]
+    /// [`Engine::call`] under a fault the strategy put on the call.
     pub(super) fn execute_faulty_call(
         &mut self,
         client: usize,
         at: VirtualTime,
         fault: &Fault,
     ) -> Result<(), Stop> {
-        self.call_with::<true>(client, at, Some(fault))
+        self.call(client, at, Some(fault))
     }
 
     /// The server executes a client's pending call at `at` (unless the fault says the
-    /// request is lost); the reply goes back to the client (unless it is lost). With
-    /// `EXTRAS` false, the caller found that [`Engine::call_extras`] is false: nothing
-    /// but the server, the spin watch and the client is done.
-    #[inline(always)]
-    fn call_with<const EXTRAS: bool>(
-        &mut self,
-        client: usize,
-        at: VirtualTime,
-        fault: Option<&Fault>,
-    ) -> Result<(), Stop> {
+    /// request is lost); the reply goes back to the client (unless it is lost).
+    fn call(&mut self, client: usize, at: VirtualTime, fault: Option<&Fault>) -> Result<(), Stop> {
         // The request stays in the client's mailbox while the server executes it (the
-        // server takes only a storage command's bytes): a request moved out and passed on
-        // by value is copied several times per call, each copy stalling on the last.
+        // server takes only a storage command's bytes).
         let core_cell = Rc::clone(&self.sim.core);
         let mut core = core_cell.borrow_mut();
         core.now = at;
@@ -70,7 +48,7 @@ impl Engine {
         // What only some executions do before a call: a traced one watches its keys, a
         // timing search marks phase points, faults aimed at keys remember them, a fault
         // waiting to bite looks at it.
-        let phase_point = if EXTRAS {
+        let phase_point = if self.call_extras() {
             self.before_call(client, request, issued, at, fault)
         } else {
             None
@@ -78,7 +56,7 @@ impl Engine {
         let read_only = request.is_read_only();
         let hash = self.spin.tracking_next().then(|| request_hash(request));
         // Taken before the server takes the request's bytes (only when tracing).
-        let traced = (EXTRAS && self.tracing).then(|| Traced {
+        let traced = self.tracing.then(|| Traced {
             servers: self.cluster.servers_for(request),
             what: describe_request(request),
             request: request.clone(),
@@ -139,19 +117,17 @@ impl Engine {
 
     /// True if a call needs more than the server and the spin watch: the execution is
     /// traced, records phase points or remembers keys for aimed faults, or a fault waits
-    /// to bite. One test in the step's path for the four.
-    #[inline(always)]
+    /// to bite.
     fn call_extras(&self) -> bool {
         self.tracing
-            | self.phase_points.is_some()
-            | self.last_keys.is_some()
-            | !self.bites_pending.is_empty()
+            || self.phase_points.is_some()
+            || self.last_keys.is_some()
+            || !self.bites_pending.is_empty()
     }
 
     /// What a call does first when [`Engine::call_extras`]: its keys watched (traced),
     /// whether it may mark a phase point, its keys remembered, the faults it makes bite
     /// counted. Returns what [`Engine::phase_point_before`] answered.
-    #[inline(never)]
     fn before_call(
         &mut self,
         client: usize,
@@ -177,8 +153,7 @@ impl Engine {
 
     /// What a call the strategy put a fault on gets back: a timeout for a lost request,
     /// a too-large store rejected, otherwise the server's reply (a lost reply is lost
-    /// after it ran). Kept out of the step's path.
-    #[inline(never)]
+    /// after it ran).
     fn faulty_outcome(
         &mut self,
         fault: &Fault,
@@ -201,7 +176,6 @@ impl Engine {
     }
 
     /// Records a traced call: its event and its line on the timeline.
-    #[inline(never)]
     fn trace_call(
         &mut self,
         client: usize,

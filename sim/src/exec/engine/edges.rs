@@ -22,7 +22,6 @@ pub const MAX_EDGES: usize = 4;
 const SECOND: u64 = 1_000_000;
 
 impl Engine {
-    #[inline(never)]
     pub(super) fn add_edges(&self, calls: &mut [CallOption]) {
         let core = self.sim.core.borrow();
         for call in calls {

@@ -7,14 +7,13 @@ use crate::exec::core::Wait;
 use crate::invariant::{EndView, Failure, Verdict, Violation};
 use crate::trace::{Actor, describe_request};
 
-use super::{Engine, Stop, overwrite};
+use super::{Engine, Stop};
 
 impl Engine {
     /// Runs every step check. The first that fails is the verdict; every other that
     /// fails at the same step is recorded beside it ([`Execution::violated`]).
     ///
     /// [`Execution::violated`]: crate::exec::Execution::violated
-    #[inline(always)]
     pub(super) fn check_always(&mut self) -> Result<(), Stop> {
         self.step_checks += 1;
         if self.sim.always.is_empty() {
@@ -24,7 +23,6 @@ impl Engine {
     }
 
     /// [`Engine::check_always`] with some step check registered.
-    #[inline(never)]
     fn run_step_checks(&mut self) -> Result<(), Stop> {
         let mut verdict: Option<Verdict> = None;
         for (name, check) in &self.sim.always {
@@ -58,65 +56,19 @@ impl Engine {
         }
     }
 
-    #[cold]
     pub(super) fn violation(&self, invariant: Cow<'static, str>, failure: Failure) -> Verdict {
         Verdict::Violation(Violation {
             invariant,
             step: self.step,
             time: self.now(),
             failure,
-            // Most violations follow no fault: an empty list is made, not cloned.
-            faults: if self.faults_fired.is_empty() {
-                Vec::new()
-            } else {
-                self.faults_fired.clone()
-            },
+            faults: self.faults_fired.clone(),
         })
     }
 
-    /// Writes the violation of the end check `invariant` into `verdict`. A verdict that
-    /// is a violation already (the last execution's, in the result a loop reuses) is
-    /// overwritten field by field: dropping it whole and building a new one in its place
-    /// costs more than most end checks. What most such overwrites leave alone (an owned
-    /// name, numbers, faults) is handled out of line.
-    #[inline(never)]
+    /// Writes the violation of the end check `invariant` into `verdict`.
     fn end_violation(&self, verdict: &mut Verdict, invariant: Cow<'static, str>, failure: Failure) {
-        let Verdict::Violation(v) = verdict else {
-            return self.first_end_violation(verdict, invariant, failure);
-        };
-        replace_name(&mut v.invariant, invariant);
-        (v.step, v.time) = (self.step, self.now());
-        let Failure { message, numbers } = failure;
-        replace_name(&mut v.failure.message, message);
-        if numbers.is_empty() && v.failure.numbers.is_empty() {
-            // An empty map owns nothing: forgetting it leaks nothing, and dropping it
-            // would still walk its empty tree.
-            std::mem::forget(numbers);
-        } else {
-            overwrite(&mut v.failure.numbers, numbers);
-        }
-        if !(v.faults.is_empty() && self.faults_fired.is_empty()) {
-            self.copy_faults(&mut v.faults);
-        }
-    }
-
-    /// [`Engine::end_violation`] over a verdict that is not a violation: one is built.
-    #[cold]
-    #[inline(never)]
-    fn first_end_violation(
-        &self,
-        verdict: &mut Verdict,
-        invariant: Cow<'static, str>,
-        failure: Failure,
-    ) {
         *verdict = self.violation(invariant, failure);
-    }
-
-    /// The faults fired so far, written over `faults`.
-    #[inline(never)]
-    fn copy_faults(&self, faults: &mut Vec<(u64, crate::fault::Fault)>) {
-        faults.clear();
-        faults.extend_from_slice(&self.faults_fired);
     }
 
     /// What each unfinished client is doing.
@@ -135,7 +87,6 @@ impl Engine {
 
     /// A livelock now: `repeated` calls that repeated earlier ones, or `wakes` wakes at
     /// one instant with no call between (both 0 when no client can run at all).
-    #[cold]
     pub(super) fn livelock(&self, repeated: u64, wakes: u64) -> Verdict {
         Verdict::Livelock {
             step: self.step,
@@ -148,7 +99,6 @@ impl Engine {
 
     /// A spin is proven when nothing scheduled can end it: no world timer, no clock read
     /// since the repetitions began, no live item with an expiry ahead.
-    #[cold]
     pub(super) fn check_spin(&mut self) -> Result<(), Stop> {
         let now = self.now();
         let busy = self
@@ -170,7 +120,6 @@ impl Engine {
         Ok(())
     }
 
-    #[cold]
     pub(super) fn stuck(&self) -> Verdict {
         let now = self.now();
         let busy: Vec<usize> = self
@@ -209,17 +158,15 @@ impl Engine {
         self.ended = true;
         for (name, check) in &self.sim.at_end {
             if let Err(failure) = check(&view) {
-                self.violated.push(clone_name(name));
-                if failed {
-                    drop_failure(failure);
-                } else {
+                self.violated.push(name.clone());
+                if !failed {
                     failed = true;
-                    self.end_violation(verdict, clone_name(name), failure);
+                    self.end_violation(verdict, name.clone(), failure);
                 }
             }
         }
-        if !failed && !verdict.is_pass() {
-            overwrite(verdict, Verdict::Pass);
+        if !failed {
+            *verdict = Verdict::Pass;
         }
         if self.tracing {
             self.log_end_check(verdict);
@@ -227,8 +174,6 @@ impl Engine {
     }
 
     /// The timeline's line for a failed end check.
-    #[cold]
-    #[inline(never)]
     fn log_end_check(&mut self, verdict: &Verdict) {
         if let Verdict::Violation(v) = verdict {
             self.log(Actor::World, || {
@@ -241,7 +186,6 @@ impl Engine {
     /// figures: `liveness.longest_wait_s` (the longest any client the faults did not hit
     /// went without changing server state or finishing) and `liveness.stuck_clients`.
     /// Called only when the plan has either rule (`Engine::liveness`).
-    #[inline(never)]
     pub(super) fn record_liveness(&mut self) {
         let unfinished: Vec<bool> = self.sim.tasks.iter().map(Option::is_some).collect();
         let (longest, stuck) = self.spin.liveness(&unfinished, self.now());
@@ -249,42 +193,4 @@ impl Engine {
         metrics.insert("liveness.longest_wait_s".into(), longest.as_secs_f64());
         metrics.insert("liveness.stuck_clients".into(), stuck as f64);
     }
-}
-
-/// A copy of an invariant's name: a static one (as most are) copied in line, an owned
-/// one out of line.
-#[inline(always)]
-#[allow(
-    clippy::ptr_arg,
-    reason = "which of the two a name is decides how it is copied"
-)]
-pub(super) fn clone_name(name: &Cow<'static, str>) -> Cow<'static, str> {
-    match name {
-        Cow::Borrowed(s) => Cow::Borrowed(s),
-        Cow::Owned(s) => owned_name(s),
-    }
-}
-
-#[cold]
-#[inline(never)]
-fn owned_name(s: &str) -> Cow<'static, str> {
-    Cow::Owned(s.to_owned())
-}
-
-/// Writes `new` over `slot`: a static name replaced in line, an owned one dropped out of
-/// line.
-#[inline(always)]
-fn replace_name(slot: &mut Cow<'static, str>, new: Cow<'static, str>) {
-    match slot {
-        // A borrowed name owns nothing: forgetting it drops nothing.
-        Cow::Borrowed(_) => std::mem::forget(std::mem::replace(slot, new)),
-        Cow::Owned(_) => overwrite(slot, new),
-    }
-}
-
-/// Drops a failure after the first of an execution's end checks (its name is recorded,
-/// its details are not kept).
-#[inline(never)]
-fn drop_failure(failure: Failure) {
-    drop(failure);
 }

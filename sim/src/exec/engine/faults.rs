@@ -60,7 +60,6 @@ impl Engine {
     }
 
     /// Remembers the keys of `client`'s call, when a pause or death is aimed at keys.
-    #[inline(never)]
     pub(super) fn remember_keys(&mut self, client: usize, request: &Request) {
         if let Some(all) = &mut self.last_keys
             && let Some(slot) = all.get_mut(client)
@@ -113,7 +112,6 @@ impl Engine {
     /// The faults that may fire at this step, into `out` (emptied first: the engine
     /// reuses one buffer for every step). Only asked when the plan has some: the step
     /// loop checks that once per execution.
-    #[inline(never)]
     pub(super) fn fault_options(&self, calls: &[CallOption], out: &mut Vec<FaultOption>) {
         let mut options = Written { out, n: 0 };
         let now = self.now();

@@ -39,7 +39,6 @@ impl Engine {
     /// `None` where no fingerprint can be trusted: the model registered no ghost state
     /// (mcsim cannot know what its harness remembers), or a server is near its memory
     /// limit (where the LRU order and the slabs, left out, decide evictions).
-    #[inline(never)]
     pub(super) fn state(&self, ranks: Option<&mut Vec<usize>>) -> Option<u64> {
         if !self.trusted() {
             return None;

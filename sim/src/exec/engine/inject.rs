@@ -12,7 +12,6 @@ use super::{Engine, Stop};
 
 impl Engine {
     /// Does `fault` now; a fault on a call runs that call (`calls` holds its instant).
-    #[inline(never)]
     pub(super) fn inject(&mut self, fault: &Fault, calls: &[CallOption]) -> Result<(), Stop> {
         self.keys_may_change_everywhere();
         match fault {

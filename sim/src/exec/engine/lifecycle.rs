@@ -27,8 +27,7 @@ use crate::exec::{ExecConfig, Execution, Sim};
 use crate::fault::FaultKind;
 use crate::trace::Trace;
 
-use super::ending::clone_name;
-use super::{Engine, overwrite};
+use super::Engine;
 
 thread_local! {
     /// The thread's engine between executions (boxed: taking it and giving it back
@@ -113,7 +112,6 @@ impl Engine {
     /// The engine's registration, emptied by the last [`Engine::clear`], for a setup
     /// function to fill: the core at time zero with no clients (the engine's own, unless
     /// a client handle of an earlier execution still refers to it).
-    #[inline(never)]
     pub(super) fn registration(&mut self) -> &mut Sim {
         if Rc::strong_count(&self.sim.core) == 1 && Rc::weak_count(&self.sim.core) == 0 {
             self.sim.core.borrow_mut().reset();
@@ -127,7 +125,6 @@ impl Engine {
     /// it differs from the last one), the step and time budgets, the latency window,
     /// tracing, and servers built from its settings (the ones in place kept when they
     /// were built from the same). Done once for many executions by a [`super::Runs`].
-    #[inline(never)]
     pub(super) fn configure(&mut self, config: &ExecConfig) {
         if self.plan != config.faults {
             self.plan = config.faults.clone();
@@ -154,7 +151,6 @@ impl Engine {
     /// engine's, empty since the last [`Engine::hand_over`]; the phase points, when
     /// `phase_points` ([`Execution::phase_points`]), are recorded into `out`'s buffer,
     /// taken emptied.
-    #[inline(never)]
     pub(super) fn begin(
         &mut self,
         out: &mut Execution,
@@ -165,8 +161,6 @@ impl Engine {
         self.cluster.reset(phase, n as u64);
         self.live = n;
         self.timer_seq = 0;
-        // What only some executions have is set up out of line: the step's path holds
-        // only the tests.
         if !self.sim.scripted.is_empty() {
             self.schedule_scripted();
         }
@@ -177,16 +171,15 @@ impl Engine {
         if self.aimed_keys[FaultKind::Pause as usize].is_some()
             || self.aimed_keys[FaultKind::Die as usize].is_some()
         {
-            self.follow_keys(n);
+            self.last_keys = Some(vec![Vec::new(); n]);
         }
         // Taken by the last `hand_over`: `None` here unless this execution records them.
         if phase_points {
-            self.record_phase_points(out);
+            self.phase_points = Some(emptied(&mut out.phase_points));
         }
     }
 
     /// The scripted faults as the execution's first timers, in the order registered.
-    #[inline(never)]
     fn schedule_scripted(&mut self) {
         self.timers
             .extend(self.sim.scripted.iter().enumerate().map(|(i, (at, f))| {
@@ -197,18 +190,6 @@ impl Engine {
                 )
             }));
         self.timer_seq = self.timers.len() as u64;
-    }
-
-    /// Each of `clients` clients' last call's keys, empty so far (see `begin`).
-    #[inline(never)]
-    fn follow_keys(&mut self, clients: usize) {
-        self.last_keys = Some(vec![Vec::new(); clients]);
-    }
-
-    /// The phase points are recorded, into `out`'s buffer, taken emptied.
-    #[inline(never)]
-    fn record_phase_points(&mut self, out: &mut Execution) {
-        self.phase_points = Some(emptied(&mut out.phase_points));
     }
 
     /// What follows from the fault plan alone, worked out when the plan changes, not at
@@ -230,49 +211,26 @@ impl Engine {
     /// evaluations ([`Execution::checks`]) and the faults' figures
     /// ([`Execution::faults`]), and keeps `out`'s old ones, emptied, for the next
     /// execution.
-    #[inline(never)]
     pub(super) fn hand_over(&mut self, out: &mut Execution) {
         swap_emptied(&mut out.schedule.choices, &mut self.choices);
         swap_emptied(&mut out.violated, &mut self.violated);
-        // Only a traced execution fills the timeline's buffers: with all six empty (this
-        // execution's and the result's last), handing them over changes nothing.
-        if !(self.trace.lines.is_empty()
-            && self.events.is_empty()
-            && self.key_states.is_empty()
-            && out.trace.lines.is_empty()
-            && out.events.is_empty()
-            && out.key_states.is_empty())
-        {
-            self.hand_over_timeline(out);
-        }
-        // Emptied only when not empty: an empty map dropped still walks its (empty) tree.
-        std::mem::swap(&mut out.metrics, self.metrics.get_mut());
-        if !self.metrics.get_mut().is_empty() {
-            clear_metrics(self.metrics.get_mut());
-        }
-        match self.phase_points.take() {
-            Some(points) => overwrite(&mut out.phase_points, points),
-            None => out.phase_points.clear(),
-        }
-        // Most names are static: each copied in line, an owned one out of line.
-        out.checks.clear();
-        for (name, _) in &self.sim.always {
-            out.checks.push((clone_name(name), self.step_checks));
-        }
-        for (name, _) in &self.sim.at_end {
-            out.checks.push((clone_name(name), u64::from(self.ended)));
-        }
-        self.fault_figures(&mut out.faults);
-    }
-
-    /// The timeline's part of [`Engine::hand_over`], when some of its buffers is not
-    /// empty.
-    #[cold]
-    #[inline(never)]
-    fn hand_over_timeline(&mut self, out: &mut Execution) {
         swap_emptied(&mut out.trace.lines, &mut self.trace.lines);
         swap_emptied(&mut out.events, &mut self.events);
         swap_emptied(&mut out.key_states, &mut self.key_states);
+        std::mem::swap(&mut out.metrics, self.metrics.get_mut());
+        self.metrics.get_mut().clear();
+        match self.phase_points.take() {
+            Some(points) => out.phase_points = points,
+            None => out.phase_points.clear(),
+        }
+        out.checks.clear();
+        for (name, _) in &self.sim.always {
+            out.checks.push((name.clone(), self.step_checks));
+        }
+        for (name, _) in &self.sim.at_end {
+            out.checks.push((name.clone(), u64::from(self.ended)));
+        }
+        self.fault_figures(&mut out.faults);
     }
 
     /// Ends an execution: the clients' futures and the checks are dropped (so that the
@@ -280,49 +238,17 @@ impl Engine {
     /// emptied and every count is back at zero, as [`Engine::idle`] has them. What
     /// follows from the settings (the fault budgets, whether phase points are recorded)
     /// is the next [`Engine::begin`]'s to set.
-    #[inline(never)]
     pub(super) fn clear(&mut self) {
         self.sim.tasks.clear();
         self.sim.at_end.clear();
-        // Plain values, emptied by setting a length.
-        self.per_client.clear();
-        self.ranks.clear();
-        // What most executions leave empty is tested in one run of comparisons and emptied
-        // apart: emptying each here put a drop loop per kind in every execution's path.
-        if !(self.sim.always.is_empty()
-            && self.sim.scripted.is_empty()
-            && self.sim.ghosts.is_empty()
-            && self.sim.deaths.is_empty()
-            && self.sim.holders.is_empty()
-            && self.sim.symmetric.is_none()
-            && self.timers.is_empty()
-            && self.faults_buf.is_empty()
-            && self.bites_pending.is_empty()
-            && self.faults_fired.is_empty()
-            && self.key_watch.is_empty()
-            && self.last_keys.is_none()
-            && self.held.is_none())
-        {
-            self.clear_rare();
-        }
-        self.fired = [0; FaultKind::ALL.len()];
-        self.bitten = [0; FaultKind::ALL.len()];
-        (self.step, self.calls, self.step_checks) = (0, 0, 0);
-        (self.pruned, self.ended) = (false, false);
-    }
-
-    /// What [`Engine::clear`] empties when some of what most executions leave empty is
-    /// not: step checks, scripted faults, ghost state, death hooks, timers, faults fired
-    /// or pending, watched keys.
-    #[cold]
-    #[inline(never)]
-    fn clear_rare(&mut self) {
         self.sim.always.clear();
         self.sim.scripted.clear();
         self.sim.ghosts.clear();
         self.sim.deaths.clear();
         self.sim.holders.clear();
         self.sim.symmetric = None;
+        self.per_client.clear();
+        self.ranks.clear();
         self.timers.clear();
         self.faults_buf.clear();
         self.bites_pending.clear();
@@ -330,21 +256,18 @@ impl Engine {
         self.key_watch.clear();
         self.last_keys = None;
         self.held = None;
+        self.fired = [0; FaultKind::ALL.len()];
+        self.bitten = [0; FaultKind::ALL.len()];
+        (self.step, self.calls, self.step_checks) = (0, 0, 0);
+        (self.pruned, self.ended) = (false, false);
     }
 }
 
 /// Hands `mine`, filled, to `theirs`, and keeps `theirs`'s buffer, emptied, for the next
 /// execution: one swap per execution, the result's old content dropped as it comes back.
-/// Swapped, not moved: a move drops what it replaces, which runs drop code.
 fn swap_emptied<T>(theirs: &mut Vec<T>, mine: &mut Vec<T>) {
     std::mem::swap(theirs, mine);
     mine.clear();
-}
-
-/// Empties the metrics an execution recorded (out of the step's path).
-#[inline(never)]
-fn clear_metrics(metrics: &mut std::collections::BTreeMap<String, f64>) {
-    metrics.clear();
 }
 
 /// `v`'s buffer, emptied, leaving an empty vector in its place.

@@ -240,18 +240,9 @@ struct Engine {
 }
 
 /// The steps stopped before the end checks; the verdict waits in [`Engine::stopped`]
-/// until [`Engine::run`] writes it into the result. A marker, not the verdict: a verdict
-/// (112 bytes) carried back through every `?` of the step's path was copied at each
-/// level, and the code of those copies sat between the step's own instructions.
+/// until [`Engine::run`] writes it into the result.
 #[derive(Debug)]
 struct Stop;
-
-/// Writes `new` over `slot`, the old value dropped out of line: for what an execution's
-/// end replaces in place, whose drop code would otherwise sit in its path.
-#[inline(never)]
-fn overwrite<T>(slot: &mut T, new: T) {
-    *slot = new;
-}
 
 /// What the engine keeps of one client beside its mailbox. Kept together, so that an
 /// execution's start sizes one vector for its clients, not one per concern.
@@ -268,48 +259,28 @@ struct PerClient {
 }
 
 impl Engine {
-    /// The verdict of an execution that ran on past a step check's violation: the one
-    /// held (the first) replaces the one it ended with (kept out of the step's path).
-    #[cold]
-    #[inline(never)]
-    fn held_first(&mut self, verdict: &mut Verdict) {
-        if let Some(held) = self.held.take() {
-            *verdict = held;
-        }
-    }
-
     fn now(&self) -> VirtualTime {
         self.sim.core.borrow().now
     }
 
-    /// Writes a line into the timeline of a traced execution. Only the test is inlined
-    /// where it is called: the line is formatted in a cold function of its own, so that
-    /// the formatting code of every line is not laid out among the step's own.
-    #[inline(always)]
+    /// Writes a line into the timeline of a traced execution.
     fn log(&mut self, actor: Actor, text: impl FnOnce() -> String) {
         if self.tracing {
-            self.log_line(actor, text);
+            let now = self.now();
+            self.trace.push(self.step, now, actor, text());
         }
-    }
-
-    #[cold]
-    #[inline(never)]
-    fn log_line(&mut self, actor: Actor, text: impl FnOnce() -> String) {
-        let now = self.now();
-        self.trace.push(self.step, now, actor, text());
     }
 
     /// Runs the execution and writes its verdict into `verdict`, where the result keeps
-    /// it: a verdict is 112 bytes, and one returned is copied at every level it passes.
+    /// it.
     fn run<S: Strategy + ?Sized>(&mut self, strategy: &mut S, needs: Needs, verdict: &mut Verdict) {
         match self.run_inner(strategy, needs) {
             Ok(()) => self.finish(verdict),
-            Err(Stop) => self.write_stopped(verdict),
+            Err(Stop) => *verdict = std::mem::replace(&mut self.stopped, Verdict::Pass),
         }
-        // Run on past a step check's violation, the first one stays the verdict. Tested
-        // before it is taken: taking moves the whole (empty) verdict out and back.
-        if self.held.is_some() {
-            self.held_first(verdict);
+        // Run on past a step check's violation, the first one stays the verdict.
+        if let Some(held) = self.held.take() {
+            *verdict = held;
         }
         if self.liveness
             && matches!(
@@ -330,35 +301,20 @@ impl Engine {
     ) -> Result<(), Stop> {
         let mut calls = std::mem::take(&mut self.calls_buf);
         let mut faults = std::mem::take(&mut self.faults_buf);
-        // Most executions of a sampling run need no footprints, edges or states and can
-        // suffer no fault: their steps run a copy of the loop without those branches.
-        let extras = needs.footprints || needs.timing;
-        let plain = !(extras || needs.states || self.budget_left);
         // The options buffer holds footprints and edges only after a strategy that
         // asked for them: emptied once before one that does not.
+        let extras = needs.footprints || needs.timing;
         if !extras && self.extras_in_options {
             Engine::empty_extras(&mut calls);
         }
         self.extras_in_options = extras;
-        let result = if plain {
-            self.steps::<S, true>(strategy, needs, &mut calls, &mut faults)
-        } else {
-            self.steps::<S, false>(strategy, needs, &mut calls, &mut faults)
-        };
-        // Swapped back, not assigned: an assignment drops the empty vectors `take` left,
-        // which runs their drop code (a loop over no options) at every execution.
-        std::mem::swap(&mut self.calls_buf, &mut calls);
-        std::mem::swap(&mut self.faults_buf, &mut faults);
-        // What `take` left owns nothing: forgetting it leaks nothing.
-        debug_assert!(calls.capacity() == 0 && faults.capacity() == 0);
-        std::mem::forget((calls, faults));
+        let result = self.steps(strategy, needs, &mut calls, &mut faults);
+        (self.calls_buf, self.faults_buf) = (calls, faults);
         result
     }
 
-    /// The step loop, for a strategy that `needs` as given. `PLAIN`: it needs none of
-    /// the footprints, edges and states, and no fault can fire in this execution (no
-    /// budget, and none comes back).
-    fn steps<S: Strategy + ?Sized, const PLAIN: bool>(
+    /// The step loop, for a strategy that `needs` as given.
+    fn steps<S: Strategy + ?Sized>(
         &mut self,
         strategy: &mut S,
         needs: Needs,
@@ -368,11 +324,12 @@ impl Engine {
         for c in 0..self.sim.tasks.len() {
             self.poll(c)?;
         }
-        // What the strategy asks for cannot change during an execution: asked once, by
-        // `run_inner`, not at every step.
-        let footprints = !PLAIN && needs.footprints;
-        let timing = !PLAIN && needs.timing;
-        let states = !PLAIN && needs.states;
+        let Needs {
+            footprints,
+            timing,
+            states,
+            ..
+        } = needs;
         let symmetry = states && needs.symmetry && self.symmetric_now();
         loop {
             // One look at the core for the step's head: whether a timer or a sleeper is
@@ -418,7 +375,7 @@ impl Engine {
                 self.repeating = false;
                 // Once every budget is spent, no fault can fire for the rest of the
                 // execution: the options are built only while one may.
-                let faults: &[FaultOption] = if !PLAIN && self.budget_left {
+                let faults: &[FaultOption] = if self.budget_left {
                     self.fault_options(calls, faults_buf);
                     faults_buf
                 } else {
@@ -469,34 +426,21 @@ impl Engine {
     }
 
     /// The strategy chose a client with no call that may run.
-    #[cold]
-    #[inline(never)]
     fn no_call(&mut self, client: usize) -> Stop {
         self.stop(self.diverged(format!("c{client} has no call that may run")))
     }
 
     /// The strategy chose a delay past the call's window.
-    #[cold]
-    #[inline(never)]
     fn too_late(&mut self, client: usize, delay: u64) -> Stop {
         self.stop(self.diverged(format!("c{client} cannot run {delay} µs late")))
     }
 
-    /// Writes the verdict the steps stopped with into `verdict`.
-    #[inline(never)]
-    fn write_stopped(&mut self, verdict: &mut Verdict) {
-        *verdict = std::mem::replace(&mut self.stopped, Verdict::Pass);
-    }
-
     /// Keeps `verdict` for [`Engine::run`] and stops the steps.
-    #[cold]
-    #[inline(never)]
     fn stop(&mut self, verdict: Verdict) -> Stop {
         self.stopped = verdict;
         Stop
     }
 
-    #[cold]
     fn diverged(&self, detail: String) -> Verdict {
         Verdict::Diverged {
             step: self.step,
@@ -504,7 +448,6 @@ impl Engine {
         }
     }
 
-    #[inline(always)]
     fn apply(
         &mut self,
         choice: Choice,
@@ -514,9 +457,7 @@ impl Engine {
     ) -> Result<(), Stop> {
         match choice {
             Choice::Run { client, delay } => {
-                // The chosen call's window, worked out again from its mailbox: a search of
-                // the options for the client ends at a place the strategy's random pick
-                // decides, which the processor mispredicts.
+                // The chosen call's window, worked out again from its mailbox.
                 let window = {
                     let core = self.sim.core.borrow();
                     match core.mailboxes.get(client).map(|m| m.wait) {
@@ -542,8 +483,6 @@ impl Engine {
 
     /// A fault the strategy replays: the step's faults, not built for a replayed
     /// choice, are built to check it against, as for a choice being decided.
-    #[cold]
-    #[inline(never)]
     fn replayed_fault(
         &mut self,
         choice: Choice,
@@ -559,8 +498,7 @@ impl Engine {
         self.apply(choice, calls, faults_buf, horizon)
     }
 
-    /// A fault the strategy chose (kept out of the step's path).
-    #[inline(never)]
+    /// A fault the strategy chose.
     fn apply_fault(
         &mut self,
         fault: &Fault,

@@ -14,7 +14,6 @@ impl Engine {
     /// calls are the first `n` entries of `calls`, whose entries are overwritten where
     /// they are: the engine reuses one buffer for every step, and entries past `n` stay
     /// for a later step instead of being dropped and built again.
-    #[inline(always)]
     pub(super) fn options(
         &self,
         core: &Core,
@@ -26,7 +25,7 @@ impl Engine {
         let max = self.latency.1;
         // One look at every mailbox for the bounds: the earliest timer or sleeper, and the
         // earliest pending call (the window that closes first is its: every window has the
-        // same width). Kept as plain times beside a flag, not options, in the step's path.
+        // same width).
         let (mut timed, mut next_timer) = if self.timers.is_empty() {
             (false, VirtualTime(u64::MAX))
         } else {
@@ -72,9 +71,8 @@ impl Engine {
                     // they are (the step loop empties them once when such a strategy
                     // follows one that asked, `Engine::empty_extras`).
                     if footprints || timing {
-                        // Kept for `add_footprints` to overwrite in place; an empty one
-                        // is left as it is (writing `None` over it still runs drop code).
-                        if !footprints && option.footprint.is_some() {
+                        // Kept for `add_footprints` to overwrite in place.
+                        if !footprints {
                             option.footprint = None;
                         }
                         option.edges.clear();
@@ -92,7 +90,6 @@ impl Engine {
     /// (or the horizon, if sooner). `None` if it opens after the horizon. The options
     /// offer it, and the step that runs the call checks the strategy's delay against it
     /// (found from the client's mailbox, not by searching the options).
-    #[inline(always)]
     pub(super) fn window(
         &self,
         issued: VirtualTime,
@@ -109,7 +106,6 @@ impl Engine {
     }
 
     /// The earliest world timer's deadline (some is pending).
-    #[inline(never)]
     fn next_timer_due(&self) -> VirtualTime {
         self.timers
             .iter()
@@ -121,7 +117,6 @@ impl Engine {
     /// Empties the footprints and edges a strategy that asked for them left in the
     /// options buffer, before a strategy that asks for neither uses it (the options
     /// then leave them as they are).
-    #[cold]
     pub(super) fn empty_extras(calls: &mut [CallOption]) {
         for call in calls {
             call.footprint = None;
@@ -129,7 +124,6 @@ impl Engine {
         }
     }
 
-    #[inline(never)]
     pub(super) fn add_footprints(&self, calls: &mut [CallOption]) {
         let core = self.sim.core.borrow();
         for call in calls {
@@ -152,7 +146,6 @@ impl Engine {
     }
 
     /// True if some server is close enough to its memory limit that a store may evict.
-    #[inline(never)]
     pub(super) fn eviction_possible(&self) -> bool {
         self.cluster.servers.iter().any(|s| {
             let limit = s.config().memory_limit;
@@ -161,10 +154,8 @@ impl Engine {
     }
 }
 
-/// A new option at the end of the buffer, the first time a step has this many (out of
-/// the step's path: the buffer keeps its entries from then on).
-#[cold]
-#[inline(never)]
+/// A new option at the end of the buffer, the first time a step has this many (the
+/// buffer keeps its entries from then on).
 fn add_option(
     calls: &mut Vec<CallOption>,
     client: usize,

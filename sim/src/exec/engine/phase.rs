@@ -22,7 +22,6 @@ impl Engine {
     /// True if a call of `client` may mark a phase point: the strategy explores timing
     /// and the client's timing does not follow a tick edge. The test the step makes
     /// before [`Engine::phase_point_before`], which is kept out of its path.
-    #[inline]
     pub(super) fn marks_phase_points(&self, client: usize) -> bool {
         self.phase_points.is_some() && !self.per_client[client].edge_timed
     }
@@ -33,7 +32,6 @@ impl Engine {
     /// `Some(true)`: a point; `Some(false)`: a point if it stores an expiry). A step the
     /// strategy repeats ([`crate::explore::Decided::repeated`]) records none: the
     /// execution that took it before did, and a search adds up every execution's points.
-    #[inline(never)]
     pub(super) fn phase_point_before(
         &mut self,
         client: usize,
@@ -66,7 +64,6 @@ impl Engine {
     /// `Some(read)` for): records its point if it read the clock. A store, touch or
     /// `gat` with a relative TTL reads it when it sets an expiry (the tick plus the TTL);
     /// one that stores nothing (an `add` on a live key) does not.
-    #[inline(never)]
     pub(super) fn phase_point_after(
         &mut self,
         read: bool,

@@ -11,9 +11,7 @@ use crate::trace::Actor;
 use super::{Engine, Stop};
 
 impl Engine {
-    /// Polls `client` once. Inlined where it is called (after every call, and once per
-    /// client at the start): the common case is a few loads and a compare.
-    #[inline(always)]
+    /// Polls `client` once.
     pub(super) fn poll(&mut self, client: usize) -> Result<(), Stop> {
         let Some(task) = self.sim.tasks[client].as_mut() else {
             return Ok(());
@@ -27,9 +25,6 @@ impl Engine {
             if core.marks.is_empty() && core.notes.is_empty() {
                 let parked = !matches!(core.mailboxes[client].wait, Wait::Running);
                 drop(core);
-                // `Ok(Pending)` owns nothing: forgotten, it is not handed to the
-                // result's drop code (an out-of-line call at every poll).
-                std::mem::forget(result);
                 return if parked {
                     Ok(())
                 } else {
@@ -41,9 +36,7 @@ impl Engine {
     }
 
     /// What a poll left that is not a client parked with nothing to drain: a finished
-    /// client here (the common case, the only one in line), notes or marks, an error, a
-    /// panic in [`Engine::settle_rare`].
-    #[inline(never)]
+    /// client here, notes or marks, an error, a panic in [`Engine::settle_rare`].
     fn settle(
         &mut self,
         client: usize,
@@ -64,7 +57,6 @@ impl Engine {
     }
 
     /// A client's future returned: it is counted off and the spin watch told.
-    #[inline(always)]
     fn finished(&mut self, client: usize) {
         self.end_task(client);
         self.spin.changed();
@@ -75,8 +67,6 @@ impl Engine {
 
     /// [`Engine::settle`] with notes or marks to drain, a client that gave up or
     /// panicked, or one still pending.
-    #[cold]
-    #[inline(never)]
     fn settle_rare(
         &mut self,
         client: usize,
@@ -123,7 +113,6 @@ impl Engine {
     }
 
     /// The verdict on a client that awaited something the engine does not drive.
-    #[cold]
     fn awaited_elsewhere(&self, client: usize) -> Verdict {
         Verdict::Panic {
             client,

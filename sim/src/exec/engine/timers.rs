@@ -11,14 +11,12 @@ use crate::exec::timer::Timer;
 impl Engine {
     /// True if a timer or a sleeper may be due: the step loop's test before
     /// [`Engine::fire_due_timers`], made on the core it reads for the step.
-    #[inline(always)]
     pub(super) fn timer_may_be_due(&self, core: &Core) -> bool {
         !self.timers.is_empty() || core.next_wake <= core.now
     }
 
     /// Wakes sleepers and restarts servers whose deadline has come, earliest first (the
     /// step loop calls it when [`Engine::timer_may_be_due`]).
-    #[inline(never)]
     pub(super) fn fire_due_timers(&mut self) -> Result<(), Stop> {
         loop {
             let (now, sleeper) = {
@@ -85,7 +83,6 @@ impl Engine {
         self.timers.push((at, self.timer_seq, timer));
     }
 
-    #[inline(never)]
     pub(super) fn fire(&mut self, at: VirtualTime, timer: Timer) -> Result<(), Stop> {
         self.spin.changed();
         self.keys_may_change_everywhere();

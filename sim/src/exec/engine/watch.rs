@@ -93,11 +93,6 @@ impl KeyWatch {
         self.everywhere = false;
     }
 
-    /// Nothing watched, nothing to look at: as [`KeyWatch::clear`] leaves it.
-    pub(super) fn is_empty(&self) -> bool {
-        self.keys.is_empty() && self.touched.is_empty() && self.due.is_empty() && !self.everywhere
-    }
-
     fn touch(&mut self, server: usize) {
         if self.touched.len() <= server {
             self.touched.resize(server + 1, false);
@@ -178,16 +173,10 @@ impl Engine {
     }
 
     /// Records every watched key whose state differs from the last one recorded.
-    #[inline]
     pub(super) fn record_keys(&mut self) {
-        if self.tracing {
-            self.record_changed_keys();
+        if !self.tracing {
+            return;
         }
-    }
-
-    /// [`Engine::record_keys`] in a traced execution (kept out of the step's path).
-    #[inline(never)]
-    fn record_changed_keys(&mut self) {
         let now = self.now();
         let servers = self.cluster.servers.len();
         let watch = &mut self.key_watch;
