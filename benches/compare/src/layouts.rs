@@ -15,21 +15,18 @@
 use super::*;
 use std::process::Stdio;
 
-use crate::rates::{Rate, Rounds, measure, overhead_of};
+use crate::rates::{Layouts, ROW_LABELS, Rate, Rounds, measure, overhead_of};
 
 /// Child processes (layouts) each rate table is measured in.
 pub(crate) const PROCESSES: u64 = 5;
 
-/// A rate table's rows pooled over processes, and each process's overhead ratio (empty
-/// when the rows were measured in this process instead).
-pub(crate) struct Layouts {
-    pub(crate) rows: Vec<Rounds>,
-    pub(crate) overheads: Vec<f64>,
-}
-
 /// The `name` counter's rate table measured in [`PROCESSES`] child processes, or in this
 /// one (said on stderr) if a child cannot be run or answers what cannot be read.
 pub(crate) fn measure_in_processes(name: &str) -> Layouts {
+    eprintln!(
+        "rates counter/{name}: {} rows in {ROUNDS} interleaved rounds over {PROCESSES} processes",
+        ROW_LABELS.len(),
+    );
     let share = ROUNDS / PROCESSES;
     let mut pooled = Layouts {
         rows: Vec::new(),
@@ -88,7 +85,7 @@ fn parse_rounds(text: &str) -> Result<Vec<Rounds>, String> {
             return Err(format!("a child wrote {line:?}, not four numbers"));
         };
         let row = row as usize;
-        if row >= crate::rates::ROW_LABELS.len() {
+        if row >= ROW_LABELS.len() {
             return Err(format!("a child wrote {line:?}: there is no row {row}"));
         }
         while rows.len() <= row {
@@ -100,7 +97,7 @@ fn parse_rounds(text: &str) -> Result<Vec<Rounds>, String> {
             elapsed: Duration::from_nanos(nanos),
         });
     }
-    if rows.len() != crate::rates::ROW_LABELS.len() || rows.iter().any(|r| r.0.is_empty()) {
+    if rows.len() != ROW_LABELS.len() || rows.iter().any(|r| r.0.is_empty()) {
         return Err(format!(
             "a child measured {} rows, not every row",
             rows.len()

@@ -274,8 +274,12 @@ fn main() -> ExitCode {
     }
     if args.overhead_only {
         let mut md = String::new();
-        let gs = section_rate(&mut md, "get-set");
-        let ia = section_rate(&mut md, "incr-add");
+        let gs = section_rate(&mut md, "get-set", layouts::measure_in_processes("get-set"));
+        let ia = section_rate(
+            &mut md,
+            "incr-add",
+            layouts::measure_in_processes("incr-add"),
+        );
         section_instructions(&mut md, Some([gs.overhead_ns, ia.overhead_ns]));
         println!("{md}");
         return ExitCode::SUCCESS;
@@ -350,8 +354,12 @@ fn main() -> ExitCode {
         layouts::PROCESSES
     )
     .unwrap();
-    let gs_rates = section_rate(&mut md, "get-set");
-    let ia_rates = section_rate(&mut md, "incr-add");
+    let gs_rates = section_rate(&mut md, "get-set", layouts::measure_in_processes("get-set"));
+    let ia_rates = section_rate(
+        &mut md,
+        "incr-add",
+        layouts::measure_in_processes("incr-add"),
+    );
     let instructions =
         section_instructions(&mut md, Some([gs_rates.overhead_ns, ia_rates.overhead_ns]));
     let (random_ratio, pct_ratio) = (gs_rates.random, gs_rates.pct);

@@ -314,9 +314,17 @@ pub(crate) fn overhead_of(rows: &[Rounds]) -> f64 {
     overhead_ratio(&mcsim_ns, &minimal_ns).0
 }
 
+/// A rate table's rows pooled over processes, and each process's overhead ratio (empty
+/// when the rows were measured in this process instead).
+pub(crate) struct Layouts {
+    pub(crate) rows: Vec<Rounds>,
+    pub(crate) overheads: Vec<f64>,
+}
+
 /// Executions per second on one 3-client counter, mcsim against shuttle, and the rates of
-/// the same work under a minimal scheduler and with no checker at all.
-pub(crate) fn section_rate(md: &mut String, name: &str) -> Rates {
+/// the same work under a minimal scheduler and with no checker at all, from its table
+/// measured in several processes (`layouts::measure_in_processes`).
+pub(crate) fn section_rate(md: &mut String, name: &str, layouts: Layouts) -> Rates {
     writeln!(
         md,
         "\n### counter/{name}\n\n\
@@ -324,12 +332,6 @@ pub(crate) fn section_rate(md: &mut String, name: &str) -> Rates {
          |---|---:|---:|---:|---:|"
     )
     .unwrap();
-    eprintln!(
-        "rates counter/{name}: {} rows in {ROUNDS} interleaved rounds over {} processes",
-        ROW_LABELS.len(),
-        super::layouts::PROCESSES
-    );
-    let layouts = super::layouts::measure_in_processes(name);
     let measured = layouts.rows;
     let labels = ROW_LABELS;
     for (label, r) in labels.iter().zip(&measured) {
