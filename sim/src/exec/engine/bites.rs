@@ -24,8 +24,13 @@ impl Engine {
     /// A fault fired: counted, and either bitten at once or waiting for a call.
     pub(super) fn fault_fired(&mut self, fault: &Fault) {
         let kind = fault.kind();
-        self.fired[kind as usize] += 1;
-        self.budget_left = self.fired.iter().zip(&self.allowed).any(|(f, a)| f < a);
+        self.faults.fired[kind as usize] += 1;
+        self.faults.budget_left = self
+            .faults
+            .fired
+            .iter()
+            .zip(&self.faults.allowed)
+            .any(|(f, a)| f < a);
         let pending = match fault {
             Fault::Evict { server, key } => Pending {
                 kind,
@@ -40,21 +45,21 @@ impl Engine {
                 }
             }
             _ => {
-                self.bitten[kind as usize] += 1;
+                self.faults.bitten[kind as usize] += 1;
                 return;
             }
         };
-        self.bites_pending.push(pending);
+        self.faults.bites_pending.push(pending);
     }
 
     /// A call goes to its server: the faults it makes bite.
     pub(super) fn note_bites(&mut self, request: &Request) {
-        if self.bites_pending.is_empty() {
+        if self.faults.bites_pending.is_empty() {
             return;
         }
         let server = self.cluster.route(request);
-        let bitten = &mut self.bitten;
-        self.bites_pending.retain(|p| {
+        let bitten = &mut self.faults.bitten;
+        self.faults.bites_pending.retain(|p| {
             let bit = p.server == server
                 && p.key.as_ref().is_none_or(|k| {
                     request
@@ -73,15 +78,15 @@ impl Engine {
     /// emptied first).
     pub(super) fn fault_figures(&self, out: &mut Vec<(FaultKind, u32, u32)>) {
         out.clear();
-        if self.fired.iter().all(|&n| n == 0) {
+        if self.faults.fired.iter().all(|&n| n == 0) {
             return;
         }
         out.extend(
             FaultKind::ALL
                 .into_iter()
-                .zip(self.fired)
+                .zip(self.faults.fired)
                 .filter(|&(_, n)| n > 0)
-                .map(|(kind, n)| (kind, n, self.bitten[kind as usize])),
+                .map(|(kind, n)| (kind, n, self.faults.bitten[kind as usize])),
         );
     }
 }

@@ -56,7 +56,7 @@ impl Engine {
         let read_only = request.is_read_only();
         let hash = self.spin.tracking_next().then(|| request_hash(request));
         // Taken before the server takes the request's bytes (only when tracing).
-        let traced = self.tracing.then(|| Traced {
+        let traced = self.timeline.recording.then(|| Traced {
             servers: self.cluster.servers_for(request),
             what: describe_request(request),
             request: request.clone(),
@@ -67,7 +67,7 @@ impl Engine {
             Some(fault) => self.faulty_outcome(fault, request, at),
         };
         if outcome.is_ok() && !lost_request {
-            self.calls += 1;
+            self.progress.calls += 1;
         }
         if let (Some(read), false) = (phase_point, lost_request) {
             self.phase_point_after(read, request, outcome.as_ref().ok(), at);
@@ -100,7 +100,7 @@ impl Engine {
             fault,
             Some(Fault::ReplyLost { .. } | Fault::RequestLost { .. })
         ) {
-            core.sleep_until(client, self.plan.timeout);
+            core.sleep_until(client, self.faults.plan.timeout);
             drop(core);
             self.per_client[client].deferred = Some(Transport::TimedOut);
         } else {
@@ -119,10 +119,10 @@ impl Engine {
     /// traced, records phase points or remembers keys for aimed faults, or a fault waits
     /// to bite.
     fn call_extras(&self) -> bool {
-        self.tracing
-            || self.phase_points.is_some()
-            || self.last_keys.is_some()
-            || !self.bites_pending.is_empty()
+        self.timeline.recording
+            || self.phase.points.is_some()
+            || self.faults.last_keys.is_some()
+            || !self.faults.bites_pending.is_empty()
     }
 
     /// What a call does first when [`Engine::call_extras`]: its keys watched (traced),
@@ -142,7 +142,7 @@ impl Engine {
         } else {
             None
         };
-        if self.last_keys.is_some() {
+        if self.faults.last_keys.is_some() {
             self.remember_keys(client, request);
         }
         if !matches!(fault, Some(Fault::RequestLost { .. })) {
@@ -192,8 +192,8 @@ impl Engine {
         } = traced;
         // The server of its first key comes first.
         let server = servers[0];
-        self.events.push(Event::Call {
-            step: self.step,
+        self.timeline.events.push(Event::Call {
+            step: self.progress.step,
             time: at,
             issued,
             client,

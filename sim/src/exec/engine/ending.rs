@@ -15,7 +15,7 @@ impl Engine {
     ///
     /// [`Execution::violated`]: crate::exec::Execution::violated
     pub(super) fn check_always(&mut self) -> Result<(), Stop> {
-        self.step_checks += 1;
+        self.checks.step_checks += 1;
         if self.sim.always.is_empty() {
             return Ok(());
         }
@@ -29,12 +29,12 @@ impl Engine {
             // Run on past a held violation, a check that failed already has nothing left
             // to tell: its name is recorded and the verdict held (and a failing check
             // builds its message, at every step it is asked).
-            if self.held.is_some() && self.violated.iter().any(|v| v == name) {
+            if self.checks.held.is_some() && self.checks.violated.iter().any(|v| v == name) {
                 continue;
             }
             if let Err(failure) = check() {
-                if !self.violated.iter().any(|v| v == name) {
-                    self.violated.push(name.clone());
+                if !self.checks.violated.iter().any(|v| v == name) {
+                    self.checks.violated.push(name.clone());
                 }
                 if verdict.is_none() {
                     verdict = Some(self.violation(name.clone(), failure));
@@ -44,10 +44,10 @@ impl Engine {
         match verdict {
             // Measuring by how much it breaks: the first violation is held as the
             // verdict and the execution runs on to its end checks.
-            Some(v) if self.past_violation => {
-                if self.held.is_none() {
+            Some(v) if self.limits.past_violation => {
+                if self.checks.held.is_none() {
                     self.log(Actor::World, || format!("{} (run on past it)", v.label()));
-                    self.held = Some(v);
+                    self.checks.held = Some(v);
                 }
                 Ok(())
             }
@@ -59,10 +59,10 @@ impl Engine {
     pub(super) fn violation(&self, invariant: Cow<'static, str>, failure: Failure) -> Verdict {
         Verdict::Violation(Violation {
             invariant,
-            step: self.step,
+            step: self.progress.step,
             time: self.now(),
             failure,
-            faults: self.faults_fired.clone(),
+            faults: self.faults.faults_fired.clone(),
         })
     }
 
@@ -89,7 +89,7 @@ impl Engine {
     /// one instant with no call between (both 0 when no client can run at all).
     pub(super) fn livelock(&self, repeated: u64, wakes: u64) -> Verdict {
         Verdict::Livelock {
-            step: self.step,
+            step: self.progress.step,
             time: self.now(),
             waiting: self.waiting(),
             repeated,
@@ -131,7 +131,7 @@ impl Engine {
             .map(|(c, _)| c)
             .collect();
         Verdict::Stuck {
-            step: self.step,
+            step: self.progress.step,
             time: now,
             waiting: self.waiting(),
             longest_wait: self
@@ -151,14 +151,14 @@ impl Engine {
         let view = EndView {
             cluster: &self.cluster,
             now: self.now(),
-            metrics: &self.metrics,
+            metrics: &self.checks.metrics,
         };
         // Every end check runs, so each records its metrics; the first failure is the verdict.
         let mut failed = false;
-        self.ended = true;
+        self.checks.ended = true;
         for (name, check) in &self.sim.at_end {
             if let Err(failure) = check(&view) {
-                self.violated.push(name.clone());
+                self.checks.violated.push(name.clone());
                 if !failed {
                     failed = true;
                     self.end_violation(verdict, name.clone(), failure);
@@ -168,7 +168,7 @@ impl Engine {
         if !failed {
             *verdict = Verdict::Pass;
         }
-        if self.tracing {
+        if self.timeline.recording {
             self.log_end_check(verdict);
         }
     }
@@ -189,7 +189,7 @@ impl Engine {
     pub(super) fn record_liveness(&mut self) {
         let unfinished: Vec<bool> = self.sim.tasks.iter().map(Option::is_some).collect();
         let (longest, stuck) = self.spin.liveness(&unfinished, self.now());
-        let metrics = self.metrics.get_mut();
+        let metrics = self.checks.metrics.get_mut();
         metrics.insert("liveness.longest_wait_s".into(), longest.as_secs_f64());
         metrics.insert("liveness.stuck_clients".into(), stuck as f64);
     }

@@ -35,25 +35,28 @@ pub(super) fn aimed_keys(plan: &FaultPlan) -> AimedKeys {
 
 impl Engine {
     fn budget_left(&self, kind: FaultKind) -> Option<(f64, &FaultRule)> {
-        if self.fired[kind as usize] >= self.allowed[kind as usize] {
+        if self.faults.fired[kind as usize] >= self.faults.allowed[kind as usize] {
             return None;
         }
-        let rule = self.plan.rule(kind)?;
+        let rule = self.faults.plan.rule(kind)?;
         Some((rule.probability, rule))
     }
 
     /// True when a server-wide fault of `kind` may hit server `s`: its rule names no
     /// keys, or one of them maps to `s`.
     fn server_aimed(&self, kind: FaultKind, s: usize) -> bool {
-        self.aimed_keys[kind as usize].as_ref().is_none_or(|keys| {
-            keys.iter()
-                .any(|(_, key)| self.cluster.server_for(key) == s)
-        })
+        self.faults.aimed_keys[kind as usize]
+            .as_ref()
+            .is_none_or(|keys| {
+                keys.iter()
+                    .any(|(_, key)| self.cluster.server_for(key) == s)
+            })
     }
 
     /// The keys of `client`'s last call (kept only when a pause or death is aimed).
     fn last_keys(&self, client: usize) -> &[Key] {
-        self.last_keys
+        self.faults
+            .last_keys
             .as_ref()
             .and_then(|all| all.get(client))
             .map_or(&[], Vec::as_slice)
@@ -61,7 +64,7 @@ impl Engine {
 
     /// Remembers the keys of `client`'s call, when a pause or death is aimed at keys.
     pub(super) fn remember_keys(&mut self, client: usize, request: &Request) {
-        if let Some(all) = &mut self.last_keys
+        if let Some(all) = &mut self.faults.last_keys
             && let Some(slot) = all.get_mut(client)
         {
             slot.clear();
@@ -120,7 +123,7 @@ impl Engine {
                 if !server.is_up() {
                     continue;
                 }
-                match &self.aimed_keys[FaultKind::Evict as usize] {
+                match &self.faults.aimed_keys[FaultKind::Evict as usize] {
                     Some(keys) => {
                         for (text, key) in keys {
                             if server.peek(key, now).is_some() {

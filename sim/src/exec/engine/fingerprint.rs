@@ -73,13 +73,13 @@ impl Engine {
             }
         }
         let mut h = Fingerprint::default();
-        (core.now, self.step).hash(&mut h);
+        (core.now, self.progress.step).hash(&mut h);
         self.cluster.fingerprint(&mut h);
         for (part, _) in &parts {
             part.hash(&mut h);
         }
         self.timers.hash(&mut h);
-        self.fired.hash(&mut h);
+        self.faults.fired.hash(&mut h);
         for ghost in &self.sim.ghosts {
             ghost(&mut h);
         }

@@ -35,13 +35,13 @@ impl Engine {
             }
             Fault::Crash { server } => {
                 self.cluster.servers[*server].crash();
-                let at = self.now() + self.plan.restart_after;
+                let at = self.now() + self.faults.plan.restart_after;
                 self.add_timer(at, Timer::Restart(*server));
                 self.log(Actor::World, || format!("FAULT {fault}; restarts at {at}"));
             }
             Fault::Leave { server } => {
                 self.cluster.set_listed(*server, false);
-                let at = self.now() + self.plan.rejoin_after;
+                let at = self.now() + self.faults.plan.rejoin_after;
                 self.add_timer(at, Timer::Rejoin(*server));
                 self.log(Actor::World, || format!("FAULT {fault}; rejoins at {at}"));
             }
@@ -50,7 +50,7 @@ impl Engine {
                 self.log(Actor::World, || format!("FAULT {fault}"));
             }
             Fault::Pause { client } => {
-                let pause = self.plan.pause_for;
+                let pause = self.faults.plan.pause_for;
                 let mut core = self.sim.core.borrow_mut();
                 match &mut core.mailboxes[*client].wait {
                     Wait::Sleep { until } => *until += pause,

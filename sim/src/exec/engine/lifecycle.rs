@@ -25,9 +25,8 @@ use crate::exec::spin::SpinWatch;
 use crate::exec::timer::Timer;
 use crate::exec::{ExecConfig, Execution, Sim};
 use crate::fault::FaultKind;
-use crate::trace::Trace;
 
-use super::Engine;
+use super::{Buffers, Checks, Engine, Faults, Limits, PhasePoints, Progress, Timeline};
 
 thread_local! {
     /// The thread's engine between executions (boxed: taking it and giving it back
@@ -51,11 +50,6 @@ impl Engine {
     /// An engine with nothing registered, as [`Engine::clear`] leaves one.
     fn idle(config: &ExecConfig) -> Engine {
         let mut engine = Engine {
-            plan: config.faults.clone(),
-            aimed_keys: Default::default(),
-            tracing: false,
-            max_steps: 0,
-            past_violation: false,
             sim: Sim {
                 core: Rc::new(RefCell::new(Core::new())),
                 tasks: Vec::new(),
@@ -68,42 +62,37 @@ impl Engine {
                 symmetric: None,
             },
             live: 0,
-            ranks: Vec::new(),
-            cluster: Cluster::new(&config.servers, config.distribution),
             per_client: Vec::new(),
+            spin: SpinWatch::default(),
+            cluster: Cluster::new(&config.servers, config.distribution),
             timers: Vec::new(),
             timer_seq: 0,
-            fired: [0; FaultKind::ALL.len()],
-            allowed: [0; FaultKind::ALL.len()],
-            latency: (0, 0),
-            max_time: 0,
-            budget_left: false,
-            last_keys: None,
-            bitten: [0; FaultKind::ALL.len()],
-            bites_pending: Vec::new(),
-            step_checks: 0,
-            faults_fired: Vec::new(),
-            choices: Vec::new(),
-            trace: Trace::default(),
-            events: Vec::new(),
-            metrics: RefCell::default(),
-            step: 0,
-            calls: 0,
-            pruned: false,
-            calls_buf: Vec::new(),
-            extras_in_options: false,
-            faults_buf: Vec::new(),
-            spin: SpinWatch::default(),
-            key_watch: super::watch::KeyWatch::default(),
-            key_states: Vec::new(),
-            phase_points: None,
-            repeating: false,
-            violated: Vec::new(),
-            ended: false,
-            held: None,
-            stopped: crate::invariant::Verdict::Pass,
-            plan_budget: false,
-            liveness: false,
+            limits: Limits::default(),
+            faults: Faults {
+                plan: config.faults.clone(),
+                aimed_keys: Default::default(),
+                allowed: [0; FaultKind::ALL.len()],
+                plan_budget: false,
+                liveness: false,
+                fired: [0; FaultKind::ALL.len()],
+                budget_left: false,
+                faults_fired: Vec::new(),
+                bitten: [0; FaultKind::ALL.len()],
+                bites_pending: Vec::new(),
+                last_keys: None,
+            },
+            progress: Progress::default(),
+            checks: Checks {
+                step_checks: 0,
+                violated: Vec::new(),
+                ended: false,
+                held: None,
+                stopped: crate::invariant::Verdict::Pass,
+                metrics: RefCell::default(),
+            },
+            timeline: Timeline::default(),
+            phase: PhasePoints::default(),
+            buffers: Buffers::default(),
         };
         engine.adopt_plan();
         engine
@@ -126,17 +115,17 @@ impl Engine {
     /// tracing, and servers built from its settings (the ones in place kept when they
     /// were built from the same). Done once for many executions by a [`super::Runs`].
     pub(super) fn configure(&mut self, config: &ExecConfig) {
-        if self.plan != config.faults {
-            self.plan = config.faults.clone();
+        if self.faults.plan != config.faults {
+            self.faults.plan = config.faults.clone();
             self.adopt_plan();
         }
-        (self.tracing, self.max_steps) = (config.trace, config.max_steps);
-        self.past_violation = config.past_violation;
-        self.latency = (
+        (self.timeline.recording, self.limits.max_steps) = (config.trace, config.max_steps);
+        self.limits.past_violation = config.past_violation;
+        self.limits.latency = (
             config.latency_min.as_micros() as u64,
             config.latency_max.as_micros() as u64,
         );
-        self.max_time = u64::try_from(config.max_time.as_micros()).unwrap_or(u64::MAX);
+        self.limits.max_time = u64::try_from(config.max_time.as_micros()).unwrap_or(u64::MAX);
         if !self
             .cluster
             .built_from(&config.servers, config.distribution)
@@ -166,16 +155,16 @@ impl Engine {
         }
         self.per_client.resize(n, super::PerClient::default());
         self.spin.reset(n);
-        self.budget_left = self.plan_budget;
+        self.faults.budget_left = self.faults.plan_budget;
         // A pause or death aimed at keys follows the keys of each client's last call.
-        if self.aimed_keys[FaultKind::Pause as usize].is_some()
-            || self.aimed_keys[FaultKind::Die as usize].is_some()
+        if self.faults.aimed_keys[FaultKind::Pause as usize].is_some()
+            || self.faults.aimed_keys[FaultKind::Die as usize].is_some()
         {
-            self.last_keys = Some(vec![Vec::new(); n]);
+            self.faults.last_keys = Some(vec![Vec::new(); n]);
         }
         // Taken by the last `hand_over`: `None` here unless this execution records them.
         if phase_points {
-            self.phase_points = Some(emptied(&mut out.phase_points));
+            self.phase.points = Some(emptied(&mut out.phase_points));
         }
     }
 
@@ -197,14 +186,14 @@ impl Engine {
     /// budget is above zero. One pass over the plan's rules, the first rule of a kind
     /// counting (as `FaultPlan::rule` finds it), so the last written here.
     fn adopt_plan(&mut self) {
-        self.aimed_keys = super::faults::aimed_keys(&self.plan);
-        self.allowed = [0; FaultKind::ALL.len()];
-        for (kind, rule) in self.plan.rules.iter().rev() {
-            self.allowed[*kind as usize] = rule.max;
+        self.faults.aimed_keys = super::faults::aimed_keys(&self.faults.plan);
+        self.faults.allowed = [0; FaultKind::ALL.len()];
+        for (kind, rule) in self.faults.plan.rules.iter().rev() {
+            self.faults.allowed[*kind as usize] = rule.max;
         }
-        self.plan_budget = self.allowed.iter().any(|&max| max > 0);
-        self.liveness =
-            self.plan.rule(FaultKind::Pause).is_some() || self.plan.rule(FaultKind::Die).is_some();
+        self.faults.plan_budget = self.faults.allowed.iter().any(|&max| max > 0);
+        self.faults.liveness = self.faults.plan.rule(FaultKind::Pause).is_some()
+            || self.faults.plan.rule(FaultKind::Die).is_some();
     }
 
     /// Hands the result's buffers to `out`, filled, with every invariant's count of
@@ -212,23 +201,24 @@ impl Engine {
     /// ([`Execution::faults`]), and keeps `out`'s old ones, emptied, for the next
     /// execution.
     pub(super) fn hand_over(&mut self, out: &mut Execution) {
-        swap_emptied(&mut out.schedule.choices, &mut self.choices);
-        swap_emptied(&mut out.violated, &mut self.violated);
-        swap_emptied(&mut out.trace.lines, &mut self.trace.lines);
-        swap_emptied(&mut out.events, &mut self.events);
-        swap_emptied(&mut out.key_states, &mut self.key_states);
-        std::mem::swap(&mut out.metrics, self.metrics.get_mut());
-        self.metrics.get_mut().clear();
-        match self.phase_points.take() {
+        swap_emptied(&mut out.schedule.choices, &mut self.progress.choices);
+        swap_emptied(&mut out.violated, &mut self.checks.violated);
+        swap_emptied(&mut out.trace.lines, &mut self.timeline.trace.lines);
+        swap_emptied(&mut out.events, &mut self.timeline.events);
+        swap_emptied(&mut out.key_states, &mut self.timeline.key_states);
+        std::mem::swap(&mut out.metrics, self.checks.metrics.get_mut());
+        self.checks.metrics.get_mut().clear();
+        match self.phase.points.take() {
             Some(points) => out.phase_points = points,
             None => out.phase_points.clear(),
         }
         out.checks.clear();
         for (name, _) in &self.sim.always {
-            out.checks.push((name.clone(), self.step_checks));
+            out.checks.push((name.clone(), self.checks.step_checks));
         }
         for (name, _) in &self.sim.at_end {
-            out.checks.push((name.clone(), u64::from(self.ended)));
+            out.checks
+                .push((name.clone(), u64::from(self.checks.ended)));
         }
         self.fault_figures(&mut out.faults);
     }
@@ -248,18 +238,22 @@ impl Engine {
         self.sim.holders.clear();
         self.sim.symmetric = None;
         self.per_client.clear();
-        self.ranks.clear();
+        self.buffers.ranks.clear();
         self.timers.clear();
-        self.faults_buf.clear();
-        self.bites_pending.clear();
-        self.faults_fired.clear();
-        self.key_watch.clear();
-        self.last_keys = None;
-        self.held = None;
-        self.fired = [0; FaultKind::ALL.len()];
-        self.bitten = [0; FaultKind::ALL.len()];
-        (self.step, self.calls, self.step_checks) = (0, 0, 0);
-        (self.pruned, self.ended) = (false, false);
+        self.buffers.faults_buf.clear();
+        self.faults.bites_pending.clear();
+        self.faults.faults_fired.clear();
+        self.timeline.key_watch.clear();
+        self.faults.last_keys = None;
+        self.checks.held = None;
+        self.faults.fired = [0; FaultKind::ALL.len()];
+        self.faults.bitten = [0; FaultKind::ALL.len()];
+        (
+            self.progress.step,
+            self.progress.calls,
+            self.checks.step_checks,
+        ) = (0, 0, 0);
+        (self.progress.pruned, self.checks.ended) = (false, false);
     }
 }
 

@@ -135,26 +135,21 @@ fn run_configured<S: Strategy + ?Sized>(
     engine.run(strategy, needs, &mut out.verdict);
     out.state_hash = needs.final_state.then(|| engine.fingerprint());
     out.end_time = engine.sim.core.borrow().now;
-    (out.index, out.pruned, out.phase) = (index, engine.pruned, phase);
-    out.steps = engine.step;
-    out.calls = engine.calls;
+    (out.index, out.pruned, out.phase) = (index, engine.progress.pruned, phase);
+    out.steps = engine.progress.step;
+    out.calls = engine.progress.calls;
     engine.hand_over(out);
     out.schedule.phase = phase.map(|p| p.as_micros() as u32);
     engine.clear();
 }
 
+/// One execution's machinery, kept across executions and reset in place
+/// ([`lifecycle`]). Its state is grouped by concern: what the configuration limits
+/// ([`Limits`]), the faults ([`Faults`]), the choices taken ([`Progress`]), the verdict's
+/// making ([`Checks`]), the timeline ([`Timeline`]), the phase points ([`PhasePoints`])
+/// and the step's option buffers ([`Buffers`]); beside them the world (the cluster, the timers) and the clients (the
+/// registration, the spin watch).
 struct Engine {
-    /// The fault plan of the execution ([`ExecConfig::faults`]), kept across executions
-    /// and copied only when the next one's differs.
-    plan: FaultPlan,
-    /// The keys each kind's rule in `plan` aims at, parsed (kept beside `plan`).
-    aimed_keys: faults::AimedKeys,
-    /// Record the timeline ([`ExecConfig::trace`]).
-    tracing: bool,
-    /// [`ExecConfig::max_steps`].
-    max_steps: u64,
-    /// [`ExecConfig::past_violation`].
-    past_violation: bool,
     /// What the setup function registered: the core the clients share, their futures,
     /// the checks, the ghost state, the scripted faults. Kept in place across
     /// executions: the setup function fills it where it is, and [`Engine::clear`]
@@ -163,18 +158,44 @@ struct Engine {
     /// How many of the clients' futures are still running ([`Engine::end_task`] counts
     /// them down).
     live: usize,
-    /// Each client's place in the canonical order of the last state fingerprint taken
-    /// under symmetry (a buffer kept across steps).
-    ranks: Vec<usize>,
-    cluster: Cluster,
     /// What the engine keeps of each client beside its mailbox, by client.
     per_client: Vec<PerClient>,
-    /// Timed events in the world: restarts, rejoins, scripted faults.
+    /// Tells a spin from a wait.
+    spin: SpinWatch,
+    cluster: Cluster,
+    /// Timed events in the world: restarts, rejoins, scripted faults, each with its
+    /// sequence number (`timer_seq` is the next one).
     timers: Vec<(VirtualTime, u64, Timer)>,
     timer_seq: u64,
-    /// Per kind (in [`FaultKind::ALL`]'s order, `kind as usize`), the faults fired so
-    /// far: the figures, the state fingerprint and, against `allowed`, the budgets left.
-    fired: [u32; FaultKind::ALL.len()],
+    limits: Limits,
+    faults: Faults,
+    progress: Progress,
+    checks: Checks,
+    timeline: Timeline,
+    phase: PhasePoints,
+    buffers: Buffers,
+}
+
+/// What the configuration limits, as the engine reads it at every step.
+#[derive(Default)]
+struct Limits {
+    /// [`ExecConfig::max_steps`].
+    max_steps: u64,
+    /// The time budget in whole microseconds ([`ExecConfig::max_time`]).
+    max_time: u64,
+    /// The latency window's bounds in whole microseconds, as virtual time counts them.
+    latency: (u64, u64),
+    /// [`ExecConfig::past_violation`].
+    past_violation: bool,
+}
+
+/// The faults: the plan and what follows from it, what fired, what bit.
+struct Faults {
+    /// The fault plan of the execution ([`ExecConfig::faults`]), kept across executions
+    /// and copied only when the next one's differs.
+    plan: FaultPlan,
+    /// The keys each kind's rule in `plan` aims at, parsed (kept beside `plan`).
+    aimed_keys: faults::AimedKeys,
     /// Per kind, how many the plan allows.
     allowed: [u32; FaultKind::ALL.len()],
     /// Some kind's budget in `plan` is above zero (with `allowed`, kept with the plan).
@@ -182,52 +203,40 @@ struct Engine {
     /// `plan` has a pause or death rule: every execution records the liveness figures
     /// ([`Engine::record_liveness`]; kept with the plan).
     liveness: bool,
-    /// The latency window's bounds in whole microseconds, as virtual time counts them
-    /// (converted once: adding a `Duration` converts it at every use).
-    latency: (u64, u64),
-    /// The time budget in whole microseconds ([`ExecConfig::max_time`]).
-    max_time: u64,
+    /// Per kind (in [`FaultKind::ALL`]'s order, `kind as usize`), the faults fired so
+    /// far: the figures, the state fingerprint and, against `allowed`, the budgets left.
+    fired: [u32; FaultKind::ALL.len()],
     /// Some kind's budget is not spent yet: the fault options are worth building at the
-    /// next step (kept beside `fired`, checked at every step).
+    /// next step.
     budget_left: bool,
-    /// The keys of each client's last call, kept only when a pause or death is aimed at
-    /// keys (a client sleeping after a call on them may be hit).
-    last_keys: Option<Vec<Vec<Key>>>,
+    /// The faults fired, with their steps.
+    faults_fired: Vec<(u64, Fault)>,
     /// Per kind, how many of the faults fired bit ([`bites`]).
     bitten: [u32; FaultKind::ALL.len()],
     /// Faults that have not bitten yet.
     bites_pending: Vec<bites::Pending>,
+    /// The keys of each client's last call, kept only when a pause or death is aimed at
+    /// keys (a client sleeping after a call on them may be hit).
+    last_keys: Option<Vec<Vec<Key>>>,
+}
+
+/// The choices taken so far and what they did.
+#[derive(Default)]
+struct Progress {
+    /// The schedule so far.
+    choices: Vec<Choice>,
+    /// Steps taken.
+    step: u64,
+    /// Calls the servers ran.
+    calls: u64,
+    /// The strategy cut the execution short.
+    pruned: bool,
+}
+
+/// The verdict in the making: what the checks found and recorded.
+struct Checks {
     /// Times the step checks ran.
     step_checks: u64,
-    faults_fired: Vec<(u64, Fault)>,
-    choices: Vec<Choice>,
-    trace: Trace,
-    /// Every call and fault, structured (only when tracing).
-    events: Vec<crate::exec::Event>,
-    /// What the end checks record ([`crate::invariant::EndView::metric`]).
-    metrics: RefCell<BTreeMap<String, f64>>,
-    step: u64,
-    calls: u64,
-    pruned: bool,
-    /// The call options of the current step (a buffer kept across steps).
-    calls_buf: Vec<CallOption>,
-    /// True if an entry of `calls_buf` may hold a footprint or edges: the last
-    /// execution's strategy asked for them.
-    extras_in_options: bool,
-    /// The fault options of the current step (a buffer kept across steps).
-    faults_buf: Vec<FaultOption>,
-    /// Tells a spin from a wait.
-    spin: SpinWatch,
-    /// Keys whose state the timeline shows, with their servers (only when tracing).
-    key_watch: watch::KeyWatch,
-    /// Their states over time (only when tracing).
-    key_states: Vec<KeyState>,
-    /// Where in a second the outcome could depend on the tick phase (only when the
-    /// strategy explores timing; see [`Execution::phase_points`]).
-    phase_points: Option<Vec<u32>>,
-    /// The strategy repeats this step's choice ([`crate::explore::Decided::repeated`]): the execution
-    /// that took it before recorded its phase points.
-    repeating: bool,
     /// Every invariant that failed, in the order checked.
     violated: Vec<Cow<'static, str>>,
     /// True once the end checks ran.
@@ -237,9 +246,51 @@ struct Engine {
     held: Option<Verdict>,
     /// The verdict of steps that stopped early ([`Stop`]); `Pass` between executions.
     stopped: Verdict,
+    /// What the end checks record ([`crate::invariant::EndView::metric`]).
+    metrics: RefCell<BTreeMap<String, f64>>,
 }
 
-/// The steps stopped before the end checks; the verdict waits in [`Engine::stopped`]
+/// The timeline of a traced execution (empty otherwise).
+#[derive(Default)]
+struct Timeline {
+    /// Record the timeline ([`ExecConfig::trace`]).
+    recording: bool,
+    trace: Trace,
+    /// Every call and fault, structured.
+    events: Vec<crate::exec::Event>,
+    /// Keys whose state the timeline shows, with their servers.
+    key_watch: watch::KeyWatch,
+    /// Their states over time.
+    key_states: Vec<KeyState>,
+}
+
+/// Where in a second the outcome could depend on the tick phase, recorded only when the
+/// strategy explores timing ([`Execution::phase_points`]).
+#[derive(Default)]
+struct PhasePoints {
+    /// The points so far, when recorded.
+    points: Option<Vec<u32>>,
+    /// The strategy repeats this step's choice ([`crate::explore::Decided::repeated`]):
+    /// the execution that took it before recorded its phase points.
+    repeating: bool,
+}
+
+/// The step's option buffers, kept across steps and executions.
+#[derive(Default)]
+struct Buffers {
+    /// The call options of the current step.
+    calls_buf: Vec<CallOption>,
+    /// True if an entry of `calls_buf` may hold a footprint or edges: the last
+    /// execution's strategy asked for them.
+    extras_in_options: bool,
+    /// The fault options of the current step.
+    faults_buf: Vec<FaultOption>,
+    /// Each client's place in the canonical order of the last state fingerprint taken
+    /// under symmetry.
+    ranks: Vec<usize>,
+}
+
+/// The steps stopped before the end checks; the verdict waits in [`Checks::stopped`]
 /// until [`Engine::run`] writes it into the result.
 #[derive(Debug)]
 struct Stop;
@@ -265,9 +316,11 @@ impl Engine {
 
     /// Writes a line into the timeline of a traced execution.
     fn log(&mut self, actor: Actor, text: impl FnOnce() -> String) {
-        if self.tracing {
+        if self.timeline.recording {
             let now = self.now();
-            self.trace.push(self.step, now, actor, text());
+            self.timeline
+                .trace
+                .push(self.progress.step, now, actor, text());
         }
     }
 
@@ -276,13 +329,13 @@ impl Engine {
     fn run<S: Strategy + ?Sized>(&mut self, strategy: &mut S, needs: Needs, verdict: &mut Verdict) {
         match self.run_inner(strategy, needs) {
             Ok(()) => self.finish(verdict),
-            Err(Stop) => *verdict = std::mem::replace(&mut self.stopped, Verdict::Pass),
+            Err(Stop) => *verdict = std::mem::replace(&mut self.checks.stopped, Verdict::Pass),
         }
         // Run on past a step check's violation, the first one stays the verdict.
-        if let Some(held) = self.held.take() {
+        if let Some(held) = self.checks.held.take() {
             *verdict = held;
         }
-        if self.liveness
+        if self.faults.liveness
             && matches!(
                 verdict,
                 Verdict::Pass | Verdict::Stuck { .. } | Verdict::Livelock { .. }
@@ -299,17 +352,17 @@ impl Engine {
         strategy: &mut S,
         needs: Needs,
     ) -> Result<(), Stop> {
-        let mut calls = std::mem::take(&mut self.calls_buf);
-        let mut faults = std::mem::take(&mut self.faults_buf);
+        let mut calls = std::mem::take(&mut self.buffers.calls_buf);
+        let mut faults = std::mem::take(&mut self.buffers.faults_buf);
         // The options buffer holds footprints and edges only after a strategy that
         // asked for them: emptied once before one that does not.
         let extras = needs.footprints || needs.timing;
-        if !extras && self.extras_in_options {
+        if !extras && self.buffers.extras_in_options {
             Engine::empty_extras(&mut calls);
         }
-        self.extras_in_options = extras;
+        self.buffers.extras_in_options = extras;
         let result = self.steps(strategy, needs, &mut calls, &mut faults);
-        (self.calls_buf, self.faults_buf) = (calls, faults);
+        (self.buffers.calls_buf, self.buffers.faults_buf) = (calls, faults);
         result
     }
 
@@ -344,7 +397,7 @@ impl Engine {
                 return Ok(());
             }
             let now = core.now;
-            if self.step >= self.max_steps || now.micros() > self.max_time {
+            if self.progress.step >= self.limits.max_steps || now.micros() > self.limits.max_time {
                 drop(core);
                 return Err(self.stop(self.stuck()));
             }
@@ -364,7 +417,7 @@ impl Engine {
             // faults: a decided fault is checked against the faults when it comes
             // (`replayed_fault`).
             let applied = if let Some(decided) = strategy.decided() {
-                self.repeating = decided.repeated;
+                self.phase.repeating = decided.repeated;
                 match decided.choice {
                     fault @ Choice::Fault(_) => {
                         self.replayed_fault(fault, calls, faults_buf, horizon)
@@ -372,10 +425,10 @@ impl Engine {
                     run => self.apply(run, calls, &[], horizon),
                 }
             } else {
-                self.repeating = false;
+                self.phase.repeating = false;
                 // Once every budget is spent, no fault can fire for the rest of the
                 // execution: the options are built only while one may.
-                let faults: &[FaultOption] = if self.budget_left {
+                let faults: &[FaultOption] = if self.faults.budget_left {
                     self.fault_options(calls, faults_buf);
                     faults_buf
                 } else {
@@ -392,14 +445,14 @@ impl Engine {
                 let mut ranks = Vec::new();
                 let state = if remember {
                     if symmetry {
-                        ranks = std::mem::take(&mut self.ranks);
+                        ranks = std::mem::take(&mut self.buffers.ranks);
                     }
                     self.state(symmetry.then_some(&mut ranks))
                 } else {
                     None
                 };
                 let options = Options {
-                    step: self.step,
+                    step: self.progress.step,
                     clients: self.sim.tasks.len(),
                     calls,
                     faults,
@@ -411,10 +464,10 @@ impl Engine {
                 };
                 let choice = strategy.choose(&options);
                 if symmetry {
-                    self.ranks = ranks;
+                    self.buffers.ranks = ranks;
                 }
                 let Some(choice) = choice else {
-                    self.pruned = true;
+                    self.progress.pruned = true;
                     return Err(self.stop(Verdict::Pass));
                 };
                 self.apply(choice, calls, faults, horizon)
@@ -437,13 +490,13 @@ impl Engine {
 
     /// Keeps `verdict` for [`Engine::run`] and stops the steps.
     fn stop(&mut self, verdict: Verdict) -> Stop {
-        self.stopped = verdict;
+        self.checks.stopped = verdict;
         Stop
     }
 
     fn diverged(&self, detail: String) -> Verdict {
         Verdict::Diverged {
-            step: self.step,
+            step: self.progress.step,
             detail,
         }
     }
@@ -472,8 +525,8 @@ impl Engine {
                 if at > latest {
                     return Err(self.too_late(client, delay));
                 }
-                self.choices.push(Choice::Run { client, delay });
-                self.step += 1;
+                self.progress.choices.push(Choice::Run { client, delay });
+                self.progress.step += 1;
                 self.execute_call(client, at)?;
             }
             Choice::Fault(fault) => self.apply_fault(&fault, calls, faults)?,
@@ -490,7 +543,7 @@ impl Engine {
         faults_buf: &mut Vec<FaultOption>,
         horizon: VirtualTime,
     ) -> Result<(), Stop> {
-        if self.budget_left {
+        if self.faults.budget_left {
             self.fault_options(calls, faults_buf);
         } else {
             faults_buf.clear();
@@ -508,16 +561,19 @@ impl Engine {
         if !faults.iter().any(|f| &f.fault == fault) {
             return Err(self.stop(self.diverged(format!("fault not possible here: {fault}"))));
         }
-        self.choices.push(Choice::Fault(fault.clone()));
-        self.step += 1;
+        self.progress.choices.push(Choice::Fault(fault.clone()));
+        self.progress.step += 1;
         self.fault_fired(fault);
-        if self.tracing && !fault.runs_a_call() {
+        if self.timeline.recording && !fault.runs_a_call() {
             let time = self.now();
-            let (step, fault) = (self.step, fault.clone());
-            self.events
+            let (step, fault) = (self.progress.step, fault.clone());
+            self.timeline
+                .events
                 .push(crate::exec::Event::Fault { step, time, fault });
         }
-        self.faults_fired.push((self.step, fault.clone()));
+        self.faults
+            .faults_fired
+            .push((self.progress.step, fault.clone()));
         self.spin.changed();
         self.inject(fault, calls)
     }

@@ -22,7 +22,7 @@ impl Engine {
         timing: bool,
     ) -> (usize, Option<VirtualTime>, VirtualTime) {
         let now = core.now;
-        let max = self.latency.1;
+        let max = self.limits.latency.1;
         // One look at every mailbox for the bounds: the earliest timer or sleeper, and the
         // earliest pending call (the window that closes first is its: every window has the
         // same width).
@@ -96,7 +96,7 @@ impl Engine {
         now: VirtualTime,
         horizon: VirtualTime,
     ) -> Option<(VirtualTime, VirtualTime)> {
-        let (min, max) = self.latency;
+        let (min, max) = self.limits.latency;
         let start = issued.plus_micros(min);
         if start > horizon {
             return None;

@@ -23,7 +23,7 @@ impl Engine {
     /// and the client's timing does not follow a tick edge. The test the step makes
     /// before [`Engine::phase_point_before`], which is kept out of its path.
     pub(super) fn marks_phase_points(&self, client: usize) -> bool {
-        self.phase_points.is_some() && !self.per_client[client].edge_timed
+        self.phase.points.is_some() && !self.per_client[client].edge_timed
     }
 
     /// Before the server runs a call at `at` (of a client that
@@ -40,7 +40,7 @@ impl Engine {
         at: VirtualTime,
     ) -> Option<bool> {
         let server = &self.cluster.servers[self.cluster.route(request)];
-        let own_start = issued.plus_micros(self.latency.0);
+        let own_start = issued.plus_micros(self.limits.latency.0);
         if at != own_start {
             // Later than its own earliest instant: at another call's instant (which that
             // call records) or just after a tick edge of its server.
@@ -50,7 +50,7 @@ impl Engine {
             }
             return None;
         }
-        if self.repeating {
+        if self.phase.repeating {
             // Recorded by the execution that took this step before.
             return None;
         }
@@ -88,7 +88,7 @@ impl Engine {
         }
         let server = &self.cluster.servers[self.cluster.route(request)];
         let since_boot = at.micros().saturating_sub(server.clock().boot().micros());
-        if let Some(points) = &mut self.phase_points {
+        if let Some(points) = &mut self.phase.points {
             points.push((since_boot % SECOND) as u32);
         }
     }

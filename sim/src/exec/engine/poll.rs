@@ -82,7 +82,7 @@ impl Engine {
                     .unwrap_or_else(|| "non-text panic".into());
                 self.end_task(client);
                 self.log(Actor::Client(client), || format!("PANIC {message}"));
-                let step = self.step;
+                let step = self.progress.step;
                 Err(self.stop(Verdict::Panic {
                     client,
                     message,
@@ -93,7 +93,7 @@ impl Engine {
                 self.finished(client);
                 if let Err(e) = result {
                     self.log(Actor::Client(client), || format!("gives up: {e}"));
-                    let step = self.step;
+                    let step = self.progress.step;
                     return Err(self.stop(Verdict::ClientError {
                         client,
                         error: e.to_string(),
@@ -117,7 +117,7 @@ impl Engine {
         Verdict::Panic {
             client,
             message: "awaited something other than a memcached call or a sleep".to_string(),
-            step: self.step,
+            step: self.progress.step,
         }
     }
 
@@ -146,8 +146,9 @@ impl Engine {
         let notes = std::mem::take(&mut self.sim.core.borrow_mut().notes);
         for n in notes {
             let text = format!("· {}", n.text);
-            self.trace
-                .push(self.step, n.time, Actor::Client(n.client), text);
+            self.timeline
+                .trace
+                .push(self.progress.step, n.time, Actor::Client(n.client), text);
         }
     }
 }

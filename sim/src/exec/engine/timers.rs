@@ -53,7 +53,7 @@ impl Engine {
                     self.fire(at, timer)?;
                 }
                 (Some((_, c)), _) => {
-                    if let Some(wakes) = self.spin.woke(self.step, now) {
+                    if let Some(wakes) = self.spin.woke(self.progress.step, now) {
                         return Err(self.stop(self.livelock(0, wakes)));
                     }
                     {
@@ -67,7 +67,9 @@ impl Engine {
                             None => core.mailboxes[c].woken = true,
                         }
                     }
-                    if self.tracing && self.sim.core.borrow().mailboxes[c].reply.is_some() {
+                    if self.timeline.recording
+                        && self.sim.core.borrow().mailboxes[c].reply.is_some()
+                    {
                         self.log(Actor::Client(c), || "times out".into());
                     }
                     self.poll(c)?;
@@ -88,7 +90,7 @@ impl Engine {
         self.keys_may_change_everywhere();
         match timer {
             Timer::Restart(server) => {
-                let warm = self.plan.warm_restart;
+                let warm = self.faults.plan.warm_restart;
                 self.cluster.servers[server].restart(at, warm);
                 let clients = self.sim.tasks.len() as u64;
                 self.cluster.servers[server].set_connections(clients);
@@ -112,7 +114,9 @@ impl Engine {
                     });
                     return Ok(());
                 }
-                self.faults_fired.push((self.step, fault.clone()));
+                self.faults
+                    .faults_fired
+                    .push((self.progress.step, fault.clone()));
                 self.log(Actor::World, || "scripted:".into());
                 self.inject(&fault, &[])?;
                 self.check_always()?;

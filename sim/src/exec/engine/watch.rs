@@ -127,14 +127,15 @@ impl Engine {
     /// Watches `key` on `server` from now on (tracing only).
     fn watch(&mut self, server: usize, key: &Key) {
         // The call about to run goes to this server: it needs a look after the step.
-        self.key_watch.touch(server);
+        self.timeline.key_watch.touch(server);
         if !self
+            .timeline
             .key_watch
             .keys
             .iter()
             .any(|w| w.server == server && w.key == *key)
         {
-            self.key_watch.keys.push(Watched {
+            self.timeline.key_watch.keys.push(Watched {
                 server,
                 key: key.clone(),
                 last: None,
@@ -145,10 +146,10 @@ impl Engine {
 
     /// Watches the keys of the call `client` is about to make (tracing only).
     pub(super) fn watch_call(&mut self, request: &Request) {
-        if self.tracing {
+        if self.timeline.recording {
             // A command without keys (`flush_all`) may change every server.
             if request.keys().is_empty() {
-                self.key_watch.everywhere = true;
+                self.timeline.key_watch.everywhere = true;
             }
             for key in request.keys() {
                 let server = self.cluster.server_for(key);
@@ -160,26 +161,26 @@ impl Engine {
     /// A fault or a timed event happened: every server's keys need a look after the step
     /// (tracing only).
     pub(super) fn keys_may_change_everywhere(&mut self) {
-        if self.tracing {
-            self.key_watch.everywhere = true;
+        if self.timeline.recording {
+            self.timeline.key_watch.everywhere = true;
         }
     }
 
     /// Watches `key` on `server` (an eviction's target).
     pub(super) fn watch_key(&mut self, server: usize, key: &Key) {
-        if self.tracing {
+        if self.timeline.recording {
             self.watch(server, key);
         }
     }
 
     /// Records every watched key whose state differs from the last one recorded.
     pub(super) fn record_keys(&mut self) {
-        if !self.tracing {
+        if !self.timeline.recording {
             return;
         }
         let now = self.now();
         let servers = self.cluster.servers.len();
-        let watch = &mut self.key_watch;
+        let watch = &mut self.timeline.key_watch;
         // A server seen for the first time needs a look.
         watch.touched.resize(servers, true);
         watch.due.resize(servers, VirtualTime::ZERO);
@@ -227,8 +228,8 @@ impl Engine {
             });
             if stored != w.last {
                 w.last = stored.clone();
-                self.key_states.push(KeyState {
-                    step: self.step,
+                self.timeline.key_states.push(KeyState {
+                    step: self.progress.step,
                     time: now,
                     server: w.server,
                     key: String::from_utf8_lossy(w.key.as_bytes()).into_owned(),
