@@ -180,6 +180,7 @@ impl SpinWatch {
     }
 
     /// Something changed the world (a fault, a timer, a client finishing).
+    #[inline(always)]
     pub fn changed(&mut self) {
         if self.quiet >= QUIET_CALLS {
             self.forget_repeats();
@@ -196,6 +197,7 @@ impl SpinWatch {
     /// Records a call. `request_hash` is `Some` when [`SpinWatch::tracking_next`] said
     /// so; `changed` tells whether the call changed server state. Returns true when a
     /// spin should be checked for (every [`REPEATS_FOR_SPIN`] repeats).
+    #[inline(always)]
     pub fn call(
         &mut self,
         client: usize,

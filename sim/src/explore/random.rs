@@ -167,6 +167,7 @@ impl Strategy for Random {
         self.seeds.tick_phase(free)
     }
 
+    #[inline(always)]
     fn choose(&mut self, options: &Options<'_>) -> Option<Choice> {
         let rng = &mut self.seeds.rng;
         if let Some(fault) = maybe_fault(rng, options) {

@@ -14,6 +14,7 @@ impl Engine {
     /// fails at the same step is recorded beside it ([`Execution::violated`]).
     ///
     /// [`Execution::violated`]: crate::exec::Execution::violated
+    #[inline(always)]
     pub(super) fn check_always(&mut self) -> Result<(), Stop> {
         self.checks.step_checks += 1;
         if self.sim.always.is_empty() {

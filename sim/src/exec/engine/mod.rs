@@ -501,6 +501,7 @@ impl Engine {
         }
     }
 
+    #[inline(always)]
     fn apply(
         &mut self,
         choice: Choice,

@@ -14,6 +14,7 @@ impl Engine {
     /// calls are the first `n` entries of `calls`, whose entries are overwritten where
     /// they are: the engine reuses one buffer for every step, and entries past `n` stay
     /// for a later step instead of being dropped and built again.
+    #[inline(always)]
     pub(super) fn options(
         &self,
         core: &Core,
@@ -90,6 +91,7 @@ impl Engine {
     /// (or the horizon, if sooner). `None` if it opens after the horizon. The options
     /// offer it, and the step that runs the call checks the strategy's delay against it
     /// (found from the client's mailbox, not by searching the options).
+    #[inline(always)]
     pub(super) fn window(
         &self,
         issued: VirtualTime,

@@ -12,6 +12,7 @@ use super::{Engine, Stop};
 
 impl Engine {
     /// Polls `client` once.
+    #[inline(always)]
     pub(super) fn poll(&mut self, client: usize) -> Result<(), Stop> {
         let Some(task) = self.sim.tasks[client].as_mut() else {
             return Ok(());
@@ -57,6 +58,7 @@ impl Engine {
     }
 
     /// A client's future returned: it is counted off and the spin watch told.
+    #[inline(always)]
     fn finished(&mut self, client: usize) {
         self.end_task(client);
         self.spin.changed();

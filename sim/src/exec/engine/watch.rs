@@ -174,6 +174,7 @@ impl Engine {
     }
 
     /// Records every watched key whose state differs from the last one recorded.
+    #[inline(always)]
     pub(super) fn record_keys(&mut self) {
         if !self.timeline.recording {
             return;
