@@ -416,6 +416,31 @@ impl Dfs {
     fn next_alternative(&self, node: &Node) -> Option<usize> {
         (0..node.alternatives.len()).find(|&i| self.open(node, i) && self.owns(node, i))
     }
+
+    /// Takes the path's choice at the current position: counts what it spends of the
+    /// bounds, notes the client that ran, and moves on.
+    fn follow(&mut self) -> Choice {
+        let node = &self.path[self.pos];
+        let alt = &node.alternatives[node.taken];
+        if alt.preempts {
+            self.preemptions += 1;
+        }
+        if alt.fault {
+            self.faults += 1;
+        }
+        if let Choice::Run { client, .. } = alt.choice {
+            self.prev_client = Some(client);
+        }
+        if let Some(c) = alt.client {
+            if self.started.len() <= c {
+                self.started.resize(c + 1, false);
+            }
+            self.started[c] = true;
+        }
+        self.pos += 1;
+        self.stats.max_depth = self.stats.max_depth.max(self.pos);
+        alt.choice.clone()
+    }
 }
 
 /// What a fault touches, and whose pending call it runs. Evicting a key touches that key
@@ -446,33 +471,6 @@ fn fault_footprint(fault: &Fault, options: &Options<'_>) -> (Option<Footprint>, 
             (footprint, Some(*client))
         }
         _ => (None, None),
-    }
-}
-
-impl Dfs {
-    /// Takes the path's choice at the current position: counts what it spends of the
-    /// bounds, notes the client that ran, and moves on.
-    fn follow(&mut self) -> Choice {
-        let node = &self.path[self.pos];
-        let alt = &node.alternatives[node.taken];
-        if alt.preempts {
-            self.preemptions += 1;
-        }
-        if alt.fault {
-            self.faults += 1;
-        }
-        if let Choice::Run { client, .. } = alt.choice {
-            self.prev_client = Some(client);
-        }
-        if let Some(c) = alt.client {
-            if self.started.len() <= c {
-                self.started.resize(c + 1, false);
-            }
-            self.started[c] = true;
-        }
-        self.pos += 1;
-        self.stats.max_depth = self.stats.max_depth.max(self.pos);
-        alt.choice.clone()
     }
 }
 

@@ -67,11 +67,6 @@ impl Engine {
         })
     }
 
-    /// Writes the violation of the end check `invariant` into `verdict`.
-    fn end_violation(&self, verdict: &mut Verdict, invariant: Cow<'static, str>, failure: Failure) {
-        *verdict = self.violation(invariant, failure);
-    }
-
     /// What each unfinished client is doing.
     pub(super) fn waiting(&self) -> Vec<String> {
         let core = self.sim.core.borrow();
@@ -162,7 +157,7 @@ impl Engine {
                 self.checks.violated.push(name.clone());
                 if !failed {
                     failed = true;
-                    self.end_violation(verdict, name.clone(), failure);
+                    *verdict = self.violation(name.clone(), failure);
                 }
             }
         }

@@ -147,8 +147,8 @@ fn run_configured<S: Strategy + ?Sized>(
 /// ([`lifecycle`]). Its state is grouped by concern: what the configuration limits
 /// ([`Limits`]), the faults ([`Faults`]), the choices taken ([`Progress`]), the verdict's
 /// making ([`Checks`]), the timeline ([`Timeline`]), the phase points ([`PhasePoints`])
-/// and the step's option buffers ([`Buffers`]); beside them the world (the cluster, the timers) and the clients (the
-/// registration, the spin watch).
+/// and the step's option buffers ([`Buffers`]); beside them the world (the cluster, the
+/// timers) and the clients (the registration, the spin watch).
 struct Engine {
     /// What the setup function registered: the core the clients share, their futures,
     /// the checks, the ghost state, the scripted faults. Kept in place across
@@ -415,12 +415,12 @@ impl Engine {
             }
             // A choice the strategy knows already needs no footprints, edges, state or
             // faults: a decided fault is checked against the faults when it comes
-            // (`replayed_fault`).
+            // (`decided_fault`).
             let applied = if let Some(decided) = strategy.decided() {
                 self.phase.repeating = decided.repeated;
                 match decided.choice {
                     fault @ Choice::Fault(_) => {
-                        self.replayed_fault(fault, calls, faults_buf, horizon)
+                        self.decided_fault(fault, calls, faults_buf, horizon)
                     }
                     run => self.apply(run, calls, &[], horizon),
                 }
@@ -535,9 +535,10 @@ impl Engine {
         self.check_always()
     }
 
-    /// A fault the strategy replays: the step's faults, not built for a replayed
-    /// choice, are built to check it against, as for a choice being decided.
-    fn replayed_fault(
+    /// A fault the strategy decided before the step's options were worked out
+    /// ([`Strategy::decided`]): the step's faults are built to check it against, as for
+    /// a fault chosen among them.
+    fn decided_fault(
         &mut self,
         choice: Choice,
         calls: &[CallOption],
