@@ -6,7 +6,8 @@ mod support;
 
 use std::path::Path;
 
-use mcsim::run::{self, ExploreOptions};
+use mcsim::exhaustive::ExploreOptions;
+use mcsim::run;
 use mcsim::scenario::Scenario;
 use mcsim_models::RECIPES;
 
@@ -19,18 +20,18 @@ fn counter(variant: &str, clients: usize) -> Scenario {
     Scenario::parse(Path::new("counter.toml"), &source, RECIPES).unwrap()
 }
 
-fn exhaust(s: &Scenario, reduce: bool) -> run::ExploreReport {
+fn exhaust(s: &Scenario, reduce: bool) -> mcsim::exhaustive::ExploreReport {
     exhaust_with(s, reduce, false)
 }
 
-fn exhaust_with(s: &Scenario, reduce: bool, cache: bool) -> run::ExploreReport {
+fn exhaust_with(s: &Scenario, reduce: bool, cache: bool) -> mcsim::exhaustive::ExploreReport {
     let options = ExploreOptions {
         reduce,
         keep_going: true,
         cache,
         ..ExploreOptions::default()
     };
-    run::explore(s, &options, &mut |_| true)
+    mcsim::exhaustive::explore(s, &options, &mut |_| true)
 }
 
 #[test]
@@ -103,7 +104,7 @@ fn the_incr_add_counter_has_no_violation_within_bounds() {
 #[test]
 fn explore_stops_at_the_first_counterexample_and_it_replays() {
     let s = counter("get-set", 2);
-    let report = run::explore(&s, &ExploreOptions::default(), &mut |_| true);
+    let report = mcsim::exhaustive::explore(&s, &ExploreOptions::default(), &mut |_| true);
     let f = report.failure.expect("a counterexample");
     assert_eq!(f.execution.verdict.label(), "counter.no_lost_increments");
     let again = run::replay(&s, &f.execution.schedule);
@@ -119,7 +120,7 @@ fn a_preemption_bound_shrinks_the_tree() {
         keep_going: true,
         ..ExploreOptions::default()
     };
-    let report = run::explore(&s, &options, &mut |_| true);
+    let report = mcsim::exhaustive::explore(&s, &options, &mut |_| true);
     assert!(report.stats.complete);
     // Without preemptions every client runs its get and set back to back: 3! orders.
     assert_eq!(report.stats.executions, 6);
@@ -133,11 +134,11 @@ fn iterative_bounding_finds_the_fewest_preemptions_first_and_then_covers_everyth
         ..ExploreOptions::default()
     };
     // Two clients' get-then-set interleaved: one preemption is needed, and enough.
-    let broken = run::explore(&counter("get-set", 2), &iterative, &mut |_| true);
+    let broken = mcsim::exhaustive::explore(&counter("get-set", 2), &iterative, &mut |_| true);
     assert!(broken.failure.is_some());
     assert_eq!(broken.preemptions_searched, Some(1));
     // A fixed counter: every bound passes, and the last search covers every schedule.
-    let fixed = run::explore(&counter("incr-add", 3), &iterative, &mut |_| true);
+    let fixed = mcsim::exhaustive::explore(&counter("incr-add", 3), &iterative, &mut |_| true);
     assert!(fixed.failure.is_none() && fixed.stats.complete);
     assert_eq!(fixed.preemptions_searched, None);
     assert_eq!(fixed.stats.cut_by_bound, 0);
@@ -190,7 +191,7 @@ fn iterative_bounding_finds_the_fewest_faults_first_and_says_which_bounds_it_cov
         max_faults: Some(2),
         ..ExploreOptions::default()
     };
-    let r = run::explore(&s, &options, &mut |_| true);
+    let r = mcsim::exhaustive::explore(&s, &options, &mut |_| true);
     let f = r.failure.expect("an eviction breaks exclusion");
     assert_eq!(f.execution.verdict.label(), "lock.exclusion");
     assert_eq!(f.execution.schedule.faults(), 1);
@@ -201,7 +202,7 @@ fn iterative_bounding_finds_the_fewest_faults_first_and_says_which_bounds_it_cov
         max_faults: Some(0),
         ..options
     };
-    let r = run::explore(&s, &none, &mut |_| true);
+    let r = mcsim::exhaustive::explore(&s, &none, &mut |_| true);
     assert!(r.failure.is_none() && r.stats.complete);
     assert!(r.stats.cut_by_bound > 0, "the fault bound cut the faults");
     assert_eq!((r.preemptions_searched, r.faults_searched), (None, Some(0)));
@@ -224,9 +225,9 @@ fn a_second_draw_of_the_workload_finds_what_the_first_hides() {
         timing: false,
         ..ExploreOptions::default()
     };
-    let r = run::explore(&s, &fixed, &mut |_| true);
+    let r = mcsim::exhaustive::explore(&s, &fixed, &mut |_| true);
     assert!(r.failure.is_none() && r.stats.complete);
-    let r = run::explore(&s, &ExploreOptions::default(), &mut |_| true);
+    let r = mcsim::exhaustive::explore(&s, &ExploreOptions::default(), &mut |_| true);
     assert!(
         r.failure.is_none() && r.stats.complete,
         "one draw of the workload"
@@ -235,7 +236,7 @@ fn a_second_draw_of_the_workload_finds_what_the_first_hides() {
         draws: 2,
         ..ExploreOptions::default()
     };
-    let r = run::explore(&s, &two, &mut |_| true);
+    let r = mcsim::exhaustive::explore(&s, &two, &mut |_| true);
     let f = r
         .failure
         .expect("another draw of the sessions breaks the window");
@@ -263,10 +264,10 @@ fn a_search_for_the_expected_violation_goes_past_another_one() {
         draws: 4,
         ..ExploreOptions::default()
     };
-    let first = run::explore(&s, &options, &mut |_| true);
+    let first = mcsim::exhaustive::explore(&s, &options, &mut |_| true);
     let first = first.failure.expect("a violation");
     assert_eq!(first.execution.verdict.label(), "eventlog.capacity");
-    let r = run::explore_seeking(&s, &options, Some("eventlog.bytes"), &mut |_| true);
+    let r = mcsim::exhaustive::explore_seeking(&s, &options, Some("eventlog.bytes"), &mut |_| true);
     let f = r.failure.expect("the sought violation");
     assert_eq!(f.execution.verdict.label(), "eventlog.bytes");
     assert!(r.verdicts.contains("eventlog.capacity"), "{:?}", r.verdicts);

@@ -10,7 +10,8 @@
 
 use std::path::Path;
 
-use mcsim::run::{self, ExploreOptions, ExploreReport, RunOptions};
+use mcsim::exhaustive::{ExploreOptions, ExploreReport};
+use mcsim::run::{self, RunOptions};
 use mcsim::scenario::{Scenario, StrategyKind};
 use mcsim_models::RECIPES;
 
@@ -33,7 +34,7 @@ fn explore(s: &Scenario, reduce: bool, cache: bool) -> ExploreReport {
         max_executions: Some(PLAIN_CAP),
         ..ExploreOptions::default()
     };
-    run::explore(s, &options, &mut |_| true)
+    mcsim::exhaustive::explore(s, &options, &mut |_| true)
 }
 
 #[test]

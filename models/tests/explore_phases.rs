@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use mcsim::run::{self, ExploreOptions, ExploreReport};
+use mcsim::exhaustive::{ExploreOptions, ExploreReport};
 use mcsim::scenario::Scenario;
 use mcsim_models::RECIPES;
 
@@ -24,7 +24,7 @@ fn search(s: &Scenario, jobs: usize) -> ExploreReport {
         ..ExploreOptions::for_scenario(s)
     };
     let seek = (s.expect != "pass").then_some(s.expect.as_str());
-    run::explore_seeking(s, &options, seek, &mut |_| true)
+    mcsim::exhaustive::explore_seeking(s, &options, seek, &mut |_| true)
 }
 
 /// Everything a report says but the wall time.

@@ -5,7 +5,8 @@
 mod support;
 
 use mcsim::exec::execute;
-use mcsim::explore::{Choice, Dfs, DfsStats, Needs, Options, Strategy};
+use mcsim::exhaustive::{Dfs, DfsStats};
+use mcsim::explore::{Choice, Needs, Options, Strategy};
 
 /// The search itself, but never telling the engine that a choice is already made.
 struct Deciding(Dfs);

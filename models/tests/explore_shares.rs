@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use mcsim::run::{self, ExploreOptions, ExploreReport};
+use mcsim::exhaustive::{ExploreOptions, ExploreReport};
 use mcsim::scenario::Scenario;
 use mcsim_models::RECIPES;
 
@@ -24,7 +24,7 @@ fn search(s: &Scenario, jobs: usize, cache: bool) -> ExploreReport {
         ..ExploreOptions::for_scenario(s)
     };
     let seek = (s.expect != "pass").then_some(s.expect.as_str());
-    run::explore_seeking(s, &options, seek, &mut |_| true)
+    mcsim::exhaustive::explore_seeking(s, &options, seek, &mut |_| true)
 }
 
 /// What must agree: the verdict, and the counterexample as found and as shrunk.
@@ -108,8 +108,8 @@ fn without_the_cache_two_threads_run_every_execution_one_thread_runs() {
             jobs,
             ..ExploreOptions::default()
         };
-        let one = run::explore(&s, &options(1), &mut |_| true);
-        let two = run::explore(&s, &options(2), &mut |_| true);
+        let one = mcsim::exhaustive::explore(&s, &options(1), &mut |_| true);
+        let two = mcsim::exhaustive::explore(&s, &options(2), &mut |_| true);
         assert!(one.stats.complete && two.stats.complete, "{name}");
         assert_eq!(one.stats.executions, two.stats.executions, "{name}");
         assert_eq!(one.calls, two.calls, "{name}");
@@ -127,8 +127,8 @@ fn counting_every_failure_counts_the_same_on_two_threads() {
         jobs,
         ..ExploreOptions::default()
     };
-    let one = run::explore(&s, &options(1), &mut |_| true);
-    let two = run::explore(&s, &options(2), &mut |_| true);
+    let one = mcsim::exhaustive::explore(&s, &options(1), &mut |_| true);
+    let two = mcsim::exhaustive::explore(&s, &options(2), &mut |_| true);
     assert_eq!(one.stats.executions, two.stats.executions);
     assert_eq!(one.failures, two.failures);
     assert_eq!(one.verdicts, two.verdicts);
@@ -141,7 +141,7 @@ fn threads_search_with_the_settings_the_caller_changed() {
     // shared search runs with them, not with the file's. Here the latency window shrinks
     // to one instant, which leaves fewer timing choices than the file's window.
     let mut s = scenario("counter-incr-add");
-    let file = run::explore(
+    let file = mcsim::exhaustive::explore(
         &s,
         &ExploreOptions {
             cache: false,
@@ -155,13 +155,13 @@ fn threads_search_with_the_settings_the_caller_changed() {
         jobs,
         ..ExploreOptions::default()
     };
-    let one = run::explore(&s, &options(1), &mut |_| true);
+    let one = mcsim::exhaustive::explore(&s, &options(1), &mut |_| true);
     assert_ne!(
         one.stats.executions, file.stats.executions,
         "the change matters"
     );
     for jobs in [2, 3] {
-        let many = run::explore(&s, &options(jobs), &mut |_| true);
+        let many = mcsim::exhaustive::explore(&s, &options(jobs), &mut |_| true);
         assert_eq!(
             one.stats.executions, many.stats.executions,
             "{jobs} threads"

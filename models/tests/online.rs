@@ -86,7 +86,7 @@ fn the_visited_state_cache_reaches_every_final_state_plain_search_reaches() {
     // in another order are one, and no state the check tells apart is merged. (Each hit
     // is also in what its client observed, which the state fingerprint holds; the ghost
     // fingerprint only has to tell apart what the clients' observations do not.)
-    use mcsim::run::{self, ExploreOptions};
+    use mcsim::exhaustive::ExploreOptions;
     for name in ["online-set", "online-add"] {
         let s = support::load(name)
             .with_set(&[
@@ -102,7 +102,7 @@ fn the_visited_state_cache_reaches_every_final_state_plain_search_reaches() {
                 keep_going: true,
                 ..ExploreOptions::default()
             };
-            run::explore(&s, &options, &mut |_| true)
+            mcsim::exhaustive::explore(&s, &options, &mut |_| true)
         };
         let (cached, plain) = (search(true), search(false));
         assert!(cached.stats.complete && plain.stats.complete, "{name}");

@@ -281,7 +281,7 @@ fn exhaustive_bounds_default_to_three_clients_two_preemptions_and_one_fault() {
         preemptions: Some(2),
         faults: Some(1),
         draws: 1,
-        phases: mcsim::run::DEFAULT_MAX_PHASES,
+        phases: mcsim::exhaustive::DEFAULT_MAX_PHASES,
     };
     assert_eq!(s.bounds, default);
     let text =

@@ -10,7 +10,7 @@
 
 use std::path::Path;
 
-use mcsim::run::{self, ExploreOptions, ExploreReport};
+use mcsim::exhaustive::{ExploreOptions, ExploreReport};
 use mcsim::scenario::Scenario;
 use mcsim_models::RECIPES;
 
@@ -37,7 +37,7 @@ fn explore(s: &Scenario, reduced: bool) -> ExploreReport {
         max_faults: Some(1),
         ..ExploreOptions::default()
     };
-    run::explore(s, &options, &mut |_| true)
+    mcsim::exhaustive::explore(s, &options, &mut |_| true)
 }
 
 /// Compares the two searches on each of `files` made small by `sets`: the same verdicts,

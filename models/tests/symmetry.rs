@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use mcsim::run::{self, ExploreOptions, ExploreReport};
+use mcsim::exhaustive::{ExploreOptions, ExploreReport};
 use mcsim::scenario::Scenario;
 use mcsim_models::RECIPES;
 
@@ -27,7 +27,7 @@ fn explore(s: &Scenario, symmetry: bool) -> ExploreReport {
         max_phases: 2,
         ..ExploreOptions::default()
     };
-    run::explore(s, &options, &mut |_| true)
+    mcsim::exhaustive::explore(s, &options, &mut |_| true)
 }
 
 #[test]

@@ -257,12 +257,12 @@ impl Cluster {
     /// multi-key read spread over several servers, each server its own keys, with the
     /// hits merged back in request order.
     pub fn call(&mut self, mut request: Request, at: VirtualTime) -> Result<Reply, Transport> {
-        self.call_taking(&mut request, at)
+        self.call_in_place(&mut request, at)
     }
 
-    /// [`Cluster::call`] on a request the caller keeps: a storage command's bytes may be
-    /// taken out of it (see [`Server::apply_taking`]).
-    pub fn call_taking(
+    /// [`Cluster::call`] on a request the caller keeps (the engine, in its client's
+    /// mailbox): a storage command's bytes may be taken out of it.
+    pub(crate) fn call_in_place(
         &mut self,
         request: &mut Request,
         at: VirtualTime,
@@ -275,8 +275,7 @@ impl Cluster {
         call_on(server, request, at)
     }
 
-    /// [`Cluster::call_taking`] on a cluster of several servers.
-    #[inline(never)]
+    /// [`Cluster::call_in_place`] on a cluster of several servers.
     fn call_routed(&mut self, request: &mut Request, at: VirtualTime) -> Result<Reply, Transport> {
         let first = self.route(request);
         if let Some(owners) = self.spread(request, first) {
@@ -300,7 +299,6 @@ impl Cluster {
 
     /// A read spread over several servers (`owners`: each key's): each server asked for
     /// its own keys, the hits merged back in request order.
-    #[inline(never)]
     fn call_spread(
         &mut self,
         request: &Request,
@@ -324,7 +322,7 @@ impl Cluster {
                 .map(|(k, _)| k.clone())
                 .collect();
             let reply = if self.servers[s].is_up() {
-                self.servers[s].apply_owned(with_keys(request, share), at)
+                self.servers[s].apply(with_keys(request, share), at)
             } else {
                 Reply::Values(Vec::new())
             };
@@ -451,7 +449,6 @@ fn with_keys(request: &Request, keys: Vec<Key>) -> Request {
 }
 
 /// `request` executed on `server` at `at`, or refused if the server is down.
-#[inline(always)]
 fn call_on(
     server: &mut Server,
     request: &mut Request,
@@ -460,7 +457,7 @@ fn call_on(
     if !server.is_up() {
         return Err(Transport::ServerDown);
     }
-    Ok(server.apply_taking(request, at))
+    Ok(server.apply_in_place(request, at))
 }
 
 #[cfg(test)]

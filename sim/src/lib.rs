@@ -5,7 +5,8 @@
 //! clients of a recipe against a simulated memcached 1.6 ([`server::Server`]) whose
 //! whole-second clock, evictions, key loss and crashes it controls ([`exec`], [`fault`]),
 //! checks named invariants ([`invariant`], [`lin`]), and turns every failure into a
-//! replayable, shrunk counterexample ([`explore::Schedule`], [`shrink`]). The same recipe
+//! replayable, shrunk counterexample ([`explore::Schedule`], [`shrink`]); within bounds it
+//! proves a recipe by searching every schedule ([`exhaustive`]). The same recipe
 //! code runs under loom, and against a real memcached through `mcsim_real::TcpClient`
 //! (the `mcsim-real` crate, which also replays a counterexample on a real memcached:
 //! `mcsim confirm`); the simulated server is served on TCP, with faults and a lockstep
@@ -56,12 +57,10 @@
 //! std `HashMap`: the same scenario and seed give a byte-identical trace.
 //!
 //! A loop that runs many executions of one configuration and keeps one result at a time
-//! runs them through one [`exec::Runs`] into one [`Execution`], as `mcsim check` and
+//! runs them through one [`Runs`] into one [`Execution`], as `mcsim check` and
 //! `mcsim explore` do: the configuration's settings are applied to the engine once, and
 //! the result's buffers (the schedule, the checks, the timeline) are reused by every
-//! execution. The step loop is compiled for the strategy's type: pass a concrete
-//! strategy, or call [`Drive::execute_in`] on a `Box<dyn Drive>` (what
-//! [`scenario::StrategyKind::make`] returns), and its choices are inlined into the loop.
+//! execution.
 //!
 //! **Your own recipes.** A recipe family is a type implementing [`Model`] (its variants,
 //! serde parameters, invariants and the setup above); [`check()`] runs it from a `#[test]`
@@ -84,6 +83,7 @@ pub mod cluster;
 pub mod codec;
 mod decimal;
 pub mod exec;
+pub mod exhaustive;
 pub mod explore;
 pub mod fault;
 pub mod guide;
@@ -108,7 +108,7 @@ pub mod testing;
 pub mod trace;
 
 pub use clock::{ServerClock, Skew, VirtualTime};
-pub use exec::{Client, Drive, ExecConfig, Execution, Holders, Sim, execute, execute_into};
+pub use exec::{Client, ExecConfig, Execution, Holders, Runs, Sim, execute};
 pub use explore::{Choice, Decided, Needs, Pct, Pos, Random, Replay, Schedule, Strategy, Swarm};
 pub use fault::{Fault, FaultKind, FaultPlan};
 pub use invariant::{EndView, Failure, Verdict, Violation};

@@ -126,7 +126,7 @@ impl Memcache for LoomClient {
         let elapsed = self.slept.take() + self.shared.tick;
         Ok(self.shared.with(|state| {
             state.now += elapsed;
-            state.server.apply_owned(request, state.now)
+            state.server.apply(request, state.now)
         }))
     }
 
@@ -148,7 +148,7 @@ impl Memcache for LoomClient {
 /// fault the plan still allows) are picked by races loom permutes: option `k` is taken
 /// when loom lets the step's thread win the `k`-th two-thread race, so loom runs every
 /// option of every step once, with no reduction of its own beyond that. Against
-/// [`crate::explore::Dfs`] this checks mcsim's partial-order reduction and bounds: both
+/// [`crate::exhaustive::Dfs`] this checks mcsim's partial-order reduction and bounds: both
 /// walk the same tree, and a violation loom reaches that `mcsim explore` reports as
 /// "no violation" is a hole in the reduction.
 #[derive(Debug, Default)]

@@ -120,7 +120,7 @@ fn chunked_items_take_the_same_chunks_as_on_memcached() {
         let real = real_usage(&d);
         let mut sim = Server::new(ServerConfig::default().memory_mb(64), VirtualTime::ZERO);
         assert_eq!(
-            sim.apply(&request(&bytes), VirtualTime::ZERO),
+            sim.apply(request(&bytes), VirtualTime::ZERO),
             Reply::Stored
         );
         let simulated = sim.items().slab_usage();
@@ -147,7 +147,7 @@ fn under_memory_pressure_the_same_chunked_items_survive() {
         for k in &keys {
             let bytes = set_line(k, flags, value);
             let r = conn.call(&request(&bytes)).expect("set");
-            let s = sim.apply(&request(&bytes), VirtualTime::ZERO);
+            let s = sim.apply(request(&bytes), VirtualTime::ZERO);
             assert_eq!(s, r, "set {k} of {value} bytes");
         }
         let survivors = |hit: &dyn Fn(&str) -> bool| -> Vec<String> {

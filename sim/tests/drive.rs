@@ -1,8 +1,9 @@
-//! The step loop compiled for a strategy's own type (through `Drive`, as `mcsim check`
-//! runs it) gives, execution for execution, what the loop over a `dyn Strategy` gives.
+//! The step loop compiled for a strategy's own type gives, execution for execution, what
+//! the loop over a `dyn Strategy` (as `mcsim check` runs it) gives.
 
-use mcsim::exec::{ExecConfig, Execution, execute_into};
-use mcsim::explore::{Dfs, Strategy};
+use mcsim::exec::{ExecConfig, Execution, Runs};
+use mcsim::exhaustive::Dfs;
+use mcsim::explore::{Pct, Pos, Random, Strategy, Swarm};
 use mcsim::fault::FaultPlan;
 use mcsim::scenario::StrategyKind;
 
@@ -19,37 +20,36 @@ fn faulty() -> ExecConfig {
     }
 }
 
+/// Runs 200 executions of `concrete` (the step loop compiled for its type) and of the
+/// same strategy as `StrategyKind::make` gives it (a `dyn Strategy`), comparing them.
+fn same_as_dyn<S: Strategy>(mut concrete: S, kind: StrategyKind) {
+    let config = faulty();
+    let mut dynamic = kind.make(7);
+    let runs = Runs::new(&config);
+    let (mut a, mut b) = (Execution::default(), Execution::default());
+    let mut failed = 0;
+    for i in 0..200 {
+        runs.execute_into(&three_counting, &mut concrete, i, &mut a);
+        runs.execute_into(&three_counting, dynamic.as_mut(), i, &mut b);
+        assert_eq!(
+            format!("{a:?}"),
+            format!("{b:?}"),
+            "{} execution {i}",
+            kind.name()
+        );
+        failed += usize::from(!a.verdict.is_pass());
+    }
+    // The comparison covers failing executions, not only passing ones.
+    assert!(failed > 0, "{} found no lost increment", kind.name());
+}
+
 #[test]
 fn every_sampling_strategy_runs_the_same_executions_compiled_for_its_type() {
-    let config = faulty();
-    let kinds = [
-        StrategyKind::Random,
-        StrategyKind::Swarm,
-        StrategyKind::Pos,
-        StrategyKind::Pct {
-            depth: 3,
-            steps: StrategyKind::DEFAULT_STEPS,
-        },
-    ];
-    for kind in kinds {
-        let (mut compiled, mut dynamic) = (kind.make(7), kind.make(7));
-        let (mut a, mut b) = (Execution::default(), Execution::default());
-        let mut failed = 0;
-        for i in 0..200 {
-            compiled.execute_into(&config, &three_counting, i, &mut a);
-            let dynamic: &mut dyn Strategy = dynamic.as_mut();
-            execute_into(&config, &three_counting, dynamic, i, &mut b);
-            assert_eq!(
-                format!("{a:?}"),
-                format!("{b:?}"),
-                "{} execution {i}",
-                kind.name()
-            );
-            failed += usize::from(!a.verdict.is_pass());
-        }
-        // The comparison covers failing executions, not only passing ones.
-        assert!(failed > 0, "{} found no lost increment", kind.name());
-    }
+    same_as_dyn(Random::new(7), StrategyKind::Random);
+    same_as_dyn(Swarm::new(7), StrategyKind::Swarm);
+    same_as_dyn(Pos::new(7), StrategyKind::Pos);
+    let steps = StrategyKind::DEFAULT_STEPS;
+    same_as_dyn(Pct::new(7, 3, steps), StrategyKind::Pct { depth: 3, steps });
 }
 
 #[test]
@@ -60,9 +60,9 @@ fn the_exhaustive_search_explores_the_same_tree_compiled_for_its_type() {
     let (mut a, mut b) = (Execution::default(), Execution::default());
     let mut i = 0;
     loop {
-        execute_into(&config, &three_counting, &mut compiled, i, &mut a);
+        Runs::new(&config).execute_into(&three_counting, &mut compiled, i, &mut a);
         let dynamic_ref: &mut dyn Strategy = &mut dynamic;
-        execute_into(&config, &three_counting, dynamic_ref, i, &mut b);
+        Runs::new(&config).execute_into(&three_counting, dynamic_ref, i, &mut b);
         assert_eq!(format!("{a:?}"), format!("{b:?}"), "execution {i}");
         let (more, more_too) = (
             compiled.end(!a.verdict.is_pass()),

@@ -255,7 +255,7 @@ fn executions_of_different_sizes_do_not_leak_into_each_other() {
 /// same, field for field, as a fresh `execute` of it on a new thread.
 #[test]
 fn a_reused_result_holds_only_its_own_execution() {
-    use mcsim::exec::{Execution, execute_into};
+    use mcsim::exec::{Execution, Runs};
     use mcsim::fault::FaultPlan;
     let counting = support::three_counting;
     let faulty = ExecConfig {
@@ -280,7 +280,7 @@ fn a_reused_result_holds_only_its_own_execution() {
     let mut faulted = 0;
     for (seed, config) in configs.into_iter().enumerate() {
         let seed = seed as u64;
-        execute_into(&config, &counting, &mut Random::new(seed), seed, &mut out);
+        Runs::new(&config).execute_into(&counting, &mut Random::new(seed), seed, &mut out);
         let alone = support::on_a_fresh_engine(config, counting, seed);
         assert_eq!(format!("{out:?}"), alone, "execution {seed}");
         faulted += usize::from(!out.faults.is_empty());
@@ -293,7 +293,7 @@ fn a_reused_result_holds_only_its_own_execution() {
 /// two different setups, alternating on one thread, each hold only their own.
 #[test]
 fn alternating_setups_each_run_only_what_they_registered() {
-    use mcsim::exec::{Execution, execute_into};
+    use mcsim::exec::{Execution, Runs};
     use mcsim::fault::Fault;
     fn three_writers(sim: &mut mcsim::Sim) {
         for c in 0..3u64 {
@@ -334,7 +334,7 @@ fn alternating_setups_each_run_only_what_they_registered() {
     for (seed, setup) in setups.into_iter().enumerate() {
         let seed = seed as u64;
         let config = ExecConfig::default();
-        execute_into(&config, &setup, &mut Random::new(seed), seed, &mut out);
+        Runs::new(&config).execute_into(&setup, &mut Random::new(seed), seed, &mut out);
         let alone = support::on_a_fresh_engine(config, setup, seed);
         assert_eq!(format!("{out:?}"), alone, "execution {seed}");
         let checks = out.checks.len();
@@ -351,8 +351,9 @@ fn alternating_setups_each_run_only_what_they_registered() {
 /// result holds its own execution's points, not the ones before it as well.
 #[test]
 fn a_reused_result_holds_only_its_own_phase_points() {
-    use mcsim::exec::{Execution, execute_into};
-    use mcsim::explore::{Dfs, Strategy};
+    use mcsim::exec::{Execution, Runs};
+    use mcsim::exhaustive::Dfs;
+    use mcsim::explore::Strategy;
     let expiring = support::expiring;
     let config = ExecConfig::default();
     let mut reused = Dfs::new(None, false).with_timing(true);
@@ -360,7 +361,7 @@ fn a_reused_result_holds_only_its_own_phase_points() {
     let mut out = Execution::default();
     let (mut executions, mut with_points) = (0, 0);
     for i in 0.. {
-        execute_into(&config, &expiring, &mut reused, i, &mut out);
+        Runs::new(&config).execute_into(&expiring, &mut reused, i, &mut out);
         let alone = execute(&config, &expiring, &mut fresh, i);
         assert_eq!(format!("{out:?}"), format!("{alone:?}"), "execution {i}");
         executions += 1;
@@ -486,7 +487,8 @@ fn distinct_final_states(ghost: bool) -> usize {
     use std::hash::Hash;
     use std::rc::Rc;
 
-    use mcsim::explore::{Dfs, Strategy};
+    use mcsim::exhaustive::Dfs;
+    use mcsim::explore::Strategy;
 
     let setup = move |sim: &mut mcsim::Sim| {
         let order: Rc<RefCell<Vec<usize>>> = Rc::default();
@@ -525,7 +527,7 @@ fn ghost_state_tells_apart_states_the_servers_do_not() {
 /// execution that records none hands over none, whatever the ones before it recorded.
 #[test]
 fn a_reused_result_holds_only_its_own_metrics() {
-    use mcsim::exec::{Execution, execute_into};
+    use mcsim::exec::{Execution, Runs};
     let measuring = |sim: &mut mcsim::Sim| {
         sim.at_end("measures", |view| {
             view.metric("measured", 1.0);
@@ -542,7 +544,7 @@ fn a_reused_result_holds_only_its_own_metrics() {
         .enumerate()
     {
         let setup: &dyn Fn(&mut mcsim::Sim) = if measured { &measuring } else { &silent };
-        execute_into(&config, setup, &mut Random::new(0), i as u64, &mut out);
+        Runs::new(&config).execute_into(setup, &mut Random::new(0), i as u64, &mut out);
         assert_eq!(
             out.metrics.contains_key("measured"),
             measured,

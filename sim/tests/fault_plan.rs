@@ -303,7 +303,8 @@ fn faults_aimed_at_a_key_choose_alike_traced_or_not() {
 /// phase points, traced or not.
 #[test]
 fn a_timing_search_under_aimed_pauses_runs_alike_traced_or_not() {
-    use mcsim::explore::{Dfs, Strategy};
+    use mcsim::exhaustive::Dfs;
+    use mcsim::explore::Strategy;
     let setup = on_a_and_lock;
     let plan = FaultPlan::pauses(Duration::from_millis(20)).on_keys(&["lock"]);
     let search = || Dfs::new(Some(1), false).with_timing(true);

@@ -21,7 +21,7 @@ fn set(server: &mut Server, i: u32, now: VirtualTime) {
         data: i.to_string().into_bytes(),
         noreply: false,
     };
-    server.apply_owned(request, now);
+    server.apply(request, now);
 }
 
 fn delete(server: &mut Server, i: u32, now: VirtualTime) {
@@ -29,7 +29,7 @@ fn delete(server: &mut Server, i: u32, now: VirtualTime) {
         key: key(i),
         noreply: false,
     };
-    server.apply_owned(request, now);
+    server.apply(request, now);
 }
 
 /// Stores `keys` in the order given, then deletes every third of them and evicts every

@@ -474,7 +474,7 @@ fn replay(ran: &[Ran], time_at_edge: i64, phase_ms: u64, skipped: &BTreeMap<&str
             line = words.join(" ");
         }
         let now = VirtualTime((r.at + offset) as u64);
-        let reply = server.apply(&request(&line), now);
+        let reply = server.apply(request(&line), now);
         if r.near {
             assert!(
                 !r.mutates,

@@ -219,7 +219,7 @@ fn the_server_clock_ticks_once_a_second_as_simulated() {
     let real = miss_after(&mut c, &key, tick);
     let mut server = Server::new(ServerConfig::default(), VirtualTime::ZERO);
     let at = VirtualTime::ZERO + Duration::from_millis(300);
-    server.apply(&set(&key, 2), at);
+    server.apply(set(&key, 2), at);
     let mut t = at;
     while server.peek(&key, t).is_some() {
         t += Duration::from_millis(5);

@@ -4,7 +4,8 @@
 use std::time::Duration;
 
 use mcsim::exec::{ExecConfig, execute};
-use mcsim::explore::{Choice, Decided, Dfs, Needs, Options, Strategy};
+use mcsim::exhaustive::Dfs;
+use mcsim::explore::{Choice, Decided, Needs, Options, Strategy};
 use mcsim::fault::Fault;
 use mcsim::memcache::{Exptime, Key, Memcache, Value};
 use mcsim::{FaultPlan, Skew, Verdict};

@@ -4,7 +4,7 @@
 //! that owns nothing), so this watches the process's resident memory over executions
 //! whose requests each hold 64 KiB.
 
-use mcsim::exec::{ExecConfig, Execution, execute_into};
+use mcsim::exec::{ExecConfig, Execution, Runs};
 use mcsim::explore::Random;
 use mcsim::memcache::{Exptime, Key, Memcache};
 use mcsim::protocol::{Request, StoreMode};
@@ -59,12 +59,12 @@ fn requests_are_freed_whether_run_unsent_or_left_pending() {
     let mut e = Execution::default();
     // The engine's and the result's buffers reach their size in the first executions.
     for i in 0..50 {
-        execute_into(&config, &setup, &mut strategy, i, &mut e);
+        Runs::new(&config).execute_into(&setup, &mut strategy, i, &mut e);
     }
     assert!(!e.verdict.is_pass(), "the step check stops each execution");
     let before = resident_kib();
     for i in 50..350 {
-        execute_into(&config, &setup, &mut strategy, i, &mut e);
+        Runs::new(&config).execute_into(&setup, &mut strategy, i, &mut e);
     }
     let grown = resident_kib().saturating_sub(before);
     // Two requests left pending and one never sent in each of 300 executions would

@@ -1,7 +1,7 @@
 //! `Runs`: many executions of one configuration, its settings applied once, each
 //! execution exactly what a lone `execute` makes of it.
 
-use mcsim::exec::{ExecConfig, Execution, Runs, execute_into};
+use mcsim::exec::{ExecConfig, Execution, Runs, execute};
 use mcsim::explore::Random;
 use mcsim::fault::FaultPlan;
 use mcsim::memcache::{Exptime, Key, Memcache, Value};
@@ -116,7 +116,7 @@ fn runs_of_different_configurations_alternate_on_one_thread() {
             }
             _ => {
                 let lone = ExecConfig::default();
-                execute_into(&lone, &made, &mut Random::new(seed), seed, &mut out);
+                out = execute(&lone, &made, &mut Random::new(seed), seed);
                 let alone =
                     on_a_fresh_engine(lone, read_and_write_back("counter.static", false), seed);
                 assert_eq!(format!("{out:?}"), alone);

@@ -211,7 +211,7 @@ pub(crate) fn dispatch(command: Command, families: &[&'static dyn Family]) -> Re
             let s = s
                 .with_clients(clients)
                 .map_err(|e| anyhow::anyhow!("{e}"))?;
-            let options = run::ExploreOptions {
+            let options = mcsim::exhaustive::ExploreOptions {
                 max_preemptions: max_preemptions.map_or(s.bounds.preemptions, |b| b.0),
                 max_faults: max_faults.map_or(s.bounds.faults, |b| b.0),
                 reduce: !no_reduction,

@@ -6,8 +6,9 @@ use std::time::Instant;
 
 use anyhow::Result;
 
+use mcsim::exhaustive::{ExploreOptions, ExploreReport};
 use mcsim::report;
-use mcsim::run::{self, ExploreOptions, ExploreReport, RunOptions};
+use mcsim::run::{self, RunOptions};
 use mcsim::scenario::{Scenario, StrategyKind};
 
 /// What a search without a counterexample covered: [`ExploreReport::covered`].
@@ -28,7 +29,7 @@ pub(crate) fn explore(s: &Scenario, options: &ExploreOptions) -> Result<ExitCode
     let seek = (s.expect != "pass").then_some(s.expect.as_str());
     // On a terminal a spinner counts executions; elsewhere a line a second.
     let spinner = crate::cli::progress::spinner("executions");
-    let report = run::explore_seeking(s, options, seek, &mut |stats| {
+    let report = mcsim::exhaustive::explore_seeking(s, options, seek, &mut |stats| {
         if !spinner.is_hidden() {
             spinner.set_position(stats.executions);
             spinner.set_message(format!(
@@ -65,7 +66,7 @@ pub(crate) fn explore(s: &Scenario, options: &ExploreOptions) -> Result<ExitCode
     if st.cache_given_up {
         outln!(
             "  visited-state cache: off after its first {} states cut nothing (every path reached states of its own)",
-            st.states.max(mcsim::explore::Dfs::CACHE_TRIAL)
+            st.states.max(mcsim::exhaustive::Dfs::CACHE_TRIAL)
         );
     } else if st.states > 0 {
         outln!(
@@ -134,7 +135,7 @@ pub(crate) fn explore(s: &Scenario, options: &ExploreOptions) -> Result<ExitCode
                 fixed(options)
             );
             if options.reduce {
-                outln!("  {}", mcsim::explore::dfs::REDUCTION_CAVEAT);
+                outln!("  {}", mcsim::exhaustive::dfs::REDUCTION_CAVEAT);
             }
             no_violation(s)
         }

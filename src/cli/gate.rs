@@ -43,12 +43,12 @@ fn prove(s: &mcsim::scenario::Scenario, budget: f64, row: &mut Row) -> String {
             return "error".into();
         }
     };
-    let options = run::ExploreOptions {
+    let options = mcsim::exhaustive::ExploreOptions {
         max_executions: Some((EXHAUSTIVE_CAP * budget).ceil().max(1.0) as u64),
-        ..run::ExploreOptions::for_scenario(&s)
+        ..mcsim::exhaustive::ExploreOptions::for_scenario(&s)
     };
     let seek = (s.expect != "pass").then_some(s.expect.as_str());
-    let r = run::explore_seeking(&s, &options, seek, &mut |_| true);
+    let r = mcsim::exhaustive::explore_seeking(&s, &options, seek, &mut |_| true);
     row.executions += r.stats.executions;
     row.calls += r.calls;
     let covered = crate::cli::explore::covered(&s, &r);

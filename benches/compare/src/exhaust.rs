@@ -11,7 +11,7 @@ pub(crate) struct Exhausted {
     pub(crate) violating: u64,
 }
 
-/// The bare exploration loop: what `mcsim::run::explore` does without replaying and
+/// The bare exploration loop: what `mcsim::exhaustive::explore` does without replaying and
 /// shrinking the first counterexample.
 pub(crate) fn dfs_loop(s: &Scenario, reduce: bool) -> Exhausted {
     let mut dfs = Dfs::new(None, reduce);

@@ -59,7 +59,7 @@ pub fn counter_direct(variant: CounterVariant, clients: usize, server: &mut Serv
             let mut state = self.state.borrow_mut();
             state.1 += TICK;
             let now = state.1;
-            Ok(state.0.apply_owned(request, now))
+            Ok(state.0.apply(request, now))
         }
 
         fn now(&self) -> VirtualTime {
@@ -197,7 +197,7 @@ pub fn counter_minimal(
             let request = s.requests[c].take().expect("picked a parked call");
             s.now += TICK;
             let now = s.now;
-            let reply = s.server.apply_owned(request, now);
+            let reply = s.server.apply(request, now);
             s.replies[c] = Some(reply);
         }
         poll(&mut tasks, c);

@@ -4,7 +4,7 @@
 #[allow(unused_imports)]
 use super::*;
 
-use mcsim::run::explore_seeking;
+use mcsim::exhaustive::explore_seeking;
 
 /// Each search's time limit.
 pub(crate) const FULL_SIZE_LIMIT: Duration = Duration::from_secs(30);
@@ -63,7 +63,7 @@ pub(crate) fn section_full_size(md: &mut String) -> (usize, usize) {
          (the tick-phase classes after phase 0 are searched in batches, a batch's phases \
          taken in turn by a pool of threads, one phase to a thread; \
          a search at one phase is shared over both threads where the visited-state cache \
-         is off or gave up, `mcsim::run::explore`'s shares). A broken variant's \
+         is off or gave up, `mcsim::exhaustive::explore`'s shares). A broken variant's \
          search looks for the violation its scenario expects.\n\n\
          | scenario | clients | expects | verdict | executions | states | wall time |\n\
          |---|---:|---|---|---:|---:|---:|",

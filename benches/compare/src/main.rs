@@ -51,9 +51,10 @@ use std::time::{Duration, Instant};
 use std::cell::Cell;
 use std::rc::Rc;
 
-use mcsim::exec::{Drive, ExecConfig, Execution, Runs, Sim};
-use mcsim::explore::{Dfs, Pct, Random, Strategy};
-use mcsim::run::{ExploreOptions, explore};
+use mcsim::exec::{ExecConfig, Execution, Runs, Sim};
+use mcsim::exhaustive::Dfs;
+use mcsim::exhaustive::{ExploreOptions, explore};
+use mcsim::explore::{Pct, Random, Strategy};
 use mcsim::scenario::Scenario;
 use mcsim::{Failure, Server, Skew};
 use mcsim_compare::{counter_direct, counter_minimal, counter_model};

@@ -186,7 +186,7 @@ pub(crate) fn interleaved(batches: &mut [Batch<'_>], first: u64, rounds: u64) ->
 pub(crate) fn mcsim_batch<'a>(
     config: &'a ExecConfig,
     setup: &'a dyn Fn(&mut Sim),
-    make: impl Fn() -> Box<dyn Drive> + 'a,
+    make: impl Fn() -> Box<dyn Strategy> + 'a,
 ) -> Batch<'a> {
     Box::new(move |n, round| {
         let mut strategy = make();
@@ -197,7 +197,7 @@ pub(crate) fn mcsim_batch<'a>(
         let runs = Runs::new(config);
         (first..first + n as u64)
             .filter(|&i| {
-                strategy.execute_in(&runs, setup, i, &mut e);
+                runs.execute_into(setup, &mut *strategy, i, &mut e);
                 !e.verdict.is_pass()
             })
             .count()

@@ -135,7 +135,7 @@ const MIXES: [Mix; 3] = [
 ];
 
 /// Commands per second of `mix` on one server: batches of pre-generated commands moved
-/// into [`Server::apply_owned`] (what the executor does), virtual time 10 µs apart, after
+/// into [`Server::apply`] (what the executor does), virtual time 10 µs apart, after
 /// one warm-up batch. Generation is not timed.
 fn commands_per_sec(mix: &Mix) -> (f64, u64) {
     let keys: Vec<Key> = (0..mix.keys)
@@ -156,7 +156,7 @@ fn commands_per_sec(mix: &Mix) -> (f64, u64) {
         let t = Instant::now();
         for r in requests {
             now += step;
-            std::hint::black_box(server.apply_owned(r, now));
+            std::hint::black_box(server.apply(r, now));
         }
         if batch > 0 {
             timed += t.elapsed();
@@ -173,7 +173,7 @@ pub(crate) fn section_server(md: &mut String) -> f64 {
         md,
         "\n## 5. The simulated server alone\n\n\
          Commands per second on one core, each mix generated up front (ChaCha8, seed 42) \
-         and moved into `Server::apply_owned` as the executor does, virtual time 10 µs \
+         and moved into `Server::apply` as the executor does, virtual time 10 µs \
          apart, about {} s per mix after a warm-up batch. `cargo bench -p mcsim --bench \
          server` measures the same server under criterion.\n\n\
          | mix | what | commands/s | evictions |\n|---|---|---:|---:|",

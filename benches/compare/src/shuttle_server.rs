@@ -162,7 +162,7 @@ impl Memcache for ShuttleClient {
             if let Some(key) = evict {
                 server.evict(key, now);
             }
-            server.apply_owned(request, now)
+            server.apply(request, now)
         };
         if draw(s.faults.reply_lost, &s.left.reply_lost) {
             return Err(Transport::TimedOut);

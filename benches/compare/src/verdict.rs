@@ -5,7 +5,7 @@
 #[allow(unused_imports)]
 use super::*;
 
-use mcsim::run::explore_seeking;
+use mcsim::exhaustive::explore_seeking;
 use mcsim::scenario::StrategyKind;
 use mcsim_compare::corpus::{BUGS, Bug, Found, ShuttleTest};
 use shuttle::scheduler::{Schedule, Scheduler, Task, TaskId};
@@ -72,12 +72,12 @@ fn shuttle_hunt<S: Scheduler + 'static>(
     }
 }
 
-fn mcsim_hunt(s: &Scenario, mut strategy: Box<dyn Drive>) -> Hunt {
+fn mcsim_hunt(s: &Scenario, mut strategy: Box<dyn Strategy>) -> Hunt {
     let t = Instant::now();
     let mut e = Execution::default();
     let runs = Runs::new(&s.config);
     let hit = (0..CAP as u64).find(|&i| {
-        strategy.execute_in(&runs, &*s.setup, i, &mut e);
+        runs.execute_into(&*s.setup, &mut *strategy, i, &mut e);
         !e.verdict.is_pass()
     });
     Hunt {

@@ -22,9 +22,9 @@ use std::time::{Duration, Instant};
 
 use loom::thread;
 
+use mcsim::exhaustive::{ExploreOptions, explore};
 use mcsim::loom::{LoomClient, LoomServer};
 use mcsim::memcache::Memcache;
-use mcsim::run::{ExploreOptions, explore};
 use mcsim::scenario::Scenario;
 use mcsim_models::RECIPES;
 use mcsim_models::array::{Array, ArrayVariant};

@@ -31,7 +31,7 @@ use std::rc::Rc;
 use std::time::Duration;
 
 pub use client::Client;
-pub use engine::{Drive, KeyState, MAX_EDGES, Runs, Stored, execute, execute_into};
+pub use engine::{KeyState, MAX_EDGES, Runs, Stored, execute};
 pub use ghost::Fingerprint;
 
 use crate::clock::{Skew, VirtualTime};
@@ -342,7 +342,7 @@ pub struct Execution {
 }
 
 impl Default for Execution {
-    /// An empty result (a pass with nothing run): what [`execute_into`] fills in.
+    /// An empty result (a pass with nothing run): what [`Runs::execute_into`] fills in.
     fn default() -> Execution {
         Execution {
             index: 0,

@@ -5,9 +5,10 @@
 //! [`Strategy`] picks one [`Choice`]; the sequence of choices is the [`Schedule`], which
 //! replays the execution exactly without the strategy that produced it.
 //!
-//! One file per strategy: [`random`], [`swarm`], [`pct`], [`pos`], [`dfs`], [`replay`].
+//! One file per strategy: [`random`], [`swarm`], [`pct`], [`pos`], [`replay`]; the
+//! exhaustive search's depth-first strategy, with everything the search needs, is
+//! [`crate::exhaustive::dfs`].
 
-pub mod dfs;
 pub mod pct;
 pub mod pos;
 pub mod random;
@@ -18,7 +19,6 @@ pub mod swarm;
 use crate::clock::VirtualTime;
 use crate::fault::{Fault, FaultKind};
 
-pub use dfs::{Dfs, DfsStats};
 pub use pct::Pct;
 pub use pos::Pos;
 pub use random::Random;

@@ -243,3 +243,18 @@ impl StatsGroup {
         }
     }
 }
+
+/// A request handed over: [`crate::Server::apply`] moves a storage command's bytes into
+/// the new item.
+impl From<Request> for std::borrow::Cow<'_, Request> {
+    fn from(request: Request) -> Self {
+        std::borrow::Cow::Owned(request)
+    }
+}
+
+/// A request lent: [`crate::Server::apply`] copies a storage command's bytes.
+impl<'r> From<&'r Request> for std::borrow::Cow<'r, Request> {
+    fn from(request: &'r Request) -> Self {
+        std::borrow::Cow::Borrowed(request)
+    }
+}

@@ -301,7 +301,7 @@ pub fn run_observed(
     let mut e = Execution::default();
     let runs = Runs::new(&scenario.config);
     for i in 0..options.executions {
-        strategy.execute_in(&runs, &*setup, i, &mut e);
+        runs.execute_into(&*setup, &mut *strategy, i, &mut e);
         report.executions += 1;
         if report.executions.is_multiple_of(PROGRESS_EVERY) {
             progress(report.executions);
@@ -383,9 +383,9 @@ pub fn shrink_finding(
 
 /// Where a failure came from: its seed (for random strategies) and the steps spent
 /// finding it.
-struct Found {
-    seed: Option<(StrategyKind, u64)>,
-    cost: u64,
+pub(crate) struct Found {
+    pub(crate) seed: Option<(StrategyKind, u64)>,
+    pub(crate) cost: u64,
 }
 
 /// The steps shrinking may spend: a few times what finding cost, within bounds, so a
@@ -396,7 +396,7 @@ pub fn shrink_budget(finding_cost: u64) -> u64 {
 
 /// Packages a failing execution: shrunk (when asked and when it is a violation, livelock
 /// or panic) and replayed with its timeline.
-fn failure(scenario: &Scenario, found: Found, e: &Execution, shrink: bool) -> Finding {
+pub(crate) fn failure(scenario: &Scenario, found: Found, e: &Execution, shrink: bool) -> Finding {
     let found_hash = found
         .seed
         .map(|(kind, seed)| run_seed(scenario, kind, seed).trace.hash());
@@ -488,19 +488,8 @@ pub fn matches_expectation(expect: &str, verdict: &Verdict) -> bool {
     verdict.label() == expect
 }
 
-mod at_phase;
-mod exploration;
-mod explore;
-mod phase_search;
-mod phases;
-mod shares;
-mod tally;
-
 /// The machine's cores, at least 1: how many threads `mcsim explore` shares a search
 /// over and how many scenarios `mcsim check` runs at once unless told (`--jobs`).
 pub fn cores() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
-pub use explore::{
-    DEFAULT_MAX_PHASES, ExploreOptions, ExploreReport, PhaseCoverage, explore, explore_seeking,
-};

@@ -249,23 +249,24 @@ impl Server {
     }
 
     /// Executes one request at `now`. A `noreply` request still runs and answers
-    /// [`Reply::Silent`].
-    pub fn apply(&mut self, request: &Request, now: VirtualTime) -> Reply {
-        let silent = silenced(request);
-        let reply = self.execute(request, now);
-        if silent { Reply::Silent } else { reply }
+    /// [`Reply::Silent`]. Given by value (`server.apply(request, now)`), a storage
+    /// command's bytes move into the new item; given by reference (`&request`), they are
+    /// copied.
+    pub fn apply<'r>(&mut self, request: impl Into<Cow<'r, Request>>, now: VirtualTime) -> Reply {
+        match request.into() {
+            Cow::Borrowed(request) => {
+                let silent = silenced(request);
+                let reply = self.execute(request, now);
+                if silent { Reply::Silent } else { reply }
+            }
+            Cow::Owned(mut request) => self.apply_in_place(&mut request, now),
+        }
     }
 
-    /// [`Server::apply`] taking the request by value: a storage command's bytes move into
-    /// the new item instead of being copied.
-    pub fn apply_owned(&mut self, mut request: Request, now: VirtualTime) -> Reply {
-        self.apply_taking(&mut request, now)
-    }
-
-    /// [`Server::apply`] that may take a storage command's bytes out of the request
-    /// (leaving it empty) to move them into the new item: for a caller that keeps the
-    /// request where it is and has no further use for its bytes.
-    pub fn apply_taking(&mut self, request: &mut Request, now: VirtualTime) -> Reply {
+    /// [`Server::apply`] that takes a storage command's bytes out of the request (leaving
+    /// it empty) to move them into the new item: for the engine, which keeps the request
+    /// in its client's mailbox while the server runs it.
+    pub(crate) fn apply_in_place(&mut self, request: &mut Request, now: VirtualTime) -> Reply {
         let silent = silenced(request);
         let reply = match request {
             Request::Store {

@@ -422,7 +422,7 @@ pub fn shrink(scenario: &Scenario, failing: &Execution, search: u64, budget: u64
             if spent >= budget {
                 break;
             }
-            strategy.execute_in(&runs, &*smaller.setup, i, &mut e);
+            runs.execute_into(&*smaller.setup, &mut *strategy, i, &mut e);
             spent += e.steps;
             if e.verdict.label() == label {
                 found = Some(std::mem::take(&mut e));

@@ -103,7 +103,7 @@ pub struct Proof {
     /// The fault kinds the plan allows.
     pub fault_kinds: Vec<crate::fault::FaultKind>,
     /// Tick-phase classes searched, of those the executions distinguish.
-    pub phases: crate::run::PhaseCoverage,
+    pub phases: crate::exhaustive::PhaseCoverage,
     /// Draws of the workload searched.
     pub draws: u32,
     /// Executions run to the end.

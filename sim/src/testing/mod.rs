@@ -21,11 +21,12 @@ use std::time::Duration;
 
 use crate::clock::Skew;
 use crate::exec::ExecConfig;
+use crate::exhaustive::ExploreOptions;
 use crate::explore::Schedule;
 use crate::fault::FaultPlan;
 use crate::model::{Context, Model};
 use crate::report;
-use crate::run::{self, ExploreOptions, RunOptions, RunReport};
+use crate::run::{self, RunOptions, RunReport};
 use crate::scenario::{Origin, Scenario, Setup, StrategyKind, did_you_mean};
 use crate::server::ServerConfig;
 
@@ -213,7 +214,7 @@ impl<M: Model> Check<M> {
     }
 
     /// [`Check::dfs`] searches at most this many tick-phase classes (default
-    /// [`crate::run::DEFAULT_MAX_PHASES`]); the proof says how many there were.
+    /// [`crate::exhaustive::DEFAULT_MAX_PHASES`]); the proof says how many there were.
     pub fn max_phases(mut self, phases: usize) -> Self {
         self.search.max_phases = phases.max(1);
         self
@@ -240,7 +241,7 @@ impl<M: Model> Check<M> {
             max_preemptions,
             ..self.search
         };
-        let r = run::explore(&s, &options, &mut |_| true);
+        let r = crate::exhaustive::explore(&s, &options, &mut |_| true);
         let mut verdicts = BTreeMap::new();
         let label = r.failure.as_ref().map(|f| f.execution.verdict.label());
         let found = label.iter().map(|l| (l.clone(), 1)).collect();
@@ -264,7 +265,7 @@ impl<M: Model> Check<M> {
             statement: format!(
                 "{}; fixed: {}; visited {} executions and {} states",
                 r.covered(&s),
-                run::ExploreReport::fixed(&options),
+                crate::exhaustive::ExploreReport::fixed(&options),
                 r.stats.executions,
                 r.stats.states
             ),
@@ -473,7 +474,7 @@ impl<M: Model> Check<M> {
                 preemptions: None,
                 faults: None,
                 draws: 1,
-                phases: crate::run::DEFAULT_MAX_PHASES,
+                phases: crate::exhaustive::DEFAULT_MAX_PHASES,
             },
             setup,
             point: Vec::new(),

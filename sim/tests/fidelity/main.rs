@@ -113,7 +113,7 @@ pub(crate) fn hit(k: &str, flags: u32, data: &[u8]) -> ValueEntry {
 
 /// The value of a single-key `get`, or `None` on a miss.
 pub(crate) fn value(server: &mut Server, k: &str, now: VirtualTime) -> Option<Vec<u8>> {
-    match server.apply(&get(&[k]), now) {
+    match server.apply(get(&[k]), now) {
         Reply::Values(v) if v.is_empty() => None,
         Reply::Values(mut v) => Some(v.remove(0).data),
         other => panic!("get {k}: {other:?}"),
@@ -122,7 +122,7 @@ pub(crate) fn value(server: &mut Server, k: &str, now: VirtualTime) -> Option<Ve
 
 /// The cas unique `gets` returns.
 pub(crate) fn cas_of(server: &mut Server, k: &str, now: VirtualTime) -> u64 {
-    match server.apply(&gets(k), now) {
+    match server.apply(gets(k), now) {
         Reply::Values(v) if v.len() == 1 => v[0].cas.unwrap(),
         other => panic!("gets {k}: {other:?}"),
     }
@@ -130,7 +130,7 @@ pub(crate) fn cas_of(server: &mut Server, k: &str, now: VirtualTime) -> u64 {
 
 /// The remaining TTL `mg k t` reports (-1: never).
 pub(crate) fn ttl_of(server: &mut Server, k: &str, now: VirtualTime) -> i64 {
-    match server.apply(&meta(MetaCommand::Get, k, "t", None), now) {
+    match server.apply(meta(MetaCommand::Get, k, "t", None), now) {
         Reply::Meta(m) => m.flag(b't').unwrap().parse().unwrap(),
         other => panic!("mg {k} t: {other:?}"),
     }

@@ -48,7 +48,7 @@ pub(crate) fn run_after_reset(
 }
 
 /// Compares the server with the model on `steps`, each request sent through
-/// [`Server::apply_owned`] if `by_value`, else [`Server::apply`].
+/// [`Server::apply`] given the request by value if `by_value`, else by reference.
 pub(crate) fn run_on(
     mut server: Server,
     phase: u64,
@@ -79,7 +79,7 @@ pub(crate) fn run_on(
         };
         let expected = model.apply(&request, now);
         let got = if by_value {
-            server.apply_owned(request.clone(), VirtualTime(now))
+            server.apply(request.clone(), VirtualTime(now))
         } else {
             server.apply(&request, VirtualTime(now))
         };

@@ -63,7 +63,7 @@ impl Engine {
         });
         let lost_request = matches!(fault, Some(Fault::RequestLost { .. }));
         let outcome = match fault {
-            None => self.cluster.call_taking(request, at),
+            None => self.cluster.call_in_place(request, at),
             Some(fault) => self.faulty_outcome(fault, request, at),
         };
         if outcome.is_ok() && !lost_request {
@@ -171,7 +171,7 @@ impl Engine {
                     Err(Transport::ServerDown)
                 }
             }
-            _ => self.cluster.call_taking(request, at),
+            _ => self.cluster.call_in_place(request, at),
         }
     }
 

@@ -36,80 +36,18 @@ pub use watch::{KeyState, Stored};
 
 /// Runs one execution: `setup` registers clients and invariants, `strategy` makes every
 /// choice. `index` tells the strategy which execution this is.
-pub fn execute(
-    config: &ExecConfig,
-    setup: &dyn Fn(&mut Sim),
-    strategy: &mut dyn Strategy,
-    index: u64,
-) -> Execution {
-    let mut execution = Execution::default();
-    execute_into(config, setup, strategy, index, &mut execution);
-    execution
-}
-
-/// A strategy with the engine's step loop compiled for its own type. Every
-/// [`Strategy`] is one. A loop over many executions that holds its strategy as a
-/// `dyn Drive` (as [`crate::scenario::StrategyKind::make`] returns it) pays one virtual
-/// call per execution instead of several per step, and the strategy's answers are
-/// inlined into the loop that asks for them.
-pub trait Drive: Strategy {
-    /// [`execute_into`] with this strategy making every choice.
-    fn execute_into(
-        &mut self,
-        config: &ExecConfig,
-        setup: &dyn Fn(&mut Sim),
-        index: u64,
-        out: &mut Execution,
-    );
-
-    /// [`Runs::execute_into`] with this strategy making every choice.
-    fn execute_in(
-        &mut self,
-        runs: &Runs<'_>,
-        setup: &dyn Fn(&mut Sim),
-        index: u64,
-        out: &mut Execution,
-    );
-}
-
-impl<S: Strategy> Drive for S {
-    fn execute_into(
-        &mut self,
-        config: &ExecConfig,
-        setup: &dyn Fn(&mut Sim),
-        index: u64,
-        out: &mut Execution,
-    ) {
-        execute_into(config, setup, self, index, out);
-    }
-
-    fn execute_in(
-        &mut self,
-        runs: &Runs<'_>,
-        setup: &dyn Fn(&mut Sim),
-        index: u64,
-        out: &mut Execution,
-    ) {
-        runs.execute_into(setup, self, index, out);
-    }
-}
-
-/// [`execute`] into `out`, whose buffers (the schedule, the checks, the timeline) the
-/// execution reuses: a loop that runs many executions and keeps one result at a time
-/// allocates none of them again. Everything `out` held before is replaced. The step loop
-/// is compiled for `S`: with a concrete strategy type, or through [`Drive`], the
-/// strategy's answers are inlined into it.
 ///
-/// A loop over many executions of one configuration can run them through [`Runs`],
-/// which applies the configuration's settings once instead of at every execution.
-pub fn execute_into<S: Strategy + ?Sized>(
+/// A loop over many executions of one configuration runs them through [`Runs`], which
+/// applies the configuration's settings once and reuses one result's buffers.
+pub fn execute<S: Strategy + ?Sized>(
     config: &ExecConfig,
     setup: &dyn Fn(&mut Sim),
     strategy: &mut S,
     index: u64,
-    out: &mut Execution,
-) {
-    Runs::new(config).execute_into(setup, strategy, index, out);
+) -> Execution {
+    let mut execution = Execution::default();
+    Runs::new(config).execute_into(setup, strategy, index, &mut execution);
+    execution
 }
 
 /// One execution on `engine`, which has applied `config`'s settings

@@ -10,9 +10,10 @@ use super::Engine;
 
 /// Executions of one [`ExecConfig`] on this thread, as a loop that runs many of them
 /// (`mcsim check`, a search, a shrink) makes them. Each execution is exactly what
-/// [`execute_into`](super::execute_into) makes of it; the difference is where the
+/// [`execute`](super::execute) makes of it; the difference is where the
 /// configuration's settings (the fault plan, the servers, the latency window, the
-/// budgets) are applied to the thread's engine. A lone `execute_into` compares the
+/// budgets) are applied to the thread's engine, and which result's buffers are filled.
+/// A lone `execute` compares the
 /// configuration with the one the engine last ran and copies its settings at every
 /// execution; `Runs` applies them to the engine it takes at its first execution and
 /// keeps that engine for the next ones.
@@ -63,8 +64,11 @@ impl<'c> Runs<'c> {
         }
     }
 
-    /// Runs execution `index` of `config` into `out`, as
-    /// [`execute_into`](super::execute_into) does.
+    /// Runs execution `index` of `config` into `out`, as [`execute`](super::execute)
+    /// does, reusing `out`'s buffers (the schedule, the checks, the timeline): everything
+    /// it held before is replaced. The step loop is compiled for `S`: with a concrete
+    /// strategy type the strategy's answers are inlined into it; a `dyn Strategy` (what
+    /// [`crate::scenario::StrategyKind::make`] returns) is asked through its vtable.
     pub fn execute_into<S: Strategy + ?Sized>(
         &self,
         setup: &dyn Fn(&mut Sim),

@@ -125,18 +125,9 @@ impl Items {
 }
 
 /// The counters of `class`, grown into the table on first use.
-#[inline]
 fn class_entry(classes: &mut Vec<ClassStats>, class: usize) -> &mut ClassStats {
     if class >= classes.len() {
-        grow_classes(classes, class);
+        classes.resize(class + 1, ClassStats::default());
     }
     &mut classes[class]
-}
-
-/// Grows the table to hold `class` (once per class and server: kept out of the paths
-/// that count, so that each of them inlines a compare, not a resize).
-#[cold]
-#[inline(never)]
-fn grow_classes(classes: &mut Vec<ClassStats>, class: usize) {
-    classes.resize(class + 1, ClassStats::default());
 }

@@ -1,11 +1,11 @@
 //! What the executions of a search add up to, one thread's or one share's.
 
+use super::dfs::DfsStats;
 use crate::exec::Execution;
-use crate::explore::DfsStats;
 
-use super::Finding;
 use super::exploration::{ExploreOptions, ExploreReport};
 use super::phases::PhaseCoverage;
+use crate::run::Finding;
 
 /// What the executions of one search add up to: one thread's, or one share's of a search
 /// shared over threads.

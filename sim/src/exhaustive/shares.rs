@@ -15,14 +15,15 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
+use super::dfs::Share;
+use super::dfs::{Dfs, DfsStats};
 use crate::exec::{Execution, Runs};
-use crate::explore::dfs::Share;
-use crate::explore::{Dfs, DfsStats, Strategy};
+use crate::explore::Strategy;
 use crate::scenario::{Portable, Scenario};
 
 use super::exploration::{ExploreOptions, ExploreReport};
 use super::tally::Tally;
-use super::{Found, failure};
+use crate::run::{Found, failure};
 
 /// The branching node where the shares part: deep enough that the subtrees outnumber
 /// the threads many times over (for balance), shallow enough that few executions end

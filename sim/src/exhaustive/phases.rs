@@ -1,7 +1,7 @@
 //! The tick-phase dimension of an exhaustive search: the classes of phases that give the
 //! same executions, and two searches at different phases read as one.
 
-use super::ExploreReport;
+use super::exploration::ExploreReport;
 
 /// Phase classes searched by default when a scenario leaves the tick phase free.
 pub const DEFAULT_MAX_PHASES: usize = crate::scenario::ExhaustiveBounds::DEFAULT_PHASES;

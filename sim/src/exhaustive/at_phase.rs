@@ -1,13 +1,14 @@
 //! One search at one tick phase: iterative deepening of the preemption and fault bounds
 //! over the workload's draws, each bound's search on one thread or shared over several.
 
+use super::dfs::{Dfs, DfsStats};
 use crate::exec::{Execution, Runs};
-use crate::explore::{Dfs, DfsStats, Strategy};
+use crate::explore::Strategy;
 use crate::scenario::Scenario;
 
 use super::exploration::{ExploreOptions, ExploreReport};
 use super::tally::Tally;
-use super::{Found, failure};
+use crate::run::{Found, failure};
 
 /// [`explore_seeking`] at one tick phase (`None`: the scenario's).
 pub(super) fn search_at_phase(

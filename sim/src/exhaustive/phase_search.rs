@@ -21,7 +21,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
-use crate::explore::DfsStats;
+use super::dfs::DfsStats;
 use crate::scenario::Scenario;
 
 use super::at_phase::search_at_phase;

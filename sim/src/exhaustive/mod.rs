@@ -1,13 +1,34 @@
-//! `mcsim explore`: every schedule of a scenario within bounds, by iterative deepening of
-//! preemption and fault bounds, over the workload's draws and the servers' tick-phase
-//! classes.
+//! The exhaustive search, all of it (`mcsim explore`): every schedule of a scenario within
+//! bounds, by iterative deepening of preemption and fault bounds, over the workload's draws
+//! and the servers' tick-phase classes.
+//!
+//! It owns, from the bottom up:
+//! - [`dfs`]: the depth-first strategy, with sleep-set reduction, its visited-state cache
+//!   and the split of its tree into shares;
+//! - `at_phase`: one search at one tick phase, the bounds deepened one by one;
+//! - `shares`: one search on several threads;
+//! - `phases` and `phase_search`: the tick-phase classes and the search over them;
+//! - `tally` and `exploration`: what the executions add up to, what a search is asked
+//!   ([`ExploreOptions`]) and what it reports ([`ExploreReport`]).
+//!
+//! It runs executions only through [`crate::exec::Runs`] and judges them only through
+//! [`crate::run`]'s failure packaging (shrinking, the replayed timeline); it never reads
+//! the wall clock except for the elapsed time it reports.
 
-use crate::explore::DfsStats;
+mod at_phase;
+pub mod dfs;
+mod exploration;
+mod phase_search;
+mod phases;
+mod shares;
+mod tally;
+
 use crate::scenario::Scenario;
 
-use super::at_phase::search_at_phase;
-pub use super::exploration::{ExploreOptions, ExploreReport};
-pub use super::phases::{DEFAULT_MAX_PHASES, PhaseCoverage};
+use at_phase::search_at_phase;
+pub use dfs::{Dfs, DfsStats};
+pub use exploration::{ExploreOptions, ExploreReport};
+pub use phases::{DEFAULT_MAX_PHASES, PhaseCoverage};
 
 /// Explores every schedule of a scenario within bounds, stopping at the first failure.
 /// `progress` is called after each execution; returning false stops the exploration.
@@ -48,5 +69,5 @@ pub fn explore_seeking(
         };
         return r;
     }
-    super::phase_search::search_phases(scenario, options, seek, progress)
+    phase_search::search_phases(scenario, options, seek, progress)
 }

@@ -2,12 +2,12 @@
 //! ([`ExploreReport`]: its figures, verdicts and counterexample, and the phases it
 //! covered).
 
-use crate::explore::DfsStats;
+use super::dfs::DfsStats;
 use crate::plural::plural;
 use crate::scenario::Scenario;
 
-use super::Finding;
 use super::phases::{DEFAULT_MAX_PHASES, PhaseCoverage};
+use crate::run::Finding;
 
 /// Bounds of an exhaustive exploration.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -22,17 +22,17 @@ pub struct ExploreOptions {
     pub max_executions: Option<u64>,
     /// Keep exploring after a failure, counting failing executions.
     pub keep_going: bool,
-    /// Expand each state once ([`Dfs::with_cache`](crate::explore::Dfs::with_cache)).
+    /// Expand each state once ([`Dfs::with_cache`](crate::exhaustive::Dfs::with_cache)).
     pub cache: bool,
     /// Keep states up to a permutation of interchangeable clients when the model
-    /// declares them so ([`Dfs::with_symmetry`](crate::explore::Dfs::with_symmetry), [`crate::Sim::symmetric`]).
+    /// declares them so ([`Dfs::with_symmetry`](crate::exhaustive::Dfs::with_symmetry), [`crate::Sim::symmetric`]).
     pub symmetry: bool,
     /// Tell a client's states apart by the summary of its memory it declares
-    /// ([`Dfs::with_summaries`](crate::explore::Dfs::with_summaries), [`crate::Client::remember_only`]).
+    /// ([`Dfs::with_summaries`](crate::exhaustive::Dfs::with_summaries), [`crate::Client::remember_only`]).
     pub summaries: bool,
-    /// Try each call also where its window crosses a second ([`Dfs::with_timing`](crate::explore::Dfs::with_timing)).
+    /// Try each call also where its window crosses a second ([`Dfs::with_timing`](crate::exhaustive::Dfs::with_timing)).
     pub timing: bool,
-    /// Draws of the workload searched, one after the other ([`Dfs::set_draw`](crate::explore::Dfs::set_draw)).
+    /// Draws of the workload searched, one after the other ([`Dfs::set_draw`](crate::exhaustive::Dfs::set_draw)).
     pub draws: u32,
     /// Search with at most 0, then 1, then 2 preemptions and faults (each capped by
     /// `max_preemptions` and `max_faults`), then at those bounds, until a counterexample
@@ -43,7 +43,7 @@ pub struct ExploreOptions {
     /// classes (see [`PhaseCoverage`]).
     pub max_phases: usize,
     /// Threads each search runs on, sharing its tree (see
-    /// [`Share`](crate::explore::dfs::Share)): the same verdict and the same first
+    /// [`Share`](crate::exhaustive::dfs::Share)): the same verdict and the same first
     /// counterexample as one thread. 1: one thread.
     pub jobs: usize,
 }
