@@ -119,10 +119,7 @@ fn chunked_items_take_the_same_chunks_as_on_memcached() {
         assert_eq!(conn.call(&request(&bytes)).expect("set"), Reply::Stored);
         let real = real_usage(&d);
         let mut sim = Server::new(ServerConfig::default().memory_mb(64), VirtualTime::ZERO);
-        assert_eq!(
-            sim.apply(request(&bytes), VirtualTime::ZERO),
-            Reply::Stored
-        );
+        assert_eq!(sim.apply(request(&bytes), VirtualTime::ZERO), Reply::Stored);
         let simulated = sim.items().slab_usage();
         assert_eq!(
             simulated,

@@ -159,10 +159,7 @@ pub(crate) fn case_08_decr_in_place_keeps_flags_ttl_and_length() {
         Reply::Values(vec![hit("n", 3, b"9 ")])
     );
     assert_eq!(ttl_of(&mut s, "n", t), 50);
-    assert_eq!(
-        s.apply(arith(ArithOp::Decr, "n", 100), t),
-        Reply::Number(0)
-    );
+    assert_eq!(s.apply(arith(ArithOp::Decr, "n", 100), t), Reply::Number(0));
 }
 
 #[test]
@@ -170,10 +167,7 @@ pub(crate) fn case_09_incr_grows_the_item_and_wraps_at_2_64() {
     let mut s = server();
     let t = secs(1);
     assert_eq!(s.apply(set("n", 0, 0, b"99"), t), Reply::Stored);
-    assert_eq!(
-        s.apply(arith(ArithOp::Incr, "n", 1), t),
-        Reply::Number(100)
-    );
+    assert_eq!(s.apply(arith(ArithOp::Incr, "n", 1), t), Reply::Number(100));
     assert_eq!(value(&mut s, "n", t), Some(b"100".to_vec()));
     assert_eq!(
         s.apply(set("m", 0, 0, b"18446744073709551615"), t),

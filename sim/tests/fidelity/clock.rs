@@ -55,10 +55,7 @@ pub(crate) fn absolute_exptime_in_the_future_and_in_the_past() {
     let mut s = server();
     let t = secs(20);
     let unix_now = s.clock().unix_time(t);
-    assert_eq!(
-        s.apply(set("f", 0, unix_now + 100, b"1"), t),
-        Reply::Stored
-    );
+    assert_eq!(s.apply(set("f", 0, unix_now + 100, b"1"), t), Reply::Stored);
     assert_eq!(ttl_of(&mut s, "f", t), 100);
     assert_eq!(value(&mut s, "f", at(119_999)), Some(b"1".to_vec()));
     assert_eq!(value(&mut s, "f", secs(120)), None);
@@ -73,10 +70,7 @@ pub(crate) fn exptime_from_2_pow_31_wraps_negative() {
     assert_eq!(s.apply(set("w", 0, 1 << 31, b"1"), t), Reply::Stored);
     assert_eq!(value(&mut s, "w", t), None);
     // 2^32 + 10 truncates to a relative 10 seconds.
-    assert_eq!(
-        s.apply(set("r", 0, (1 << 32) + 10, b"1"), t),
-        Reply::Stored
-    );
+    assert_eq!(s.apply(set("r", 0, (1 << 32) + 10, b"1"), t), Reply::Stored);
     assert_eq!(ttl_of(&mut s, "r", t), 10);
 }
 
@@ -104,10 +98,7 @@ pub(crate) fn flush_all_with_delay_lands_at_tick_d_minus_1() {
     assert_eq!(value(&mut s, "old", at(13_999)), Some(b"1".to_vec()));
     assert_eq!(value(&mut s, "old", secs(14)), None);
     // During that tick even fresh stores are invisible…
-    assert_eq!(
-        s.apply(set("fresh", 0, 0, b"2"), at(14_500)),
-        Reply::Stored
-    );
+    assert_eq!(s.apply(set("fresh", 0, 0, b"2"), at(14_500)), Reply::Stored);
     assert_eq!(value(&mut s, "fresh", at(14_500)), None);
     // …and from the next one on stores are visible again.
     assert_eq!(s.apply(set("later", 0, 0, b"3"), secs(15)), Reply::Stored);
@@ -125,10 +116,7 @@ pub(crate) fn no_evict_mode_fails_the_store_and_deletes_the_old_value() {
     let big = vec![b'v'; 100 * 1024];
     // Two pages of the 100 KB class: 20 items.
     for i in 0..20 {
-        assert_eq!(
-            s.apply(set(&format!("v{i}"), 0, 0, &big), t),
-            Reply::Stored
-        );
+        assert_eq!(s.apply(set(&format!("v{i}"), 0, 0, &big), t), Reply::Stored);
     }
     let oom = Reply::ServerError("out of memory storing object".into());
     assert_eq!(s.apply(set("v20", 0, 0, &big), t), oom);

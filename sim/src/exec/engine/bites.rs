@@ -10,6 +10,7 @@ use crate::fault::{Fault, FaultKind};
 use crate::protocol::Request;
 
 use super::Engine;
+use super::observer::Observer;
 
 /// A fault that has not bitten yet, and what would make it bite.
 #[derive(Debug, Clone)]
@@ -20,7 +21,7 @@ pub(super) struct Pending {
     key: Option<String>,
 }
 
-impl Engine {
+impl<O: Observer> Engine<O> {
     /// A fault fired: counted, and either bitten at once or waiting for a call.
     pub(super) fn fault_fired(&mut self, fault: &Fault) {
         let kind = fault.kind();

@@ -4,17 +4,18 @@
 use std::rc::Rc;
 
 use crate::clock::VirtualTime;
-use crate::exec::Event;
 use crate::exec::core::Wait;
 use crate::exec::spin::{changes_state, request_hash};
 use crate::fault::Fault;
 use crate::memcache::Transport;
 use crate::protocol::{Reply, Request, StoreMode};
-use crate::trace::{Actor, describe_reply, describe_request};
+use crate::trace::describe_request;
 
+use super::observer::Observer;
+use super::timeline::Traced;
 use super::{Engine, Stop};
 
-impl Engine {
+impl<O: Observer> Engine<O> {
     /// The server executes a client's pending call at `at`; the reply goes back to the
     /// client.
     pub(super) fn execute_call(&mut self, client: usize, at: VirtualTime) -> Result<(), Stop> {
@@ -56,7 +57,7 @@ impl Engine {
         let read_only = request.is_read_only();
         let hash = self.spin.tracking_next().then(|| request_hash(request));
         // Taken before the server takes the request's bytes (only when tracing).
-        let traced = self.timeline.recording.then(|| Traced {
+        let traced = self.observer.timeline().is_some().then(|| Traced {
             servers: self.cluster.servers_for(request),
             what: describe_request(request),
             request: request.clone(),
@@ -69,18 +70,21 @@ impl Engine {
         if outcome.is_ok() && !lost_request {
             self.progress.calls += 1;
         }
-        if let (Some(read), false) = (phase_point, lost_request) {
-            self.phase_point_after(read, request, outcome.as_ref().ok(), at);
+        if let (Some(read), false) = (phase_point, lost_request)
+            && let Some(phase) = self.observer.phase_points()
+        {
+            phase.after(read, request, outcome.as_ref().ok(), at, &self.cluster);
         }
         core.mailboxes[client].end_call(Wait::Running);
         // Read while the core is at hand: neither the server nor the timeline reads a
         // clock of the clients'.
         let clock_reads = core.clock_reads;
-        if let Some(traced) = traced {
-            // The timeline reads the core: let go of it meanwhile.
-            drop(core);
-            self.trace_call(client, traced, issued, at, &outcome, fault);
-            core = core_cell.borrow_mut();
+        if let Some(traced) = traced
+            && let Some(timeline) = self.observer.timeline()
+        {
+            let servers = self.cluster.servers.len();
+            let step = self.progress.step;
+            timeline.call(step, client, traced, issued, at, &outcome, fault, servers);
         }
         let changed = match &outcome {
             Ok(reply) if !lost_request => changes_state(read_only, reply),
@@ -119,15 +123,12 @@ impl Engine {
     /// traced, records phase points or remembers keys for aimed faults, or a fault waits
     /// to bite.
     fn call_extras(&self) -> bool {
-        self.timeline.recording
-            || self.phase.points.is_some()
-            || self.faults.last_keys.is_some()
-            || !self.faults.bites_pending.is_empty()
+        self.observer.watches_calls() || !self.faults.bites_pending.is_empty()
     }
 
     /// What a call does first when [`Engine::call_extras`]: its keys watched (traced),
     /// whether it may mark a phase point, its keys remembered, the faults it makes bite
-    /// counted. Returns what [`Engine::phase_point_before`] answered.
+    /// counted. Returns what [`super::phase::PhasePoints::before`] answered.
     fn before_call(
         &mut self,
         client: usize,
@@ -136,14 +137,20 @@ impl Engine {
         at: VirtualTime,
         fault: Option<&Fault>,
     ) -> Option<bool> {
-        self.watch_call(request);
-        let phase_point = if self.marks_phase_points(client) {
-            self.phase_point_before(client, request, issued, at)
-        } else {
-            None
-        };
-        if self.faults.last_keys.is_some() {
-            self.remember_keys(client, request);
+        if let Some(timeline) = self.observer.timeline() {
+            timeline.watch_call(request, &self.cluster);
+        }
+        let latency_min = self.limits.latency.0;
+        let phase_point = self.observer.phase_points().and_then(|phase| {
+            phase.before(client, request, (issued, at), &self.cluster, latency_min)
+        });
+        if let Some(slot) = self
+            .observer
+            .last_keys()
+            .and_then(|all| all.get_mut(client))
+        {
+            slot.clear();
+            slot.extend(request.keys().iter().cloned());
         }
         if !matches!(fault, Some(Fault::RequestLost { .. })) {
             self.note_bites(request);
@@ -174,63 +181,4 @@ impl Engine {
             _ => self.cluster.call_in_place(request, at),
         }
     }
-
-    /// Records a traced call: its event and its line on the timeline.
-    fn trace_call(
-        &mut self,
-        client: usize,
-        traced: Traced,
-        issued: VirtualTime,
-        at: VirtualTime,
-        outcome: &Result<Reply, Transport>,
-        fault: Option<&Fault>,
-    ) {
-        let Traced {
-            servers,
-            what,
-            request,
-        } = traced;
-        // The server of its first key comes first.
-        let server = servers[0];
-        self.timeline.events.push(Event::Call {
-            step: self.progress.step,
-            time: at,
-            issued,
-            client,
-            server,
-            request,
-            outcome: outcome.clone(),
-            fault: fault.cloned(),
-        });
-        let server_note = if self.cluster.servers.len() > 1 {
-            let names: Vec<String> = servers.iter().map(|s| format!("s{s}")).collect();
-            format!(" @{}", names.join(","))
-        } else {
-            String::new()
-        };
-        self.log(Actor::Client(client), || match (outcome, fault) {
-            (_, Some(Fault::RequestLost { .. })) => {
-                format!("{what}{server_note} -> (request lost: FAULT)")
-            }
-            (Ok(r), Some(Fault::TooLarge { .. })) => format!(
-                "{what}{server_note} -> {} (value over the item size limit: FAULT)",
-                describe_reply(r)
-            ),
-            (Ok(r), Some(_)) => format!(
-                "{what}{server_note} -> {} (reply lost: FAULT)",
-                describe_reply(r)
-            ),
-            (Ok(r), None) => format!("{what}{server_note} -> {}", describe_reply(r)),
-            (Err(t), _) => format!("{what}{server_note} -> {t}"),
-        });
-    }
-}
-
-/// What a traced call records of its request, taken before the server takes its bytes.
-struct Traced {
-    /// The servers it went to, its first key's first ([`crate::cluster::Cluster::servers_for`]).
-    servers: Vec<usize>,
-    /// The request described.
-    what: String,
-    request: Request,
 }

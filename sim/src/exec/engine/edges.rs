@@ -14,6 +14,7 @@ use crate::clock::VirtualTime;
 use crate::explore::CallOption;
 
 use super::Engine;
+use super::observer::Observer;
 
 /// At most this many edges per call (a window of over a few seconds is cut here, and
 /// the cut is part of the stated bounds).
@@ -21,7 +22,7 @@ pub const MAX_EDGES: usize = 4;
 
 const SECOND: u64 = 1_000_000;
 
-impl Engine {
+impl<O: Observer> Engine<O> {
     pub(super) fn add_edges(&self, calls: &mut [CallOption]) {
         let core = self.sim.core.borrow();
         for call in calls {

@@ -7,9 +7,10 @@ use crate::exec::core::Wait;
 use crate::invariant::{EndView, Failure, Verdict, Violation};
 use crate::trace::{Actor, describe_request};
 
+use super::observer::Observer;
 use super::{Engine, Stop};
 
-impl Engine {
+impl<O: Observer> Engine<O> {
     /// Runs every step check. The first that fails is the verdict; every other that
     /// fails at the same step is recorded beside it ([`Execution::violated`]).
     ///
@@ -164,7 +165,7 @@ impl Engine {
         if !failed {
             *verdict = Verdict::Pass;
         }
-        if self.timeline.recording {
+        if self.observer.timeline().is_some() {
             self.log_end_check(verdict);
         }
     }

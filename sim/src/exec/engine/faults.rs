@@ -7,6 +7,7 @@ use crate::memcache::Key;
 use crate::protocol::{Request, StoreMode};
 
 use super::Engine;
+use super::observer::Observer;
 
 /// Builds a fault for a client.
 type MakeFault = fn(usize) -> Fault;
@@ -33,7 +34,13 @@ pub(super) fn aimed_keys(plan: &FaultPlan) -> AimedKeys {
     })
 }
 
-impl Engine {
+/// True if a pause or death is aimed at keys: an execution then follows the keys of each
+/// client's last call.
+pub(super) fn aims_at_keys(aimed: &AimedKeys) -> bool {
+    aimed[FaultKind::Pause as usize].is_some() || aimed[FaultKind::Die as usize].is_some()
+}
+
+impl<O: Observer> Engine<O> {
     fn budget_left(&self, kind: FaultKind) -> Option<(f64, &FaultRule)> {
         if self.faults.fired[kind as usize] >= self.faults.allowed[kind as usize] {
             return None;
@@ -51,25 +58,6 @@ impl Engine {
                 keys.iter()
                     .any(|(_, key)| self.cluster.server_for(key) == s)
             })
-    }
-
-    /// The keys of `client`'s last call (kept only when a pause or death is aimed).
-    fn last_keys(&self, client: usize) -> &[Key] {
-        self.faults
-            .last_keys
-            .as_ref()
-            .and_then(|all| all.get(client))
-            .map_or(&[], Vec::as_slice)
-    }
-
-    /// Remembers the keys of `client`'s call, when a pause or death is aimed at keys.
-    pub(super) fn remember_keys(&mut self, client: usize, request: &Request) {
-        if let Some(all) = &mut self.faults.last_keys
-            && let Some(slot) = all.get_mut(client)
-        {
-            slot.clear();
-            slot.extend(request.keys().iter().cloned());
-        }
     }
 
     /// True if the client's pending call would change the server if it ran now: a `set`,
@@ -213,7 +201,7 @@ impl Engine {
             for (client, m) in core.mailboxes.iter().enumerate() {
                 let aimed = match &m.wait {
                     Wait::Call { .. } => rule.aims_at(m.request.keys()),
-                    Wait::Sleep { .. } => rule.aims_at(self.last_keys(client)),
+                    Wait::Sleep { .. } => rule.aims_at(self.observer.last_keys_of(client)),
                     _ => false,
                 };
                 if aimed {

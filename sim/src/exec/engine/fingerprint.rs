@@ -4,10 +4,11 @@
 
 use std::hash::{Hash, Hasher};
 
+use super::observer::Observer;
 use crate::exec::Fingerprint;
 use crate::exec::engine::Engine;
 
-impl Engine {
+impl<O: Observer> Engine<O> {
     /// The final state's fingerprint: every server's live items and the ghost state.
     pub(super) fn fingerprint(&self) -> u64 {
         let servers = self.cluster.state_hash(self.now());

@@ -8,12 +8,15 @@ use crate::fault::Fault;
 use crate::memcache::Key;
 use crate::trace::Actor;
 
+use super::observer::Observer;
 use super::{Engine, Stop};
 
-impl Engine {
+impl<O: Observer> Engine<O> {
     /// Does `fault` now; a fault on a call runs that call (`calls` holds its instant).
     pub(super) fn inject(&mut self, fault: &Fault, calls: &[CallOption]) -> Result<(), Stop> {
-        self.keys_may_change_everywhere();
+        if let Some(timeline) = self.observer.timeline() {
+            timeline.keys_may_change_everywhere();
+        }
         match fault {
             Fault::ReplyLost { client }
             | Fault::RequestLost { client }
@@ -27,7 +30,9 @@ impl Engine {
             }
             Fault::Evict { server, key } => {
                 if let Ok(k) = Key::new(key.as_bytes()) {
-                    self.watch_key(*server, &k);
+                    if let Some(timeline) = self.observer.timeline() {
+                        timeline.watch_key(*server, &k);
+                    }
                     let now = self.now();
                     self.cluster.servers[*server].evict(&k, now);
                 }

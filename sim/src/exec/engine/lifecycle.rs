@@ -26,29 +26,26 @@ use crate::exec::timer::Timer;
 use crate::exec::{ExecConfig, Execution, Sim};
 use crate::fault::FaultKind;
 
-use super::{Buffers, Checks, Engine, Faults, Limits, PhasePoints, Progress, Timeline};
+use super::observer::{Observer, swap_emptied};
+use super::{Buffers, Checks, Engine, Faults, Limits, Progress};
 
-thread_local! {
-    /// The thread's engine between executions (boxed: taking it and giving it back
-    /// moves a pointer, not the engine).
-    static IDLE: RefCell<Option<Box<Engine>>> = const { RefCell::new(None) };
-}
-
-impl Engine {
-    /// The thread's engine (a new one if an execution already holds it, as when
-    /// executions nest), its cluster built for `config`.
-    pub(super) fn take(config: &ExecConfig) -> Box<Engine> {
-        IDLE.with(|idle| idle.borrow_mut().take())
+impl<O: Observer> Engine<O> {
+    /// The thread's engine of this kind (a new one if an execution already holds it, as
+    /// when executions nest), its cluster built for `config`. Boxed: taking it and giving
+    /// it back moves a pointer, not the engine.
+    pub(super) fn take(config: &ExecConfig) -> Box<Engine<O>> {
+        O::idle()
+            .with(|idle| idle.borrow_mut().take())
             .unwrap_or_else(|| Box::new(Engine::idle(config)))
     }
 
     /// Hands the engine back for the thread's next execution.
     pub(super) fn give_back(self: Box<Self>) {
-        IDLE.with(|idle| *idle.borrow_mut() = Some(self));
+        O::idle().with(|idle| *idle.borrow_mut() = Some(self));
     }
 
     /// An engine with nothing registered, as [`Engine::clear`] leaves one.
-    fn idle(config: &ExecConfig) -> Engine {
+    fn idle(config: &ExecConfig) -> Engine<O> {
         let mut engine = Engine {
             sim: Sim {
                 core: Rc::new(RefCell::new(Core::new())),
@@ -79,7 +76,6 @@ impl Engine {
                 faults_fired: Vec::new(),
                 bitten: [0; FaultKind::ALL.len()],
                 bites_pending: Vec::new(),
-                last_keys: None,
             },
             progress: Progress::default(),
             checks: Checks {
@@ -90,9 +86,8 @@ impl Engine {
                 stopped: crate::invariant::Verdict::Pass,
                 metrics: RefCell::default(),
             },
-            timeline: Timeline::default(),
-            phase: PhasePoints::default(),
             buffers: Buffers::default(),
+            observer: O::new(),
         };
         engine.adopt_plan();
         engine
@@ -119,7 +114,8 @@ impl Engine {
             self.faults.plan = config.faults.clone();
             self.adopt_plan();
         }
-        (self.timeline.recording, self.limits.max_steps) = (config.trace, config.max_steps);
+        self.observer.configure(config);
+        self.limits.max_steps = config.max_steps;
         self.limits.past_violation = config.past_violation;
         self.limits.latency = (
             config.latency_min.as_micros() as u64,
@@ -157,15 +153,8 @@ impl Engine {
         self.spin.reset(n);
         self.faults.budget_left = self.faults.plan_budget;
         // A pause or death aimed at keys follows the keys of each client's last call.
-        if self.faults.aimed_keys[FaultKind::Pause as usize].is_some()
-            || self.faults.aimed_keys[FaultKind::Die as usize].is_some()
-        {
-            self.faults.last_keys = Some(vec![Vec::new(); n]);
-        }
-        // Taken by the last `hand_over`: `None` here unless this execution records them.
-        if phase_points {
-            self.phase.points = Some(emptied(&mut out.phase_points));
-        }
+        let aimed = super::faults::aims_at_keys(&self.faults.aimed_keys);
+        self.observer.begin(out, n, phase_points, aimed);
     }
 
     /// The scripted faults as the execution's first timers, in the order registered.
@@ -203,15 +192,9 @@ impl Engine {
     pub(super) fn hand_over(&mut self, out: &mut Execution) {
         swap_emptied(&mut out.schedule.choices, &mut self.progress.choices);
         swap_emptied(&mut out.violated, &mut self.checks.violated);
-        swap_emptied(&mut out.trace.lines, &mut self.timeline.trace.lines);
-        swap_emptied(&mut out.events, &mut self.timeline.events);
-        swap_emptied(&mut out.key_states, &mut self.timeline.key_states);
+        self.observer.hand_over(out);
         std::mem::swap(&mut out.metrics, self.checks.metrics.get_mut());
         self.checks.metrics.get_mut().clear();
-        match self.phase.points.take() {
-            Some(points) => out.phase_points = points,
-            None => out.phase_points.clear(),
-        }
         out.checks.clear();
         for (name, _) in &self.sim.always {
             out.checks.push((name.clone(), self.checks.step_checks));
@@ -243,8 +226,6 @@ impl Engine {
         self.buffers.faults_buf.clear();
         self.faults.bites_pending.clear();
         self.faults.faults_fired.clear();
-        self.timeline.key_watch.clear();
-        self.faults.last_keys = None;
         self.checks.held = None;
         self.faults.fired = [0; FaultKind::ALL.len()];
         self.faults.bitten = [0; FaultKind::ALL.len()];
@@ -255,18 +236,4 @@ impl Engine {
         ) = (0, 0, 0);
         (self.progress.pruned, self.checks.ended) = (false, false);
     }
-}
-
-/// Hands `mine`, filled, to `theirs`, and keeps `theirs`'s buffer, emptied, for the next
-/// execution: one swap per execution, the result's old content dropped as it comes back.
-fn swap_emptied<T>(theirs: &mut Vec<T>, mine: &mut Vec<T>) {
-    std::mem::swap(theirs, mine);
-    mine.clear();
-}
-
-/// `v`'s buffer, emptied, leaving an empty vector in its place.
-fn emptied<T>(v: &mut Vec<T>) -> Vec<T> {
-    let mut v = std::mem::take(v);
-    v.clear();
-    v
 }

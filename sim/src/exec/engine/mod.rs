@@ -13,8 +13,8 @@ use crate::exec::{ExecConfig, Execution, Sim};
 use crate::explore::{CallOption, Choice, FaultOption, Needs, Options, Strategy};
 use crate::fault::{Fault, FaultKind, FaultPlan};
 use crate::invariant::Verdict;
-use crate::memcache::{Key, Transport};
-use crate::trace::{Actor, Trace};
+use crate::memcache::Transport;
+use crate::trace::Actor;
 
 mod bites;
 mod call;
@@ -22,6 +22,7 @@ mod edges;
 mod ending;
 mod inject;
 mod lifecycle;
+mod observer;
 mod options;
 pub use edges::MAX_EDGES;
 mod faults;
@@ -29,10 +30,11 @@ mod fingerprint;
 mod phase;
 mod poll;
 mod runs;
+mod timeline;
 mod timers;
+use observer::Observer;
 pub use runs::Runs;
-mod watch;
-pub use watch::{KeyState, Stored};
+pub use timeline::{KeyState, Stored};
 
 /// Runs one execution: `setup` registers clients and invariants, `strategy` makes every
 /// choice. `index` tells the strategy which execution this is.
@@ -51,18 +53,16 @@ pub fn execute<S: Strategy + ?Sized>(
 }
 
 /// One execution on `engine`, which has applied `config`'s settings
-/// ([`Engine::configure`]).
-fn run_configured<S: Strategy + ?Sized>(
-    engine: &mut Engine,
+/// ([`Engine::configure`]), for a strategy that has begun it and `needs` as given.
+fn run_configured<O: Observer, S: Strategy + ?Sized>(
+    engine: &mut Engine<O>,
     config: &ExecConfig,
     setup: &dyn Fn(&mut Sim),
-    strategy: &mut S,
+    (strategy, needs): (&mut S, Needs),
     index: u64,
     out: &mut Execution,
 ) {
     setup(engine.registration());
-    strategy.begin(index);
-    let needs = strategy.needs();
     let phase = strategy.tick_phase(config.phase_free);
     let phase_points = needs.timing && config.phase_free;
     engine.begin(out, phase, phase_points);
@@ -84,10 +84,11 @@ fn run_configured<S: Strategy + ?Sized>(
 /// One execution's machinery, kept across executions and reset in place
 /// ([`lifecycle`]). Its state is grouped by concern: what the configuration limits
 /// ([`Limits`]), the faults ([`Faults`]), the choices taken ([`Progress`]), the verdict's
-/// making ([`Checks`]), the timeline ([`Timeline`]), the phase points ([`PhasePoints`])
-/// and the step's option buffers ([`Buffers`]); beside them the world (the cluster, the
-/// timers) and the clients (the registration, the spin watch).
-struct Engine {
+/// making ([`Checks`]) and the step's option buffers ([`Buffers`]); beside them the world
+/// (the cluster, the timers), the clients (the registration, the spin watch) and what
+/// only some executions record (`O`, an [`Observer`]: the timeline, the phase points,
+/// the clients' last keys).
+struct Engine<O: Observer> {
     /// What the setup function registered: the core the clients share, their futures,
     /// the checks, the ghost state, the scripted faults. Kept in place across
     /// executions: the setup function fills it where it is, and [`Engine::clear`]
@@ -109,9 +110,8 @@ struct Engine {
     faults: Faults,
     progress: Progress,
     checks: Checks,
-    timeline: Timeline,
-    phase: PhasePoints,
     buffers: Buffers,
+    observer: O,
 }
 
 /// What the configuration limits, as the engine reads it at every step.
@@ -153,9 +153,6 @@ struct Faults {
     bitten: [u32; FaultKind::ALL.len()],
     /// Faults that have not bitten yet.
     bites_pending: Vec<bites::Pending>,
-    /// The keys of each client's last call, kept only when a pause or death is aimed at
-    /// keys (a client sleeping after a call on them may be hit).
-    last_keys: Option<Vec<Vec<Key>>>,
 }
 
 /// The choices taken so far and what they did.
@@ -188,31 +185,6 @@ struct Checks {
     metrics: RefCell<BTreeMap<String, f64>>,
 }
 
-/// The timeline of a traced execution (empty otherwise).
-#[derive(Default)]
-struct Timeline {
-    /// Record the timeline ([`ExecConfig::trace`]).
-    recording: bool,
-    trace: Trace,
-    /// Every call and fault, structured.
-    events: Vec<crate::exec::Event>,
-    /// Keys whose state the timeline shows, with their servers.
-    key_watch: watch::KeyWatch,
-    /// Their states over time.
-    key_states: Vec<KeyState>,
-}
-
-/// Where in a second the outcome could depend on the tick phase, recorded only when the
-/// strategy explores timing ([`Execution::phase_points`]).
-#[derive(Default)]
-struct PhasePoints {
-    /// The points so far, when recorded.
-    points: Option<Vec<u32>>,
-    /// The strategy repeats this step's choice ([`crate::explore::Decided::repeated`]):
-    /// the execution that took it before recorded its phase points.
-    repeating: bool,
-}
-
 /// The step's option buffers, kept across steps and executions.
 #[derive(Default)]
 struct Buffers {
@@ -242,23 +214,18 @@ struct PerClient {
     /// Whether its last executed call changed the server (a pause or death of the
     /// client is aimed: [`crate::explore::FaultOption::aimed`]).
     wrote_last: bool,
-    /// Its timing follows a tick edge: its later instants move with the phase, so it
-    /// marks no phase point.
-    edge_timed: bool,
 }
 
-impl Engine {
+impl<O: Observer> Engine<O> {
     fn now(&self) -> VirtualTime {
         self.sim.core.borrow().now
     }
 
     /// Writes a line into the timeline of a traced execution.
     fn log(&mut self, actor: Actor, text: impl FnOnce() -> String) {
-        if self.timeline.recording {
-            let now = self.now();
-            self.timeline
-                .trace
-                .push(self.progress.step, now, actor, text());
+        if let Some(timeline) = self.observer.timeline() {
+            let now = self.sim.core.borrow().now;
+            timeline.line(self.progress.step, now, actor, text());
         }
     }
 
@@ -296,7 +263,7 @@ impl Engine {
         // asked for them: emptied once before one that does not.
         let extras = needs.footprints || needs.timing;
         if !extras && self.buffers.extras_in_options {
-            Engine::empty_extras(&mut calls);
+            options::empty_extras(&mut calls);
         }
         self.buffers.extras_in_options = extras;
         let result = self.steps(strategy, needs, &mut calls, &mut faults);
@@ -355,7 +322,9 @@ impl Engine {
             // faults: a decided fault is checked against the faults when it comes
             // (`decided_fault`).
             let applied = if let Some(decided) = strategy.decided() {
-                self.phase.repeating = decided.repeated;
+                if let Some(phase) = self.observer.phase_points() {
+                    phase.repeating = decided.repeated;
+                }
                 match decided.choice {
                     fault @ Choice::Fault(_) => {
                         self.decided_fault(fault, calls, faults_buf, horizon)
@@ -363,7 +332,9 @@ impl Engine {
                     run => self.apply(run, calls, &[], horizon),
                 }
             } else {
-                self.phase.repeating = false;
+                if let Some(phase) = self.observer.phase_points() {
+                    phase.repeating = false;
+                }
                 // Once every budget is spent, no fault can fire for the rest of the
                 // execution: the options are built only while one may.
                 let faults: &[FaultOption] = if self.faults.budget_left {
@@ -411,7 +382,10 @@ impl Engine {
                 self.apply(choice, calls, faults, horizon)
             };
             // The keys' states after the step, a violating one's included.
-            self.record_keys();
+            if let Some(timeline) = self.observer.timeline() {
+                let now = self.sim.core.borrow().now;
+                timeline.record_keys(self.progress.step, now, &self.cluster);
+            }
             applied?;
         }
     }
@@ -504,10 +478,12 @@ impl Engine {
         self.progress.choices.push(Choice::Fault(fault.clone()));
         self.progress.step += 1;
         self.fault_fired(fault);
-        if self.timeline.recording && !fault.runs_a_call() {
-            let time = self.now();
+        if let Some(timeline) = self.observer.timeline()
+            && !fault.runs_a_call()
+        {
+            let time = self.sim.core.borrow().now;
             let (step, fault) = (self.progress.step, fault.clone());
-            self.timeline
+            timeline
                 .events
                 .push(crate::exec::Event::Fault { step, time, fault });
         }

@@ -7,8 +7,9 @@ use crate::explore::{CallOption, Footprint};
 use crate::trace::fnv1a;
 
 use super::Engine;
+use super::observer::Observer;
 
-impl Engine {
+impl<O: Observer> Engine<O> {
     /// Calls that may execute now, with their windows, the next timer deadline and the
     /// horizon no call may run past ([`Engine::window`]). The
     /// calls are the first `n` entries of `calls`, whose entries are overwritten where
@@ -116,16 +117,6 @@ impl Engine {
             .unwrap_or(VirtualTime(u64::MAX))
     }
 
-    /// Empties the footprints and edges a strategy that asked for them left in the
-    /// options buffer, before a strategy that asks for neither uses it (the options
-    /// then leave them as they are).
-    pub(super) fn empty_extras(calls: &mut [CallOption]) {
-        for call in calls {
-            call.footprint = None;
-            call.edges.clear();
-        }
-    }
-
     pub(super) fn add_footprints(&self, calls: &mut [CallOption]) {
         let core = self.sim.core.borrow();
         for call in calls {
@@ -171,4 +162,14 @@ fn add_option(
         footprint: None,
         edges: Vec::new(),
     });
+}
+
+/// Empties the footprints and edges a strategy that asked for them left in the
+/// options buffer, before a strategy that asks for neither uses it (the options
+/// then leave them as they are).
+pub(super) fn empty_extras(calls: &mut [CallOption]) {
+    for call in calls {
+        call.footprint = None;
+        call.edges.clear();
+    }
 }

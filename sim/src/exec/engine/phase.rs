@@ -12,45 +12,62 @@
 //! class, so they are not recorded.
 
 use crate::clock::VirtualTime;
+use crate::cluster::Cluster;
 use crate::protocol::{Reply, Request};
-
-use super::Engine;
 
 const SECOND: u64 = 1_000_000;
 
-impl Engine {
-    /// True if a call of `client` may mark a phase point: the strategy explores timing
-    /// and the client's timing does not follow a tick edge. The test the step makes
-    /// before [`Engine::phase_point_before`], which is kept out of its path.
-    pub(super) fn marks_phase_points(&self, client: usize) -> bool {
-        self.phase.points.is_some() && !self.per_client[client].edge_timed
+/// Where in a second the outcome could depend on the tick phase, recorded only when the
+/// strategy explores timing ([`crate::exec::Execution::phase_points`]).
+#[derive(Default)]
+pub(super) struct PhasePoints {
+    /// The points so far, when recorded (the result's buffer, taken for the execution).
+    pub(super) points: Option<Vec<u32>>,
+    /// The strategy repeats this step's choice ([`crate::explore::Decided::repeated`]):
+    /// the execution that took it before recorded its phase points.
+    pub(super) repeating: bool,
+    /// By client: its timing follows a tick edge, so its later instants move with the
+    /// phase and mark no phase point.
+    edge_timed: Vec<bool>,
+}
+
+impl PhasePoints {
+    /// Ready for an execution of `clients` clients.
+    pub(super) fn begin(&mut self, clients: usize) {
+        self.edge_timed.clear();
+        self.edge_timed.resize(clients, false);
     }
 
-    /// Before the server runs a call at `at` (of a client that
-    /// [`Engine::marks_phase_points`]): whether its result could depend on the phase, as
-    /// far as can be told before it runs (`None`: no point to record whatever it does;
+    /// Before the server runs a call of `client` at `at` (issued at `issued`, its
+    /// latency at least `latency_min` µs): whether its result could depend on the phase,
+    /// as far as can be told before it runs (`None`: no point to record whatever it does;
     /// `Some(true)`: a point; `Some(false)`: a point if it stores an expiry). A step the
     /// strategy repeats ([`crate::explore::Decided::repeated`]) records none: the
     /// execution that took it before did, and a search adds up every execution's points.
-    pub(super) fn phase_point_before(
+    /// A client whose timing follows a tick edge records none either.
+    pub(super) fn before(
         &mut self,
         client: usize,
         request: &Request,
-        issued: VirtualTime,
-        at: VirtualTime,
+        (issued, at): (VirtualTime, VirtualTime),
+        cluster: &Cluster,
+        latency_min: u64,
     ) -> Option<bool> {
-        let server = &self.cluster.servers[self.cluster.route(request)];
-        let own_start = issued.plus_micros(self.limits.latency.0);
+        if self.edge_timed[client] {
+            return None;
+        }
+        let server = &cluster.servers[cluster.route(request)];
+        let own_start = issued.plus_micros(latency_min);
         if at != own_start {
             // Later than its own earliest instant: at another call's instant (which that
             // call records) or just after a tick edge of its server.
             let before = VirtualTime(at.micros().saturating_sub(1));
             if server.tick(before) != server.tick(at) {
-                self.per_client[client].edge_timed = true;
+                self.edge_timed[client] = true;
             }
             return None;
         }
-        if self.phase.repeating {
+        if self.repeating {
             // Recorded by the execution that took this step before.
             return None;
         }
@@ -60,16 +77,17 @@ impl Engine {
         )
     }
 
-    /// After the server ran the call (one [`Engine::phase_point_before`] answered
-    /// `Some(read)` for): records its point if it read the clock. A store, touch or
-    /// `gat` with a relative TTL reads it when it sets an expiry (the tick plus the TTL);
-    /// one that stores nothing (an `add` on a live key) does not.
-    pub(super) fn phase_point_after(
+    /// After the server ran the call (one [`PhasePoints::before`] answered `Some(read)`
+    /// for): records its point if it read the clock. A store, touch or `gat` with a
+    /// relative TTL reads it when it sets an expiry (the tick plus the TTL); one that
+    /// stores nothing (an `add` on a live key) does not.
+    pub(super) fn after(
         &mut self,
         read: bool,
         request: &Request,
         reply: Option<&Reply>,
         at: VirtualTime,
+        cluster: &Cluster,
     ) {
         let sets_expiry = match request {
             Request::Store { exptime, .. }
@@ -86,9 +104,9 @@ impl Engine {
         if !(read || sets_expiry) {
             return;
         }
-        let server = &self.cluster.servers[self.cluster.route(request)];
+        let server = &cluster.servers[cluster.route(request)];
         let since_boot = at.micros().saturating_sub(server.clock().boot().micros());
-        if let Some(points) = &mut self.phase.points {
+        if let Some(points) = &mut self.points {
             points.push((since_boot % SECOND) as u32);
         }
     }

@@ -8,9 +8,10 @@ use crate::exec::core::Wait;
 use crate::invariant::Verdict;
 use crate::trace::Actor;
 
+use super::observer::Observer;
 use super::{Engine, Stop};
 
-impl Engine {
+impl<O: Observer> Engine<O> {
     /// Polls `client` once.
     #[inline(always)]
     pub(super) fn poll(&mut self, client: usize) -> Result<(), Stop> {
@@ -146,11 +147,11 @@ impl Engine {
         }
         // Clients keep notes only in a traced execution.
         let notes = std::mem::take(&mut self.sim.core.borrow_mut().notes);
-        for n in notes {
-            let text = format!("· {}", n.text);
-            self.timeline
-                .trace
-                .push(self.progress.step, n.time, Actor::Client(n.client), text);
+        if let Some(timeline) = self.observer.timeline() {
+            for n in notes {
+                let text = format!("· {}", n.text);
+                timeline.line(self.progress.step, n.time, Actor::Client(n.client), text);
+            }
         }
     }
 }

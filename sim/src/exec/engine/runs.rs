@@ -4,9 +4,10 @@
 use std::cell::Cell;
 
 use crate::exec::{ExecConfig, Execution, Sim};
-use crate::explore::Strategy;
+use crate::explore::{Needs, Strategy};
 
 use super::Engine;
+use super::observer::{Observed, Observer, Unobserved};
 
 /// Executions of one [`ExecConfig`] on this thread, as a loop that runs many of them
 /// (`mcsim check`, a search, a shrink) makes them. Each execution is exactly what
@@ -39,17 +40,25 @@ use super::Engine;
 /// ```
 pub struct Runs<'c> {
     config: &'c ExecConfig,
-    /// The engine between these runs' executions, `config` applied to it: taken from
-    /// the thread's at the first and handed back to the thread when the runs are
-    /// dropped. An execution in between that is not one of these (a replay, a shrink)
-    /// finds the thread's slot empty and builds another engine once, which the thread
-    /// then keeps.
-    engine: Cell<Option<Box<Engine>>>,
+    /// Every execution of `config` records something beside its verdict, whatever the
+    /// strategy: a timeline, or each client's last keys for a fault aimed at them.
+    observed_always: bool,
+    /// The engines between these runs' executions, `config` applied to them, one that
+    /// records nothing and one that records what an execution asks for
+    /// ([`super::observer`]): taken from the thread's at the first execution of each
+    /// kind and handed back to the thread when the runs are dropped. An execution in
+    /// between that is not one of these (a replay, a shrink) finds the thread's slot
+    /// empty and builds another engine once, which the thread then keeps.
+    unobserved: Cell<Option<Box<Engine<Unobserved>>>>,
+    observed: Cell<Option<Box<Engine<Observed>>>>,
 }
 
 impl Drop for Runs<'_> {
     fn drop(&mut self) {
-        if let Some(engine) = self.engine.take() {
+        if let Some(engine) = self.unobserved.take() {
+            engine.give_back();
+        }
+        if let Some(engine) = self.observed.take() {
             engine.give_back();
         }
     }
@@ -58,9 +67,12 @@ impl Drop for Runs<'_> {
 impl<'c> Runs<'c> {
     /// Executions of `config`.
     pub fn new(config: &'c ExecConfig) -> Runs<'c> {
+        let aimed = super::faults::aims_at_keys(&super::faults::aimed_keys(&config.faults));
         Runs {
             config,
-            engine: Cell::new(None),
+            observed_always: config.trace || aimed,
+            unobserved: Cell::new(None),
+            observed: Cell::new(None),
         }
     }
 
@@ -76,9 +88,28 @@ impl<'c> Runs<'c> {
         index: u64,
         out: &mut Execution,
     ) {
+        strategy.begin(index);
+        let needs = strategy.needs();
+        let strategy = (strategy, needs);
+        if self.observed_always || (needs.timing && self.config.phase_free) {
+            self.execute_on(&self.observed, setup, strategy, index, out);
+        } else {
+            self.execute_on(&self.unobserved, setup, strategy, index, out);
+        }
+    }
+
+    /// One execution on the engine kept in `slot`.
+    fn execute_on<O: Observer, S: Strategy + ?Sized>(
+        &self,
+        slot: &Cell<Option<Box<Engine<O>>>>,
+        setup: &dyn Fn(&mut Sim),
+        strategy: (&mut S, Needs),
+        index: u64,
+        out: &mut Execution,
+    ) {
         // Taken out for the execution: one nested in it (through these runs or not)
         // finds none here and takes the thread's, which may have run anything.
-        let mut engine = match self.engine.take() {
+        let mut engine = match slot.take() {
             Some(engine) => engine,
             None => {
                 let mut engine = Engine::take(self.config);
@@ -89,7 +120,7 @@ impl<'c> Runs<'c> {
         super::run_configured(&mut engine, self.config, setup, strategy, index, out);
         // An engine a nested execution through these runs kept meanwhile goes back to
         // the thread.
-        if let Some(nested) = self.engine.replace(Some(engine)) {
+        if let Some(nested) = slot.replace(Some(engine)) {
             nested.give_back();
         }
     }

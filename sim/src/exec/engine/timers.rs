@@ -5,10 +5,11 @@ use crate::exec::core::{Core, Wait};
 use crate::fault::Fault;
 use crate::trace::Actor;
 
+use super::observer::Observer;
 use super::{Engine, Stop};
 use crate::exec::timer::Timer;
 
-impl Engine {
+impl<O: Observer> Engine<O> {
     /// True if a timer or a sleeper may be due: the step loop's test before
     /// [`Engine::fire_due_timers`], made on the core it reads for the step.
     pub(super) fn timer_may_be_due(&self, core: &Core) -> bool {
@@ -67,7 +68,7 @@ impl Engine {
                             None => core.mailboxes[c].woken = true,
                         }
                     }
-                    if self.timeline.recording
+                    if self.observer.timeline().is_some()
                         && self.sim.core.borrow().mailboxes[c].reply.is_some()
                     {
                         self.log(Actor::Client(c), || "times out".into());
@@ -87,7 +88,9 @@ impl Engine {
 
     pub(super) fn fire(&mut self, at: VirtualTime, timer: Timer) -> Result<(), Stop> {
         self.spin.changed();
-        self.keys_may_change_everywhere();
+        if let Some(timeline) = self.observer.timeline() {
+            timeline.keys_may_change_everywhere();
+        }
         match timer {
             Timer::Restart(server) => {
                 let warm = self.faults.plan.warm_restart;

@@ -1,5 +1,6 @@
-//! What the keys of an execution held over time, recorded when tracing: the strip under
-//! the lanes of the HTML timeline.
+//! The timeline of a traced execution: its lines, its structured events, and what the keys
+//! held over time (the strip under the lanes of the HTML timeline). Only the
+//! [`super::observer::Observed`] engine keeps one; it never decides anything.
 //!
 //! Every key a call names is watched on the server it maps to. After each step the engine
 //! looks at the watched keys and records a [`KeyState`] where the key's state changed
@@ -13,10 +14,24 @@
 //! it held at the last look.
 
 use crate::clock::VirtualTime;
-use crate::memcache::Key;
-use crate::protocol::Request;
+use crate::cluster::Cluster;
+use crate::exec::Event;
+use crate::fault::Fault;
+use crate::memcache::{Key, Transport};
+use crate::protocol::{Reply, Request};
+use crate::trace::{Actor, Trace, describe_reply};
 
-use super::Engine;
+/// The timeline of a traced execution, its buffers kept across executions.
+#[derive(Default)]
+pub(super) struct Timeline {
+    pub(super) trace: Trace,
+    /// Every call and fault, structured.
+    pub(super) events: Vec<Event>,
+    /// Keys whose state the timeline shows, with their servers.
+    key_watch: KeyWatch,
+    /// Their states over time.
+    pub(super) key_states: Vec<KeyState>,
+}
 
 /// The longest value preview a [`KeyState`] keeps, in bytes.
 const PREVIEW: usize = 24;
@@ -71,7 +86,7 @@ struct Watched {
 /// change one server's keys, and a look at every watched key of every server after each
 /// of them made a traced execution cost its steps times its keys.
 #[derive(Default)]
-pub(super) struct KeyWatch {
+struct KeyWatch {
     keys: Vec<Watched>,
     /// Per server: a call went to it, or a key of it began to be watched, since the
     /// last look.
@@ -86,7 +101,7 @@ pub(super) struct KeyWatch {
 
 impl KeyWatch {
     /// Empty, as a new execution starts.
-    pub(super) fn clear(&mut self) {
+    fn clear(&mut self) {
         self.keys.clear();
         self.touched.clear();
         self.due.clear();
@@ -123,19 +138,84 @@ impl Raw {
     }
 }
 
-impl Engine {
-    /// Watches `key` on `server` from now on (tracing only).
-    fn watch(&mut self, server: usize, key: &Key) {
+impl Timeline {
+    /// Empty, as a new execution starts (the buffers handed over already are).
+    pub(super) fn clear(&mut self) {
+        self.key_watch.clear();
+    }
+
+    /// Writes a line.
+    pub(super) fn line(&mut self, step: u64, now: VirtualTime, actor: Actor, text: String) {
+        self.trace.push(step, now, actor, text);
+    }
+
+    /// Records a call: its event and its line. `what` describes the request, taken
+    /// before the server took its bytes, with the servers it went to (its first key's
+    /// first).
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn call(
+        &mut self,
+        step: u64,
+        client: usize,
+        traced: Traced,
+        issued: VirtualTime,
+        at: VirtualTime,
+        outcome: &Result<Reply, Transport>,
+        fault: Option<&Fault>,
+        cluster_size: usize,
+    ) {
+        let Traced {
+            servers,
+            what,
+            request,
+        } = traced;
+        // The server of its first key comes first.
+        let server = servers[0];
+        self.events.push(Event::Call {
+            step,
+            time: at,
+            issued,
+            client,
+            server,
+            request,
+            outcome: outcome.clone(),
+            fault: fault.cloned(),
+        });
+        let server_note = if cluster_size > 1 {
+            let names: Vec<String> = servers.iter().map(|s| format!("s{s}")).collect();
+            format!(" @{}", names.join(","))
+        } else {
+            String::new()
+        };
+        let text = match (outcome, fault) {
+            (_, Some(Fault::RequestLost { .. })) => {
+                format!("{what}{server_note} -> (request lost: FAULT)")
+            }
+            (Ok(r), Some(Fault::TooLarge { .. })) => format!(
+                "{what}{server_note} -> {} (value over the item size limit: FAULT)",
+                describe_reply(r)
+            ),
+            (Ok(r), Some(_)) => format!(
+                "{what}{server_note} -> {} (reply lost: FAULT)",
+                describe_reply(r)
+            ),
+            (Ok(r), None) => format!("{what}{server_note} -> {}", describe_reply(r)),
+            (Err(t), _) => format!("{what}{server_note} -> {t}"),
+        };
+        self.line(step, at, Actor::Client(client), text);
+    }
+
+    /// Watches `key` on `server` from now on (an eviction's target, a call's key).
+    pub(super) fn watch_key(&mut self, server: usize, key: &Key) {
         // The call about to run goes to this server: it needs a look after the step.
-        self.timeline.key_watch.touch(server);
+        self.key_watch.touch(server);
         if !self
-            .timeline
             .key_watch
             .keys
             .iter()
             .any(|w| w.server == server && w.key == *key)
         {
-            self.timeline.key_watch.keys.push(Watched {
+            self.key_watch.keys.push(Watched {
                 server,
                 key: key.clone(),
                 last: None,
@@ -144,44 +224,27 @@ impl Engine {
         }
     }
 
-    /// Watches the keys of the call `client` is about to make (tracing only).
-    pub(super) fn watch_call(&mut self, request: &Request) {
-        if self.timeline.recording {
-            // A command without keys (`flush_all`) may change every server.
-            if request.keys().is_empty() {
-                self.timeline.key_watch.everywhere = true;
-            }
-            for key in request.keys() {
-                let server = self.cluster.server_for(key);
-                self.watch(server, key);
-            }
+    /// Watches the keys of the call about to run.
+    pub(super) fn watch_call(&mut self, request: &Request, cluster: &Cluster) {
+        // A command without keys (`flush_all`) may change every server.
+        if request.keys().is_empty() {
+            self.key_watch.everywhere = true;
+        }
+        for key in request.keys() {
+            self.watch_key(cluster.server_for(key), key);
         }
     }
 
-    /// A fault or a timed event happened: every server's keys need a look after the step
-    /// (tracing only).
+    /// A fault or a timed event happened: every server's keys need a look after the step.
     pub(super) fn keys_may_change_everywhere(&mut self) {
-        if self.timeline.recording {
-            self.timeline.key_watch.everywhere = true;
-        }
+        self.key_watch.everywhere = true;
     }
 
-    /// Watches `key` on `server` (an eviction's target).
-    pub(super) fn watch_key(&mut self, server: usize, key: &Key) {
-        if self.timeline.recording {
-            self.watch(server, key);
-        }
-    }
-
-    /// Records every watched key whose state differs from the last one recorded.
-    #[inline(always)]
-    pub(super) fn record_keys(&mut self) {
-        if !self.timeline.recording {
-            return;
-        }
-        let now = self.now();
-        let servers = self.cluster.servers.len();
-        let watch = &mut self.timeline.key_watch;
+    /// Records every watched key whose state after step `step`, at `now`, differs from
+    /// the last one recorded.
+    pub(super) fn record_keys(&mut self, step: u64, now: VirtualTime, cluster: &Cluster) {
+        let servers = cluster.servers.len();
+        let watch = &mut self.key_watch;
         // A server seen for the first time needs a look.
         watch.touched.resize(servers, true);
         watch.due.resize(servers, VirtualTime::ZERO);
@@ -191,7 +254,7 @@ impl Engine {
         if !look.contains(&true) {
             return;
         }
-        for (s, server) in self.cluster.servers.iter().enumerate() {
+        for (s, server) in cluster.servers.iter().enumerate() {
             if !look[s] {
                 continue;
             }
@@ -209,7 +272,7 @@ impl Engine {
             if !look[w.server] {
                 continue;
             }
-            let s = &self.cluster.servers[w.server];
+            let s = &cluster.servers[w.server];
             let item = s.peek(&w.key, now);
             let expires = |exptime: u32| (exptime != 0).then(|| s.clock().time_of_tick(exptime));
             let raw = item.map(|item| Raw::of(&item.data, expires(item.exptime)));
@@ -229,8 +292,8 @@ impl Engine {
             });
             if stored != w.last {
                 w.last = stored.clone();
-                self.timeline.key_states.push(KeyState {
-                    step: self.progress.step,
+                self.key_states.push(KeyState {
+                    step,
                     time: now,
                     server: w.server,
                     key: String::from_utf8_lossy(w.key.as_bytes()).into_owned(),
@@ -239,4 +302,13 @@ impl Engine {
             }
         }
     }
+}
+
+/// What a traced call records of its request, taken before the server takes its bytes.
+pub(super) struct Traced {
+    /// The servers it went to, its first key's first ([`Cluster::servers_for`]).
+    pub(super) servers: Vec<usize>,
+    /// The request described.
+    pub(super) what: String,
+    pub(super) request: Request,
 }
