@@ -7,9 +7,8 @@ pub fn decimal(n: u64) -> Vec<u8> {
     decimal_in(n, &mut [0; 20]).to_vec()
 }
 
-/// `n` in decimal ASCII, written at the end of `buf` (20 bytes hold any `u64`): for a key
-/// with a number in it, `Key::from_parts(&[b"item:", decimal_in(i, &mut [0; 20])])`
-/// builds it without an allocation.
+/// `n` in decimal ASCII, written at the end of `buf` (20 bytes hold any `u64`): for the
+/// trace's hash and the clock's text, which write numbers at every step.
 pub fn decimal_in(mut n: u64, buf: &mut [u8; 20]) -> &[u8] {
     let mut at = buf.len();
     loop {

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::rc::Rc;
 use std::time::Duration;
 
-use mcsim::memcache::{Exptime, Key, McError, Memcache, Value, decimal_in};
+use mcsim::memcache::{Exptime, Key, McError, Memcache, Value};
 use mcsim::{Failure, Fault, Sim, Skew};
 
 /// Parameters of the rehash workload.
@@ -31,7 +31,7 @@ struct Ghost {
 }
 
 fn key(i: u32) -> Key {
-    Key::from_parts(&[b"item:", decimal_in(u64::from(i), &mut [0; 20])]).expect("valid key")
+    Key::new(format!("item:{i}")).expect("valid key")
 }
 
 /// Registers the workload: `clients` clients share the keys between them.

@@ -1,6 +1,6 @@
 //! The lock recipes themselves, written against [`Memcache`] as the articles write them.
 
-use mcsim::memcache::{Exptime, Key, McError, Memcache, Value, decimal_in};
+use mcsim::memcache::{Exptime, Key, McError, Memcache, Value};
 use mcsim::protocol::MetaFlag;
 
 /// Which lock recipe.
@@ -44,12 +44,7 @@ impl Lock {
             key,
             timeout,
             variant,
-            token: [
-                "owner",
-                std::str::from_utf8(decimal_in(owner as u64, &mut [0; 20]))
-                    .expect("digits are ASCII"),
-            ]
-            .concat(),
+            token: format!("owner{owner}"),
         }
     }
 

@@ -2,7 +2,7 @@
 //! unique session's hit counts on the current minute's key; the shown value is the sum of
 //! the other keys.
 
-use mcsim::memcache::{Exptime, Key, McError, Memcache, Value, decimal_in};
+use mcsim::memcache::{Exptime, Key, McError, Memcache, Value};
 
 /// Which online counter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -55,7 +55,7 @@ impl OnlineCounter {
     }
 
     fn slot_key(i: u64) -> Key {
-        Key::from_parts(&[b"online_c_", decimal_in(i, &mut [0; 20])]).expect("valid key")
+        Key::new(format!("online_c_{i}")).expect("valid key")
     }
 
     /// Keys in the ring.

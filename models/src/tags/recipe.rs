@@ -61,20 +61,6 @@ impl Tagged {
             data: data.to_vec(),
         })
     }
-
-    /// The rows of an encoded entry whose versions are `current`, read in place: `None`
-    /// for bytes this recipe did not write or an entry built under other versions (what
-    /// [`Tagged::decode`] would give, compared with `current`, without building it).
-    pub fn rows_if_current<'a>(bytes: &'a [u8], current: &[u64]) -> Option<&'a [u8]> {
-        let (head, data) = split(bytes)?;
-        let mut stored = versions(head);
-        for &want in current {
-            if stored.next()?? != want {
-                return None;
-            }
-        }
-        stored.next().is_none().then_some(data)
-    }
 }
 
 /// An entry's version list and rows, at its first `|`.
@@ -158,7 +144,7 @@ impl TaggedCache {
     /// equals the tag's current one, otherwise rebuilds it from `db` with the current
     /// versions.
     pub async fn read(&self, mc: &impl Memcache, db: &impl Database) -> Result<Read, McError> {
-        let mut got = mc.get_multi(&self.keys).await?;
+        let got = mc.get_multi(&self.keys).await?;
         let mut current = Vec::with_capacity(self.tags().len());
         for tag in self.tags() {
             current.push(match version(&got, tag) {
@@ -166,14 +152,12 @@ impl TaggedCache {
                 None => self.create_tag(mc, tag).await?,
             });
         }
-        if let Some(entry) = got.get_mut(self.key())
-            && let Some(rows) = Tagged::rows_if_current(&entry.data, &current).map(<[u8]>::len)
+        let entry = got.get(self.key()).and_then(|v| Tagged::decode(&v.data));
+        if let Some(entry) = entry
+            && entry.versions == current
         {
-            // The rows are the entry's tail: served from the bytes read, the versions cut.
-            let mut data = std::mem::take(&mut entry.data);
-            data.drain(..data.len() - rows);
             return Ok(Read {
-                data,
+                data: entry.data,
                 hit: true,
                 master: false,
             });
@@ -276,39 +260,6 @@ mod tests {
         assert_eq!(Tagged::decode(b"1,,2|db#4"), None);
         assert_eq!(Tagged::decode(b"1,x|db#4"), None);
         assert_eq!(Tagged::decode(b"-1|db#4"), None);
-    }
-
-    #[test]
-    fn rows_are_current_exactly_when_the_decoded_entry_has_the_current_versions() {
-        let bytes: &[&[u8]] = &[
-            b"|db#1",
-            b"7|db#1",
-            b"7,9|db#1",
-            b"7,9,|db#1",
-            b"7,,9|db#1",
-            b",7,9|db#1",
-            b"7,9|",
-            b"7,9|a|b",
-            b"07,9|db#1",
-            b"+7,9|db#1",
-            b"7 ,9|db#1",
-            b"18446744073709551615,9|x",
-            b"18446744073709551616,9|x",
-            b"7,9db#1",
-            b"\xff7,9|x",
-        ];
-        let currents: &[&[u64]] = &[&[], &[7], &[7, 9], &[9, 7], &[7, 9, 1], &[u64::MAX, 9]];
-        for b in bytes {
-            for current in currents {
-                let decoded = Tagged::decode(b).filter(|e| e.versions == *current);
-                assert_eq!(
-                    Tagged::rows_if_current(b, current),
-                    decoded.as_ref().map(|e| e.data.as_slice()),
-                    "{:?} against {current:?}",
-                    String::from_utf8_lossy(b)
-                );
-            }
-        }
     }
 
     #[test]

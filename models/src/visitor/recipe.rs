@@ -2,7 +2,7 @@
 //! visits while the other key shows the previous period's count; the two swap every `T`
 //! seconds of the client's own clock.
 
-use mcsim::memcache::{Exptime, Key, McError, Memcache, Value, decimal_in};
+use mcsim::memcache::{Exptime, Key, McError, Memcache, Value};
 
 /// Which visitor counter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -63,13 +63,7 @@ impl VisitorCounter {
     }
 
     fn named(name: &str, i: u64) -> Key {
-        Key::from_parts(&[
-            b"counter",
-            name.as_bytes(),
-            b"_",
-            decimal_in(i, &mut [0; 20]),
-        ])
-        .expect("counter names are valid keys")
+        Key::new(format!("counter{name}_{i}")).expect("counter names are valid keys")
     }
 
     /// The DS `time()`: whole seconds of the client's own clock.

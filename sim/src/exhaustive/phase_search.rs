@@ -26,7 +26,7 @@ use crate::scenario::Scenario;
 
 use super::at_phase::search_at_phase;
 use super::exploration::{ExploreOptions, ExploreReport};
-use super::phases::{PhaseCoverage, class_of, merge, representatives};
+use super::phases::{PhaseCoverage, class_of, representatives};
 
 /// [`super::explore_seeking`] over the tick-phase classes of a scenario that leaves the
 /// phase free.
@@ -58,7 +58,7 @@ pub(super) fn search_phases(
             let stop = stops(&r);
             total = Some(match total {
                 None => r,
-                Some(t) => merge(t, r),
+                Some(t) => t.merge(r),
             });
             if stop {
                 break 'batches;

@@ -1,8 +1,6 @@
 //! The tick-phase dimension of an exhaustive search: the classes of phases that give the
 //! same executions, and two searches at different phases read as one.
 
-use super::exploration::ExploreReport;
-
 /// Phase classes searched by default when a scenario leaves the tick phase free.
 pub const DEFAULT_MAX_PHASES: usize = crate::scenario::ExhaustiveBounds::DEFAULT_PHASES;
 
@@ -81,41 +79,4 @@ pub(super) fn representatives(points: &std::collections::BTreeSet<u32>) -> Vec<u
     }
     out.extend(points.iter().map(|f| f + 1).filter(|&q| q < 1_000_000));
     out
-}
-
-/// Two searches of the same scenario at different phases, as one: counts add up, the
-/// weaker bounds hold, the first counterexample (the sought one first) is kept.
-pub(super) fn merge(a: ExploreReport, b: ExploreReport) -> ExploreReport {
-    let weaker = |x: Option<u32>, y: Option<u32>| match (x, y) {
-        (Some(x), Some(y)) => Some(x.min(y)),
-        (x, y) => x.or(y),
-    };
-    let mut stats = b.stats;
-    stats.executions += a.stats.executions;
-    stats.pruned += a.stats.pruned;
-    stats.revisits += a.stats.revisits;
-    stats.states += a.stats.states;
-    stats.max_depth = stats.max_depth.max(a.stats.max_depth);
-    stats.complete = a.stats.complete && b.stats.complete;
-    stats.cut_by_bound += a.stats.cut_by_bound;
-    stats.symmetric |= a.stats.symmetric;
-    stats.summarized |= a.stats.summarized;
-    let mut verdicts = a.verdicts;
-    verdicts.extend(b.verdicts);
-    let mut phase_points = a.phase_points;
-    phase_points.extend(b.phase_points);
-    ExploreReport {
-        stats,
-        distinct_states: a.distinct_states + b.distinct_states,
-        verdicts,
-        preemptions_searched: weaker(a.preemptions_searched, b.preemptions_searched),
-        faults_searched: weaker(a.faults_searched, b.faults_searched),
-        draws_searched: a.draws_searched.min(b.draws_searched),
-        failure: a.failure.or(b.failure),
-        failures: a.failures + b.failures,
-        calls: a.calls + b.calls,
-        interrupted: a.interrupted || b.interrupted,
-        phases: PhaseCoverage::default(),
-        phase_points,
-    }
 }

@@ -15,7 +15,7 @@ mod value_map;
 use std::future::Future;
 use std::time::Duration;
 
-pub use crate::decimal::{decimal, decimal_in};
+pub(crate) use crate::decimal::decimal;
 pub use error::{McError, Transport};
 pub use exptime::{Exptime, MAX_RELATIVE_EXPTIME};
 pub use key::{Key, KeyError, MAX_KEY_LEN};

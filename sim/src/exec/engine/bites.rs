@@ -9,8 +9,7 @@
 use crate::fault::{Fault, FaultKind};
 use crate::protocol::Request;
 
-use super::Engine;
-use super::observer::Observer;
+use super::Faults;
 
 /// A fault that has not bitten yet, and what would make it bite.
 #[derive(Debug, Clone)]
@@ -21,17 +20,12 @@ pub(super) struct Pending {
     key: Option<String>,
 }
 
-impl<O: Observer> Engine<O> {
+impl Faults {
     /// A fault fired: counted, and either bitten at once or waiting for a call.
     pub(super) fn fault_fired(&mut self, fault: &Fault) {
         let kind = fault.kind();
-        self.faults.fired[kind as usize] += 1;
-        self.faults.budget_left = self
-            .faults
-            .fired
-            .iter()
-            .zip(&self.faults.allowed)
-            .any(|(f, a)| f < a);
+        self.fired[kind as usize] += 1;
+        self.budget_left = self.fired.iter().zip(&self.allowed).any(|(f, a)| f < a);
         let pending = match fault {
             Fault::Evict { server, key } => Pending {
                 kind,
@@ -46,21 +40,17 @@ impl<O: Observer> Engine<O> {
                 }
             }
             _ => {
-                self.faults.bitten[kind as usize] += 1;
+                self.bitten[kind as usize] += 1;
                 return;
             }
         };
-        self.faults.bites_pending.push(pending);
+        self.bites_pending.push(pending);
     }
 
-    /// A call goes to its server: the faults it makes bite.
-    pub(super) fn note_bites(&mut self, request: &Request) {
-        if self.faults.bites_pending.is_empty() {
-            return;
-        }
-        let server = self.cluster.route(request);
-        let bitten = &mut self.faults.bitten;
-        self.faults.bites_pending.retain(|p| {
+    /// A call goes to `server`: the faults it makes bite.
+    pub(super) fn note_bites(&mut self, request: &Request, server: usize) {
+        let bitten = &mut self.bitten;
+        self.bites_pending.retain(|p| {
             let bit = p.server == server
                 && p.key.as_ref().is_none_or(|k| {
                     request
@@ -79,15 +69,15 @@ impl<O: Observer> Engine<O> {
     /// emptied first).
     pub(super) fn fault_figures(&self, out: &mut Vec<(FaultKind, u32, u32)>) {
         out.clear();
-        if self.faults.fired.iter().all(|&n| n == 0) {
+        if self.fired.iter().all(|&n| n == 0) {
             return;
         }
         out.extend(
             FaultKind::ALL
                 .into_iter()
-                .zip(self.faults.fired)
+                .zip(self.fired)
                 .filter(|&(_, n)| n > 0)
-                .map(|(kind, n)| (kind, n, self.faults.bitten[kind as usize])),
+                .map(|(kind, n)| (kind, n, self.bitten[kind as usize])),
         );
     }
 }

@@ -152,8 +152,11 @@ impl<O: Observer> Engine<O> {
             slot.clear();
             slot.extend(request.keys().iter().cloned());
         }
-        if !matches!(fault, Some(Fault::RequestLost { .. })) {
-            self.note_bites(request);
+        if !matches!(fault, Some(Fault::RequestLost { .. }))
+            && !self.faults.bites_pending.is_empty()
+        {
+            let server = self.cluster.route(request);
+            self.faults.note_bites(request, server);
         }
         phase_point
     }

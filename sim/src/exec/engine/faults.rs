@@ -6,8 +6,8 @@ use crate::fault::{Fault, FaultKind, FaultPlan, FaultRule};
 use crate::memcache::Key;
 use crate::protocol::{Request, StoreMode};
 
-use super::Engine;
 use super::observer::Observer;
+use super::{Engine, Faults};
 
 /// Builds a fault for a client.
 type MakeFault = fn(usize) -> Fault;
@@ -38,6 +38,23 @@ pub(super) fn aimed_keys(plan: &FaultPlan) -> AimedKeys {
 /// client's last call.
 pub(super) fn aims_at_keys(aimed: &AimedKeys) -> bool {
     aimed[FaultKind::Pause as usize].is_some() || aimed[FaultKind::Die as usize].is_some()
+}
+
+impl Faults {
+    /// What follows from the fault plan alone, worked out when the plan changes, not at
+    /// every execution: the keys each kind aims at, each kind's budget, and whether any
+    /// budget is above zero. One pass over the plan's rules, the first rule of a kind
+    /// counting (as `FaultPlan::rule` finds it), so the last written here.
+    pub(super) fn adopt_plan(&mut self) {
+        self.aimed_keys = aimed_keys(&self.plan);
+        self.allowed = [0; FaultKind::ALL.len()];
+        for (kind, rule) in self.plan.rules.iter().rev() {
+            self.allowed[*kind as usize] = rule.max;
+        }
+        self.plan_budget = self.allowed.iter().any(|&max| max > 0);
+        self.liveness =
+            self.plan.rule(FaultKind::Pause).is_some() || self.plan.rule(FaultKind::Die).is_some();
+    }
 }
 
 impl<O: Observer> Engine<O> {

@@ -89,7 +89,7 @@ impl<O: Observer> Engine<O> {
             buffers: Buffers::default(),
             observer: O::new(),
         };
-        engine.adopt_plan();
+        engine.faults.adopt_plan();
         engine
     }
 
@@ -112,7 +112,7 @@ impl<O: Observer> Engine<O> {
     pub(super) fn configure(&mut self, config: &ExecConfig) {
         if self.faults.plan != config.faults {
             self.faults.plan = config.faults.clone();
-            self.adopt_plan();
+            self.faults.adopt_plan();
         }
         self.observer.configure(config);
         self.limits.max_steps = config.max_steps;
@@ -170,21 +170,6 @@ impl<O: Observer> Engine<O> {
         self.timer_seq = self.timers.len() as u64;
     }
 
-    /// What follows from the fault plan alone, worked out when the plan changes, not at
-    /// every execution: the keys each kind aims at, each kind's budget, and whether any
-    /// budget is above zero. One pass over the plan's rules, the first rule of a kind
-    /// counting (as `FaultPlan::rule` finds it), so the last written here.
-    fn adopt_plan(&mut self) {
-        self.faults.aimed_keys = super::faults::aimed_keys(&self.faults.plan);
-        self.faults.allowed = [0; FaultKind::ALL.len()];
-        for (kind, rule) in self.faults.plan.rules.iter().rev() {
-            self.faults.allowed[*kind as usize] = rule.max;
-        }
-        self.faults.plan_budget = self.faults.allowed.iter().any(|&max| max > 0);
-        self.faults.liveness = self.faults.plan.rule(FaultKind::Pause).is_some()
-            || self.faults.plan.rule(FaultKind::Die).is_some();
-    }
-
     /// Hands the result's buffers to `out`, filled, with every invariant's count of
     /// evaluations ([`Execution::checks`]) and the faults' figures
     /// ([`Execution::faults`]), and keeps `out`'s old ones, emptied, for the next
@@ -203,7 +188,7 @@ impl<O: Observer> Engine<O> {
             out.checks
                 .push((name.clone(), u64::from(self.checks.ended)));
         }
-        self.fault_figures(&mut out.faults);
+        self.faults.fault_figures(&mut out.faults);
     }
 
     /// Ends an execution: the clients' futures and the checks are dropped (so that the

@@ -1,4 +1,22 @@
-//! The step loop of one execution.
+//! The engine: one execution's step loop and the parts it is made of.
+//!
+//! A step asks the strategy for a choice (unless it decided one in advance), applies it
+//! (a call runs on its server, or a fault fires), then runs the checks. The parts, each
+//! in its own file:
+//! - the clients: their futures polled (`poll`), a call made and answered (`call`), the
+//!   spin watch;
+//! - the world: the cluster, the timers (`timers`: restarts, rejoins, scripted faults);
+//! - the options a step offers (`options`, with footprints and tick edges in `edges`)
+//!   and the state fingerprint of a search (`fingerprint`);
+//! - the faults: what the plan allows at a step (`faults`), doing one (`inject`), and
+//!   whether it bit ([`Faults`] in `bites`);
+//! - the verdict: the step and end checks (`ending`);
+//! - what only some executions record, behind the [`observer::Observer`] type parameter:
+//!   the timeline (`timeline`), the phase points (`phase`), the clients' last keys;
+//! - the engine's life across executions (`lifecycle`) and a runner of many ([`Runs`]).
+//!
+//! The engine never reads the wall clock, never draws a random number (every choice is
+//! the strategy's) and never iterates a std `HashMap`.
 
 use std::borrow::Cow;
 use std::cell::RefCell;
@@ -477,7 +495,7 @@ impl<O: Observer> Engine<O> {
         }
         self.progress.choices.push(Choice::Fault(fault.clone()));
         self.progress.step += 1;
-        self.fault_fired(fault);
+        self.faults.fault_fired(fault);
         if let Some(timeline) = self.observer.timeline()
             && !fault.runs_a_call()
         {
