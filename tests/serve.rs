@@ -227,6 +227,89 @@ fn a_get_names_a_connection_only_under_the_prefix_chosen_at_start() {
     assert!(trace.contains("  t1  set mcsim:name:x"), "{trace}");
 }
 
+/// A binary request packet: `opcode` on `key`, with `extras`.
+fn packet(opcode: u8, key: &[u8], extras: &[u8]) -> Vec<u8> {
+    let mut p = vec![0x80, opcode];
+    p.extend_from_slice(&(key.len() as u16).to_be_bytes());
+    p.extend_from_slice(&[extras.len() as u8, 0, 0, 0]);
+    p.extend_from_slice(&((extras.len() + key.len()) as u32).to_be_bytes());
+    p.extend_from_slice(&[0; 12]);
+    p.extend_from_slice(extras);
+    p.extend_from_slice(key);
+    p
+}
+
+/// Reads one binary response: (opcode, status, key).
+fn response(c: &mut Conn) -> (u8, u16, Vec<u8>) {
+    let mut head = [0u8; 24];
+    c.0.read_exact(&mut head).unwrap();
+    let key_len = usize::from(u16::from_be_bytes([head[2], head[3]]));
+    let extras = usize::from(head[4]);
+    let body = u32::from_be_bytes([head[8], head[9], head[10], head[11]]) as usize;
+    let mut rest = vec![0u8; body];
+    c.0.read_exact(&mut rest).unwrap();
+    let status = u16::from_be_bytes([head[6], head[7]]);
+    (head[1], status, rest[extras..extras + key_len].to_vec())
+}
+
+#[test]
+fn a_read_of_the_name_key_names_a_connection_in_every_form_a_client_sends() {
+    let serve = Serve::start(&["--name-key", "ctl/name/"]);
+    // Text: each form is answered as a miss in its own form.
+    for (read, miss, name) in [
+        ("get ctl/name/a\r\n", "END\r\n", "a"),
+        ("gets ctl/name/b\r\n", "END\r\n", "b"),
+        ("gat 10 ctl/name/c\r\n", "END\r\n", "c"),
+        ("gats 10 ctl/name/d\r\n", "END\r\n", "d"),
+        ("mg ctl/name/e v\r\n", "EN\r\n", "e"),
+    ] {
+        let mut c = serve.connect();
+        assert_eq!(c.ask(read, miss), miss, "{read:?}");
+        c.line("set k 0 0 1\r\nv\r\n");
+        let trace = c.ask("mcsim trace\r\n", "END\r\n");
+        assert!(
+            trace.contains(&format!("  {name}  set k")),
+            "{read:?}: {trace}"
+        );
+    }
+    // Binary: GET, GETK (the miss carries the key), GAT; a quiet GETQ or GETKQ answers
+    // nothing (the NOOP after it shows what came back).
+    let forms: [(u8, &[u8], &str); 5] = [
+        (0x00, &[], "f"),
+        (0x0c, &[], "g"),
+        (0x1d, &[0, 0, 0, 10], "h"),
+        (0x09, &[], "i"),
+        (0x0d, &[], "j"),
+    ];
+    for (opcode, extras, name) in forms {
+        let mut c = serve.connect();
+        let key = format!("ctl/name/{name}");
+        let mut bytes = packet(opcode, key.as_bytes(), extras);
+        bytes.extend(packet(0x0a, b"", &[]));
+        c.0.write_all(&bytes).unwrap();
+        let quiet = matches!(opcode, 0x09 | 0x0d);
+        if !quiet {
+            let (op, status, shown) = response(&mut c);
+            assert_eq!((op, status), (opcode, 1), "a miss of opcode {opcode:#04x}");
+            let with_key = opcode == 0x0c;
+            assert_eq!(shown, if with_key { key.as_bytes() } else { b"" });
+        }
+        assert_eq!(response(&mut c).0, 0x0a, "the NOOP after {opcode:#04x}");
+        // The NOOP is traced under the name, as a packet that runs as no text request:
+        // named, not printed as its bytes.
+        let trace = serve.connect().ask("mcsim trace\r\n", "END\r\n");
+        let noop = format!("  {name}  (binary NOOP) -> (binary) Success");
+        assert!(trace.contains(&noop), "opcode {opcode:#04x}: {trace}");
+    }
+    // Other keys are untouched.
+    let mut c = serve.connect();
+    assert_eq!(c.line("set ctl/other 0 0 1\r\nv\r\n"), "STORED\r\n");
+    assert_eq!(
+        c.ask("get ctl/other\r\n", "END\r\n"),
+        "VALUE ctl/other 0 1\r\nv\r\nEND\r\n"
+    );
+}
+
 /// Three named clients each take a get+set lock twice, in lockstep: the trace of one
 /// seed, the same trace when run again with that seed.
 fn lockstep_trace(seed: u64) -> String {

@@ -202,15 +202,22 @@ impl Gate for ServeGate<'_> {
                 control::Effect::Crashed => Control::Close,
             });
         }
-        let name = self
+        None
+    }
+
+    fn names(&mut self, key: &[u8]) -> bool {
+        let Some(name) = self
             .shared
             .name_key
             .as_deref()
-            .and_then(|prefix| line.strip_prefix(b"get ")?.strip_prefix(prefix.as_bytes()))
-            .filter(|name| !name.is_empty() && !name.contains(&b' '))?;
+            .and_then(|prefix| key.strip_prefix(prefix.as_bytes()))
+            .filter(|name| !name.is_empty())
+        else {
+            return false;
+        };
         let name = String::from_utf8_lossy(name).into_owned();
         self.conn.name(self.shared, name);
-        Some(Control::Reply(b"END\r\n".to_vec()))
+        true
     }
 
     fn item_size_max(&mut self) -> u32 {

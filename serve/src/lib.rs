@@ -62,9 +62,10 @@ pub struct ServeConfig {
     pub trace: Option<std::path::PathBuf>,
     /// How many of the trace's last lines are kept in memory (for `mcsim trace`).
     pub trace_window: usize,
-    /// With a prefix, a `get` of `PREFIX` + a name names the connection (answered as a
-    /// miss), for client libraries that send only memcached commands; without one, every
-    /// `get` is a `get`. The prefix is chosen at start, so no key of the recipe's is taken
+    /// With a prefix, a read of `PREFIX` + a name names the connection (answered as a
+    /// miss), in any form a client library sends it (`get`, `gets`, `gat`, `mg`, a binary
+    /// GET or GAT of any kind: [`mcsim::codec::gate::Gate::names`]); without one, every read is
+    /// a read. The prefix is chosen at start, so no key of the recipe's is taken
     /// for it.
     pub name_key: Option<String>,
     /// Event-loop workers serving the connections (memcached's `-t`); unused under
@@ -84,7 +85,7 @@ struct Shared {
     next_id: std::sync::atomic::AtomicU64,
     /// Every reply is held this long (fixed for the run: read without the lock).
     delay: Duration,
-    /// A `get` of a key with this prefix names the connection ([`ServeConfig::name_key`]).
+    /// A read of a key with this prefix names the connection ([`ServeConfig::name_key`]).
     name_key: Option<String>,
 }
 

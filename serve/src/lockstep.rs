@@ -4,8 +4,8 @@
 //!
 //! The connections that take part are those that named themselves: `mcsim name X` on
 //! the connection, or, from a client library that sends only memcached commands, a
-//! `get` of the key PREFIX + X when serve was started with `--name-key PREFIX` (answered
-//! as a miss). Others (a test's setup and its
+//! read of the key PREFIX + X (in any form: `get`, `gets`, `gat`, `mg`, a binary GET or
+//! GAT) when serve was started with `--name-key PREFIX` (answered as a miss). Others (a test's setup and its
 //! final check, a control connection) run at once. A command is released only when at
 //! least N participants have named themselves and every one still open has a command
 //! waiting: then the order depends on the seed and the names alone, not on thread

@@ -236,10 +236,11 @@ pub(crate) enum Command {
         /// command, in the timeline format).
         #[arg(long)]
         trace: Option<PathBuf>,
-        /// Let a `get` of a key starting with PREFIX name the connection (for lockstep),
+        /// Let a read of a key starting with PREFIX name the connection (for lockstep),
         /// for client libraries that cannot send `mcsim name X`: `--name-key mcsim:name:`
-        /// and `get mcsim:name:t1`. Pick a prefix none of the recipe's keys start with;
-        /// without it no `get` is intercepted.
+        /// and `get mcsim:name:t1`, as `get`, `gets`, `gat`, `mg` or a binary GET or GAT of
+        /// any kind, answered as a miss. Pick a prefix none of the recipe's keys start
+        /// with; without it no read is intercepted.
         #[arg(long, value_name = "PREFIX")]
         name_key: Option<String>,
         /// Trace lines kept in memory for `mcsim trace` (the oldest leave first; the file

@@ -43,6 +43,15 @@ pub trait Gate {
         None
     }
 
+    /// A read of one key, in whatever form the client sent it (`get`, `gets`, `gat`,
+    /// `gats`, `mg`, a binary GET or GAT of any kind), before it runs: `true` if the owner
+    /// takes the key as the connection's name (`mcsim serve --name-key`). The server never
+    /// sees that read; the session answers it as a read of a key that is not there, in
+    /// the form the client asked for (`END`, `EN`, a binary miss, nothing for a quiet one).
+    fn names(&mut self, _key: &[u8]) -> bool {
+        false
+    }
+
     /// The largest item the server stores (`-I`): a storage command whose item cannot
     /// fit is answered at once and its data block discarded unread.
     fn item_size_max(&mut self) -> u32;

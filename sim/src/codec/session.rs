@@ -304,17 +304,27 @@ impl Session {
             };
             pos += consumed;
             self.window = self.window.saturating_sub(consumed);
-            let Admit::Run(server, now) = gate.admit() else {
-                self.drop_connection();
-                break;
-            };
-            let done = binary::execute(&packet, server, now);
-            let keep = match &done.request {
-                Some(request) => gate.ran(Ran::Request(request, &done.reply)),
-                None => gate.ran(Ran::Line(
-                    format!("(binary opcode {:#04x})", packet.opcode).as_bytes(),
-                    &done.response,
-                )),
+            let (done, keep) = if binary::read_key(&packet).is_some_and(|key| gate.names(key)) {
+                // A read that names the connection: answered as a miss.
+                let mut empty = Server::with_defaults();
+                (
+                    binary::execute(&packet, &mut empty, VirtualTime::ZERO),
+                    true,
+                )
+            } else {
+                let Admit::Run(server, now) = gate.admit() else {
+                    self.drop_connection();
+                    break;
+                };
+                let done = binary::execute(&packet, server, now);
+                let keep = match &done.request {
+                    Some(request) => gate.ran(Ran::Request(request, &done.reply)),
+                    None => gate.ran(Ran::Line(
+                        binary::describe_packet(&packet).as_bytes(),
+                        binary::describe_response(&done.response).as_bytes(),
+                    )),
+                };
+                (done, keep)
             };
             if keep {
                 self.unsent.extend_from_slice(&done.response);
@@ -410,6 +420,16 @@ impl Session {
     /// Runs a command whose line is all there is to it (a storage command here is one
     /// whose item cannot fit, answered before its block).
     fn run(&mut self, command: Command, line: &[u8], gate: &mut dyn Gate, written: &mut Vec<u8>) {
+        if let Command::Execute(request) = &command
+            && let Some(key) = read_of_one_key(request)
+            && gate.names(key.as_bytes())
+        {
+            // A read that names the connection: answered as a miss, at once as a read is.
+            let miss = Server::with_defaults().apply(request, VirtualTime::ZERO);
+            write_reply(&miss, &mut self.unsent);
+            self.flush(written);
+            return;
+        }
         let Admit::Run(server, now) = gate.admit() else {
             self.drop_connection();
             return;
@@ -491,5 +511,19 @@ impl Session {
         if !keep {
             self.unsent.truncate(start);
         }
+    }
+}
+
+/// The key of a read of one key (`get`, `gets`, `gat`, `gats`, `mg`): a read that may
+/// name the connection ([`Gate::names`]).
+fn read_of_one_key(request: &Request) -> Option<&crate::memcache::Key> {
+    match request {
+        Request::Get { keys, .. } | Request::Gat { keys, .. } if keys.len() == 1 => keys.first(),
+        Request::Meta {
+            command: MetaCommand::Get,
+            key,
+            ..
+        } => key.as_ref(),
+        _ => None,
     }
 }

@@ -256,6 +256,44 @@ fn error(out: &mut Vec<u8>, p: &Packet, status: u16) {
     respond(out, p, status, &[], &[], error_text(status), 0);
 }
 
+/// The key of a well-formed read of one key (a GET or GAT of any kind): a read that may
+/// name the connection ([`crate::codec::gate::Gate::names`]).
+pub fn read_key(p: &Packet) -> Option<&[u8]> {
+    let read = matches!(
+        p.opcode,
+        op::GET | op::GETQ | op::GETK | op::GETKQ | op::GAT | op::GATQ | op::GATK | op::GATKQ
+    );
+    (read && p.key.len() <= MAX_KEY_LEN && well_formed(p)).then_some(p.key.as_slice())
+}
+
+/// A packet that ran as no text request, for a trace: `(binary QUIT)`, or its opcode
+/// in hex when it has no name.
+pub fn describe_packet(p: &Packet) -> String {
+    let name = match p.opcode {
+        op::QUIT => "QUIT",
+        op::QUITQ => "QUITQ",
+        op::NOOP => "NOOP",
+        op::VERSION => "VERSION",
+        op::STAT => "STAT",
+        op::FLUSH => "FLUSH",
+        op::FLUSHQ => "FLUSHQ",
+        other => return format!("(binary opcode {other:#04x})"),
+    };
+    format!("(binary {name})")
+}
+
+/// A response's status, for a trace (empty when nothing was sent): `Success`, or the
+/// error's text, as memcached writes it in the body.
+pub fn describe_response(response: &[u8]) -> String {
+    if response.len() < HEADER {
+        return String::new();
+    }
+    match be16(&response[6..8]) {
+        status::SUCCESS => "(binary) Success".to_string(),
+        s => format!("(binary) {}", String::from_utf8_lossy(error_text(s))),
+    }
+}
+
 /// True for the opcodes that answer only errors.
 fn quiet(opcode: u8) -> bool {
     matches!(
