@@ -40,3 +40,18 @@ class AddLock:
 
     def release(self) -> None:
         self.client.delete(self.key, noreply=self.noreply)
+
+
+def overlaps(log: str) -> list[str]:
+    """The entries of a log of `+name` (entered) and `-name` (left) at which a second
+    thread entered while another was inside."""
+    inside, bad = None, []
+    for entry in log.split():
+        who = entry[1:]
+        if entry.startswith("+"):
+            if inside is not None:
+                bad.append(f"{who} entered while {inside} was inside")
+            inside = who
+        elif inside == who:
+            inside = None
+    return bad

@@ -12,24 +12,10 @@ import pytest
 
 from pymemcache.client.base import Client
 
-from locks import AddLock, GetSetLock
+from locks import AddLock, GetSetLock, overlaps
 
 THREADS = 3
 ROUNDS = 2
-
-
-def overlaps(log: str) -> list[str]:
-    """The entries at which a second thread entered while another was inside."""
-    inside, bad = None, []
-    for entry in log.split():
-        who = entry[1:]
-        if entry.startswith("+"):
-            if inside is not None:
-                bad.append(f"{who} entered while {inside} was inside")
-            inside = who
-        elif inside == who:
-            inside = None
-    return bad
 
 
 def run(serve, lock_class, pause_holder: bool = False, noreply: bool = False) -> list[str]:

@@ -10,6 +10,8 @@ import threading
 
 import pytest
 
+from locks import overlaps
+
 pylibmc = pytest.importorskip("pylibmc")
 
 THREADS = 3
@@ -67,19 +69,6 @@ def run(serve, binary: bool) -> str:
     return log
 
 
-def broken(log: str) -> bool:
-    """Whether a thread entered while another was inside."""
-    inside = None
-    for entry in log.split():
-        if entry.startswith("+"):
-            if inside is not None:
-                return True
-            inside = entry[1:]
-        elif inside == entry[1:]:
-            inside = None
-    return False
-
-
 @pytest.mark.parametrize("binary", [False, True], ids=["text", "binary"])
 def test_pylibmc_threads_interleave_the_same_way_for_the_same_seed(serve, binary):
     seed = 3
@@ -104,6 +93,6 @@ def test_some_seed_breaks_the_pylibmc_get_set_lock(serve, binary):
         s = serve("--lockstep", str(THREADS), "--seed", str(seed))
         log = run(s, binary)
         s.stop()
-        if broken(log):
+        if overlaps(log):
             return
     pytest.fail("no seed of 20 broke the get+set lock")

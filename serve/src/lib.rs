@@ -34,6 +34,7 @@ use connection::Connection;
 use mcsim::server::ServerConfig;
 use workers::Inbox;
 
+pub use lockstep::{Chooser, SeededOrder};
 pub use world::{ClockMode, FaultPolicy};
 
 /// The default port of the first server (memcached's 11211, a hundred up).
@@ -102,6 +103,60 @@ fn lock(shared: &Shared) -> MutexGuard<'_, World> {
 /// Binds every server's port; `ready` gets their addresses; then serves until the
 /// process ends.
 pub fn serve(config: &ServeConfig, ready: impl FnOnce(&[SocketAddr])) -> std::io::Result<()> {
+    let running = start(config)?;
+    ready(running.addrs());
+    for t in running.threads {
+        let _ = t.join();
+    }
+    Ok(())
+}
+
+/// Servers started by [`start`], serving on threads of their own until the process ends.
+pub struct Running {
+    shared: Arc<Shared>,
+    addrs: Vec<SocketAddr>,
+    threads: Vec<std::thread::JoinHandle<()>>,
+    lockstep_wait: Duration,
+}
+
+impl Running {
+    /// Every server's address, the first server's first.
+    pub fn addrs(&self) -> &[SocketAddr] {
+        &self.addrs
+    }
+
+    /// Starts afresh for another run of a client program: the servers empty at time
+    /// zero, the fault policy seeded with `seed`, the trace empty, connection names
+    /// counted from `c1` again, and, with `lockstep`, commands of that many participants
+    /// released one at a time in the order `chooser` picks.
+    pub fn reset(&self, seed: u64, lockstep: Option<(usize, Box<dyn Chooser>)>) {
+        let lockstep = lockstep.map(|(clients, chooser)| {
+            lockstep::Lockstep::new(clients, chooser, self.lockstep_wait)
+        });
+        let mut w = lock(&self.shared);
+        w.reset(seed, lockstep);
+        self.shared
+            .next_id
+            .store(1, std::sync::atomic::Ordering::Relaxed);
+        drop(w);
+        self.shared.turn.notify_all();
+    }
+
+    /// Connections open now, over every server.
+    pub fn connections(&self) -> u64 {
+        lock(&self.shared).connections.iter().sum()
+    }
+
+    /// The trace's lines kept in memory (the last `trace_window`), oldest first.
+    pub fn trace(&self) -> Vec<String> {
+        let w = lock(&self.shared);
+        let (lines, _) = w.trace();
+        lines.cloned().collect()
+    }
+}
+
+/// Binds every server's port and serves them on threads of their own (see [`serve`]).
+pub fn start(config: &ServeConfig) -> std::io::Result<Running> {
     let mut listeners = Vec::new();
     for i in 0..config.servers.max(1) {
         let port = if config.port == 0 {
@@ -139,11 +194,8 @@ pub fn serve(config: &ServeConfig, ready: impl FnOnce(&[SocketAddr])) -> std::io
         config.trace_window,
     );
     if let Some(n) = config.lockstep {
-        world.lockstep = Some(lockstep::Lockstep::new(
-            n,
-            config.seed,
-            config.lockstep_wait,
-        ));
+        let order = Box::new(SeededOrder::new(config.seed));
+        world.lockstep = Some(lockstep::Lockstep::new(n, order, config.lockstep_wait));
     }
     let shared = Arc::new(Shared {
         world: Mutex::new(world),
@@ -159,7 +211,6 @@ pub fn serve(config: &ServeConfig, ready: impl FnOnce(&[SocketAddr])) -> std::io
     } else {
         Vec::new()
     };
-    ready(&addrs);
     let mut threads = Vec::new();
     for (server, listener) in listeners.into_iter().enumerate() {
         let (shared, inboxes) = (shared.clone(), inboxes.clone());
@@ -167,10 +218,12 @@ pub fn serve(config: &ServeConfig, ready: impl FnOnce(&[SocketAddr])) -> std::io
             accept(&shared, server, &listener, &inboxes)
         }));
     }
-    for t in threads {
-        let _ = t.join();
-    }
-    Ok(())
+    Ok(Running {
+        shared,
+        addrs,
+        threads,
+        lockstep_wait: config.lockstep_wait,
+    })
 }
 
 /// The backlog of pending connections: memcached's default (`-b 1024`), so a burst of

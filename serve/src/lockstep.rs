@@ -1,6 +1,7 @@
 //! Lockstep mode: `mcsim serve --lockstep N` holds each command of N client connections
-//! and releases one at a time, in an order drawn from the seed, so that a multi-threaded
-//! client test interleaves the same way every time it runs with that seed.
+//! and releases one at a time, in an order drawn from the seed (under `mcsim test`, picked
+//! by a strategy: [`Chooser`]), so that a multi-threaded client test interleaves the same
+//! way every time it runs with that seed.
 //!
 //! The connections that take part are those that named themselves: `mcsim name X` on
 //! the connection, or, from a client library that sends only memcached commands, a
@@ -28,6 +29,30 @@ use socket2::SockRef;
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
+/// Picks which waiting participant runs next: `mcsim serve` draws from its seed, `mcsim
+/// test` asks a strategy.
+pub trait Chooser: Send {
+    /// Picks one of `waiting` (the waiting participants' names, in name order, never
+    /// empty) by its index.
+    fn choose(&mut self, waiting: &[&str]) -> usize;
+}
+
+/// `mcsim serve`'s order: each pick drawn uniformly from the seed.
+pub struct SeededOrder(ChaCha8Rng);
+
+impl SeededOrder {
+    /// The order of seed `seed`.
+    pub fn new(seed: u64) -> SeededOrder {
+        SeededOrder(ChaCha8Rng::seed_from_u64(seed ^ 0x10C5_7E90))
+    }
+}
+
+impl Chooser for SeededOrder {
+    fn choose(&mut self, waiting: &[&str]) -> usize {
+        self.0.random_range(0..waiting.len())
+    }
+}
+
 /// The scheduler's state.
 pub(crate) struct Lockstep {
     clients: usize,
@@ -42,13 +67,13 @@ pub(crate) struct Lockstep {
     reading: BTreeSet<u64>,
     /// A handle on each such participant's socket, to see whether more has arrived.
     sockets: BTreeMap<u64, TcpStream>,
-    rng: ChaCha8Rng,
+    chooser: Box<dyn Chooser>,
     /// How long a release waits for a participant that sends nothing.
     pub wait_limit: Duration,
 }
 
 impl Lockstep {
-    pub fn new(clients: usize, seed: u64, wait_limit: Duration) -> Lockstep {
+    pub fn new(clients: usize, chooser: Box<dyn Chooser>, wait_limit: Duration) -> Lockstep {
         Lockstep {
             clients: clients.max(1),
             joined: 0,
@@ -57,7 +82,7 @@ impl Lockstep {
             granted: None,
             reading: BTreeSet::new(),
             sockets: BTreeMap::new(),
-            rng: ChaCha8Rng::seed_from_u64(seed ^ 0x10C5_7E90),
+            chooser,
             wait_limit,
         }
     }
@@ -149,7 +174,8 @@ impl Lockstep {
         }
         let mut order: Vec<(&String, u64)> = self.waiting.iter().map(|(id, l)| (l, *id)).collect();
         order.sort();
-        let pick = order[self.rng.random_range(0..order.len())].1;
+        let names: Vec<&str> = order.iter().map(|(l, _)| l.as_str()).collect();
+        let pick = order[self.chooser.choose(&names).min(order.len() - 1)].1;
         self.granted = Some(pick);
         let passed: Vec<String> = self
             .live

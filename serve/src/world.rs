@@ -114,6 +114,28 @@ impl World {
         }
     }
 
+    /// Starts afresh for another run of a client program (`mcsim test`): the servers
+    /// empty at time zero, the fault policy's source seeded with `seed`, nothing armed,
+    /// every server up, the trace empty and `lockstep` in place of the scheduler.
+    /// Connections of the last run still open are closed at their next command.
+    pub fn reset(&mut self, seed: u64, lockstep: Option<crate::lockstep::Lockstep>) {
+        let config = self.servers[0].config().clone();
+        for server in &mut self.servers {
+            let mut config = config.clone();
+            config.tcp_port = server.config().tcp_port;
+            *server = Server::new(config, VirtualTime::ZERO);
+        }
+        self.armed.iter_mut().for_each(|a| *a = Armed::default());
+        self.rng = ChaCha8Rng::seed_from_u64(seed);
+        (self.started, self.advanced) = (Instant::now(), Duration::ZERO);
+        self.down.iter_mut().for_each(|d| *d = false);
+        self.epochs.iter_mut().for_each(|e| *e += 1);
+        self.lockstep = lockstep;
+        self.trace.clear();
+        self.trace_dropped = 0;
+        self.commands = 0;
+    }
+
     /// The servers' current virtual time.
     pub fn now(&self) -> VirtualTime {
         let real = match self.mode {

@@ -198,6 +198,43 @@ pub(crate) enum Command {
         #[arg(long, default_value_t = crate::cli::confirm::ATTEMPTS, value_parser = clap::value_parser!(u32).range(1..=100))]
         attempts: u32,
     },
+    /// Test a program in any language: run it again and again against simulated
+    /// memcached servers, releasing its named connections' commands one at a time in the
+    /// order the strategy picks; a run passes when the program exits 0. The first
+    /// failing run is printed with its timeline and the line that replays it.
+    Test {
+        /// Participants: each run waits for this many connections to name themselves
+        /// before it releases a command (the program reads it as `MCSIM_CLIENTS`).
+        #[arg(long, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=64))]
+        clients: usize,
+        /// Simulated servers (`MCSIM_SERVERS` lists them).
+        #[arg(long, default_value_t = 1, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=16))]
+        servers: usize,
+        /// Runs of the program (at least 1).
+        #[arg(long, default_value_t = 100, value_parser = clap::builder::RangedU64ValueParser::<u64>::new().range(1..))]
+        executions: u64,
+        /// First seed: run `i` draws from seed + i (`MCSIM_SEED`).
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        /// Strategy.
+        #[arg(long, default_value = "random", value_parser = clap::builder::PossibleValuesParser::new(StrategyKind::NAMES))]
+        strategy: String,
+        /// PCT depth (1 to 64).
+        #[arg(long, default_value_t = 3, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=64))]
+        depth: usize,
+        /// Replay one run from its schedule (`mc1:…`, as a failure prints it).
+        #[arg(long)]
+        replay: Option<String>,
+        /// With `--replay`: the trace hash the replay must give (exit 2 otherwise).
+        #[arg(long, requires = "replay")]
+        expect_hash: Option<String>,
+        /// Seconds a run may take before it is stuck and its program is killed.
+        #[arg(long, default_value_t = 30.0)]
+        timeout: f64,
+        /// The program and its arguments, after `--`.
+        #[arg(last = true, required = true, value_name = "CMD")]
+        command: Vec<String>,
+    },
     /// Serve the simulated memcached on TCP, with injected faults, for clients in any
     /// language; prints `listening on 127.0.0.1:PORT` per server, then serves until
     /// stopped. Control commands (`mcsim evict KEY`, `mcsim advance 30`, …) go over the

@@ -400,6 +400,41 @@ pub(crate) fn dispatch(command: Command, families: &[&'static dyn Family]) -> Re
             !no_confirm,
         ),
         Command::Merge { inputs, outputs } => crate::cli::merge::run(&inputs, &outputs),
+        Command::Test {
+            clients,
+            servers,
+            executions,
+            seed,
+            strategy,
+            depth,
+            replay,
+            expect_hash,
+            timeout,
+            command,
+        } => {
+            let replay = match replay {
+                Some(text) => {
+                    Some(Schedule::parse(&text).map_err(|e| anyhow::anyhow!("--replay: {e}"))?)
+                }
+                None => None,
+            };
+            if !(timeout.is_finite() && timeout > 0.0) {
+                bail!("--timeout {timeout}: give a number of seconds above 0");
+            }
+            let options = crate::cli::test::TestOptions {
+                clients,
+                servers,
+                executions,
+                seed,
+                strategy: StrategyKind::parse(&strategy, depth, StrategyKind::DEFAULT_STEPS)
+                    .expect("clap accepts only the names StrategyKind parses"),
+                replay,
+                expect_hash,
+                timeout: std::time::Duration::from_secs_f64(timeout),
+                command,
+            };
+            crate::cli::test::test(&options)
+        }
     }
 }
 

@@ -32,6 +32,7 @@ mod findings;
 mod gate;
 mod merge;
 mod progress;
+mod test;
 mod vacuous;
 
 use std::ffi::OsString;

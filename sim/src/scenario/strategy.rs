@@ -38,7 +38,7 @@ impl StrategyKind {
     }
 
     /// A fresh strategy for a first seed.
-    pub fn make(self, seed: u64) -> Box<dyn crate::explore::Strategy> {
+    pub fn make(self, seed: u64) -> Box<dyn crate::explore::Strategy + Send> {
         match self {
             StrategyKind::Random => Box::new(crate::explore::Random::new(seed)),
             StrategyKind::Swarm => Box::new(crate::explore::Swarm::new(seed)),

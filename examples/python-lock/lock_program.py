@@ -1,0 +1,100 @@
+"""A program as a user has it, for `mcsim test`: threads take a lock around a critical
+section and the program fails (exit 1) if two were ever inside at once.
+
+    mcsim test --clients 3 -- python3 examples/python-lock/lock_program.py get-set [CLIENT]
+
+It reads the servers from MCSIM_SERVERS and the number of threads from MCSIM_CLIENTS;
+each thread names itself with a read of `mcsim:name:` + its name, which takes it into
+mcsim's schedule. The lock is `get-set` (check, then take: broken) or `add` (memcached
+lets one `add` win: holds). CLIENT is `pymemcache` (the default), `pylibmc` or
+`pylibmc-binary` (libmemcached's binary protocol).
+"""
+
+import os
+import sys
+import threading
+
+from locks import AddLock, GetSetLock, overlaps
+
+ROUNDS = 2
+
+
+class Pylibmc:
+    """pylibmc behind the few calls of pymemcache's that the locks make."""
+
+    def __init__(self, server, binary: bool):
+        import pylibmc
+
+        self.c = pylibmc.Client([f"{server[0]}:{server[1]}"], binary=binary)
+
+    def get(self, key):
+        value = self.c.get(key)
+        return value.encode() if isinstance(value, str) else value
+
+    def set(self, key, value, noreply=False):
+        self.c.set(key, value)
+
+    def add(self, key, value, expire=0, noreply=False):
+        return self.c.add(key, value, time=expire)
+
+    def append(self, key, value, noreply=False):
+        self.c.append(key, value)
+
+    def delete(self, key, noreply=False):
+        self.c.delete(key)
+
+    def close(self):
+        self.c.disconnect_all()
+
+
+def connect(kind: str, server):
+    if kind == "pymemcache":
+        from pymemcache.client.base import Client
+
+        return Client(server)
+    return Pylibmc(server, binary=kind == "pylibmc-binary")
+
+
+def main() -> int:
+    host, port = os.environ["MCSIM_SERVERS"].split(",")[0].rsplit(":", 1)
+    server = (host, int(port))
+    threads = int(os.environ.get("MCSIM_CLIENTS", "3"))
+    lock_class = {"get-set": GetSetLock, "add": AddLock}[sys.argv[1]]
+    kind = sys.argv[2] if len(sys.argv) > 2 else "pymemcache"
+
+    def Client(server):
+        return connect(kind, server)
+
+    setup = Client(server)
+    setup.set("log", "", noreply=False)
+    setup.close()
+
+    def worker(i: int) -> None:
+        name = f"t{i}"
+        c = Client(server)
+        c.get(f"mcsim:name:{name}")
+        lock = lock_class(c, "section", name)
+        for _ in range(ROUNDS):
+            if lock.acquire():
+                c.append("log", f"+{name} ", noreply=False)
+                c.append("log", f"-{name} ", noreply=False)
+                lock.release()
+        c.close()
+
+    workers = [threading.Thread(target=worker, args=(i,)) for i in range(threads)]
+    for t in workers:
+        t.start()
+    for t in workers:
+        t.join()
+
+    check = Client(server)
+    log = check.get("log").decode()
+    check.close()
+    bad = overlaps(log)
+    if bad:
+        print(f"exclusion broken: {bad[0]}", file=sys.stderr)
+        return 1
+    return 0
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,394 @@
+//! `mcsim test -- CMD`: a program in any language, run again and again against simulated
+//! memcached servers (`mcsim serve`'s, reset before each run), with the commands of its
+//! participating connections released one at a time in the order a strategy picks, the
+//! same strategies `run` uses. A connection takes part by naming itself (`mcsim name X`,
+//! or a read of `mcsim:name:X` in whatever form its client library sends it); the
+//! others run as soon as no participant has a command on its way.
+//!
+//! A run passes when the program exits 0. The first failing run is replayed from its
+//! schedule at once: a replay that gives another trace means the program is not
+//! deterministic under a fixed schedule, which is reported as such and never judged.
+//! Otherwise the failure is printed with its timeline and the line that replays it.
+
+use std::process::{Command, ExitCode, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+
+use mcsim::clock::VirtualTime;
+use mcsim::explore::{CallOption, Choice, Options, Replay, Schedule, Strategy};
+use mcsim::scenario::StrategyKind;
+use mcsim::trace::fnv1a;
+use mcsim_serve::{Chooser, ClockMode, FaultPolicy, Running, ServeConfig};
+
+/// What `mcsim test` is asked.
+pub(crate) struct TestOptions {
+    /// Participants each run waits for before it releases a command.
+    pub(crate) clients: usize,
+    /// Simulated servers.
+    pub(crate) servers: usize,
+    /// Runs (a replay runs once).
+    pub(crate) executions: u64,
+    /// Run `i` draws from seed `seed + i`.
+    pub(crate) seed: u64,
+    pub(crate) strategy: StrategyKind,
+    /// Replay this schedule instead of searching.
+    pub(crate) replay: Option<Schedule>,
+    /// The trace hash a replay must give.
+    pub(crate) expect_hash: Option<String>,
+    /// How long a run may take before it is `stuck` and its program is killed.
+    pub(crate) timeout: Duration,
+    /// The program and its arguments.
+    pub(crate) command: Vec<String>,
+}
+
+/// The prefix under which a read names a connection.
+const NAME_KEY: &str = "mcsim:name:";
+
+/// What one run of the program gave.
+struct Outcome {
+    /// `None`: it exited 0.
+    failure: Option<String>,
+    /// The serve trace of the run.
+    trace: Vec<String>,
+    /// The choices the strategy made, in order.
+    schedule: Schedule,
+    /// Where a replayed schedule could not be followed.
+    diverged: Option<String>,
+    /// Commands released in turn.
+    released: usize,
+}
+
+impl Outcome {
+    fn hash(&self) -> String {
+        format!("{:016x}", fnv1a(self.trace.join("\n").as_bytes()))
+    }
+}
+
+/// The choices a run's chooser made, read after the run.
+#[derive(Default)]
+struct Record {
+    choices: Vec<Choice>,
+    diverged: Option<String>,
+}
+
+/// A strategy choosing among the waiting participants: each participant is a client
+/// (numbered in the order of their names when the first command is released, later
+/// ones after them), its held command a call that may run now.
+struct StrategyChooser {
+    strategy: Box<dyn Strategy + Send>,
+    names: Vec<String>,
+    record: Arc<Mutex<Record>>,
+}
+
+impl StrategyChooser {
+    fn client(&mut self, name: &str) -> usize {
+        match self.names.iter().position(|n| n == name) {
+            Some(i) => i,
+            None => {
+                self.names.push(name.to_string());
+                self.names.len() - 1
+            }
+        }
+    }
+}
+
+impl Chooser for StrategyChooser {
+    fn choose(&mut self, waiting: &[&str]) -> usize {
+        let record = Arc::clone(&self.record);
+        let mut record = record.lock().expect("the record is never poisoned");
+        let step = record.choices.len() as u64;
+        let mut calls: Vec<CallOption> = waiting
+            .iter()
+            .map(|name| {
+                let at = VirtualTime(step);
+                CallOption {
+                    client: self.client(name),
+                    earliest: at,
+                    latest: at,
+                    footprint: None,
+                    edges: Vec::new(),
+                }
+            })
+            .collect();
+        calls.sort_by_key(|c| c.client);
+        let options = Options {
+            step,
+            clients: self.names.len(),
+            calls: &calls,
+            faults: &[],
+            eviction_possible: false,
+            state: None,
+            ranks: None,
+            summarized: false,
+        };
+        let choice = match self.strategy.decided() {
+            Some(decided) => Some(decided.choice),
+            None => self.strategy.choose(&options),
+        };
+        let client = match choice {
+            Some(Choice::Run { client, .. }) => Some(client),
+            _ => None,
+        };
+        let picked = client.and_then(|c| {
+            let name = self.names.get(c)?;
+            waiting.iter().position(|w| w == name)
+        });
+        let index = match picked {
+            Some(i) => i,
+            None => {
+                if record.diverged.is_none() {
+                    record.diverged = Some(format!(
+                        "step {step}: the schedule runs {}, but only {} wait",
+                        client.map_or("nothing".into(), |c| format!("client {c}")),
+                        waiting.join(", ")
+                    ));
+                }
+                0
+            }
+        };
+        let client = self.client(waiting[index]);
+        record.choices.push(Choice::Run { client, delay: 0 });
+        index
+    }
+}
+
+/// Starts the servers `mcsim test` runs the program against.
+fn start(options: &TestOptions) -> Result<Running> {
+    let config = ServeConfig {
+        port: 0,
+        servers: options.servers,
+        server: mcsim::server::ServerConfig::default(),
+        clock: ClockMode::Manual,
+        faults: FaultPolicy::default(),
+        seed: options.seed,
+        lockstep: Some(options.clients),
+        lockstep_wait: options.timeout,
+        trace: None,
+        trace_window: mcsim_serve::DEFAULT_TRACE_WINDOW,
+        name_key: Some(NAME_KEY.into()),
+        threads: mcsim_serve::DEFAULT_THREADS,
+    };
+    mcsim_serve::start(&config).context("cannot start the simulated servers")
+}
+
+/// One run of the program, its commands released as `strategy` picks.
+fn run_once(
+    running: &Running,
+    options: &TestOptions,
+    strategy: Box<dyn Strategy + Send>,
+    (execution, seed): (u64, u64),
+) -> Result<Outcome> {
+    let record = Arc::new(Mutex::new(Record::default()));
+    let chooser = StrategyChooser {
+        strategy,
+        names: Vec::new(),
+        record: record.clone(),
+    };
+    running.reset(seed, Some((options.clients, Box::new(chooser))));
+    let servers: Vec<String> = running.addrs().iter().map(|a| a.to_string()).collect();
+    let (program, args) = options.command.split_first().context("no command given")?;
+    let mut child = Command::new(program)
+        .args(args)
+        .env("MCSIM_SERVERS", servers.join(","))
+        .env("MCSIM_SEED", seed.to_string())
+        .env("MCSIM_EXECUTION", execution.to_string())
+        .env("MCSIM_CLIENTS", options.clients.to_string())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .with_context(|| format!("cannot run {program:?}"))?;
+    let stderr = child.stderr.take().map(|mut pipe| {
+        std::thread::spawn(move || {
+            let mut text = String::new();
+            let _ = std::io::Read::read_to_string(&mut pipe, &mut text);
+            text
+        })
+    });
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait()? {
+            break Some(status);
+        }
+        if started.elapsed() > options.timeout {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    };
+    let stderr = stderr.and_then(|t| t.join().ok()).unwrap_or_default();
+    // The program's connections close as it exits; their last lines follow.
+    let quiet_by = Instant::now() + Duration::from_secs(2);
+    while running.connections() > 0 && Instant::now() < quiet_by {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let failure = match status {
+        Some(s) if s.success() => None,
+        Some(s) => Some(format!("{s}{}", last_lines(&stderr))),
+        None => Some(format!(
+            "stuck: still running after {:?} (killed){}",
+            options.timeout,
+            last_lines(&stderr)
+        )),
+    };
+    let record = std::mem::take(&mut *record.lock().expect("never poisoned"));
+    Ok(Outcome {
+        failure,
+        trace: running.trace(),
+        released: record.choices.len(),
+        schedule: Schedule {
+            phase: None,
+            choices: record.choices,
+        },
+        diverged: record.diverged,
+    })
+}
+
+/// The last lines of what the program wrote on its standard error, indented.
+fn last_lines(stderr: &str) -> String {
+    let lines: Vec<&str> = stderr.lines().collect();
+    let tail = &lines[lines.len().saturating_sub(8)..];
+    tail.iter().map(|l| format!("\n    {l}")).collect()
+}
+
+/// The command line that replays `schedule`.
+fn replay_line(options: &TestOptions, schedule: &Schedule, hash: &str) -> String {
+    let command: Vec<String> = options.command.iter().map(|a| quote(a)).collect();
+    format!(
+        "mcsim test --clients {} --servers {} --replay '{schedule}' --expect-hash {hash} -- {}",
+        options.clients,
+        options.servers,
+        command.join(" ")
+    )
+}
+
+/// `word` as a shell reads it back.
+fn quote(word: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "-_./:=,+@%".contains(c);
+    if !word.is_empty() && word.chars().all(plain) {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
+}
+
+fn print_trace(trace: &[String]) {
+    outln!("timeline (command, virtual time, connection, command -> reply):");
+    for line in trace {
+        outln!("  {line}");
+    }
+}
+
+/// `mcsim test`.
+pub(crate) fn test(options: &TestOptions) -> Result<ExitCode> {
+    if options.command.is_empty() {
+        bail!("give the program to test after `--`: mcsim test [OPTIONS] -- CMD [ARGS…]");
+    }
+    let running = start(options)?;
+    if let Some(schedule) = &options.replay {
+        return replay(&running, options, schedule);
+    }
+    let shown = options.command.join(" ");
+    let mut released = 0;
+    for i in 0..options.executions {
+        let seed = options.seed.wrapping_add(i);
+        let strategy = options.strategy.make(seed);
+        let outcome = run_once(&running, options, strategy, (i, seed))?;
+        released += outcome.released;
+        let Some(failure) = &outcome.failure else {
+            continue;
+        };
+        if outcome.released == 0 {
+            // Nothing of the program was scheduled: there is no run to judge.
+            bail!(
+                "run {i} of `{shown}` failed before any of its {} clients took part (none named itself with `mcsim name X` or a read of {NAME_KEY}X): {failure}",
+                options.clients
+            );
+        }
+        // The same schedule again: the same trace, or the program is not deterministic.
+        let again = run_once(
+            &running,
+            options,
+            Box::new(Replay::new(outcome.schedule.clone())),
+            (i, seed),
+        )?;
+        if let Some(line) = first_difference(&outcome.trace, &again.trace) {
+            outln!(
+                "NOT DETERMINISTIC: run {i} (seed {seed}) of `{shown}` gave another trace when its schedule was replayed; not judged"
+            );
+            outln!("{line}");
+            return Ok(ExitCode::from(2));
+        }
+        let hash = outcome.hash();
+        outln!(
+            "FAILED: run {i} of `{shown}` (seed {seed}, {} clients, strategy {}): {failure}",
+            options.clients,
+            options.strategy.name()
+        );
+        print_trace(&outcome.trace);
+        outln!("replay (the same trace, hash {hash}):");
+        outln!("  {}", replay_line(options, &outcome.schedule, &hash));
+        return Ok(ExitCode::FAILURE);
+    }
+    outln!(
+        "passed: {} runs of `{shown}` exited 0 ({} clients, strategy {}, seeds {}..{}, {released} commands released in turn)",
+        options.executions,
+        options.clients,
+        options.strategy.name(),
+        options.seed,
+        options.seed.wrapping_add(options.executions - 1),
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Replays one schedule and prints its run.
+fn replay(running: &Running, options: &TestOptions, schedule: &Schedule) -> Result<ExitCode> {
+    let outcome = run_once(
+        running,
+        options,
+        Box::new(Replay::new(schedule.clone())),
+        (0, options.seed),
+    )?;
+    print_trace(&outcome.trace);
+    let hash = outcome.hash();
+    match &outcome.failure {
+        Some(f) => outln!("FAILED: {f}"),
+        None => outln!("passed: the program exited 0"),
+    }
+    outln!("trace hash {hash}");
+    if let Some(detail) = &outcome.diverged {
+        outln!("DIVERGED: the program did not follow the schedule: {detail}");
+        return Ok(ExitCode::from(2));
+    }
+    if let Some(want) = &options.expect_hash
+        && *want != hash
+    {
+        outln!("TRACE DIFFERS: expected hash {want}, got {hash}");
+        return Ok(ExitCode::from(2));
+    }
+    Ok(if outcome.failure.is_some() {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// The first line where two traces differ, shown from both.
+fn first_difference(a: &[String], b: &[String]) -> Option<String> {
+    let n = a.len().max(b.len());
+    (0..n).find_map(|i| {
+        let (x, y) = (a.get(i), b.get(i));
+        (x != y).then(|| {
+            let show = |l: Option<&String>| l.map_or("(no line)".to_string(), |l| l.clone());
+            format!(
+                "  line {}:\n    first:  {}\n    replay: {}",
+                i + 1,
+                show(x),
+                show(y)
+            )
+        })
+    })
+}

@@ -1,0 +1,219 @@
+//! `mcsim test -- CMD` on a Python program (examples/python-lock/lock_program.py): the
+//! get+set lock found broken in every client and protocol, its printed replay line giving
+//! the same trace again; the `add` lock passing; bad input a clear error with exit 2.
+//!
+//! The program needs `/usr/bin/python3` with pymemcache and pylibmc (CI installs them);
+//! without them these tests say so and pass.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+const PYTHON: &str = "/usr/bin/python3";
+
+fn program() -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("examples/python-lock/lock_program.py")
+        .display()
+        .to_string()
+}
+
+/// True if the Python program can run here.
+fn python_with(module: &str) -> bool {
+    let ok = Command::new(PYTHON)
+        .args(["-c", &format!("import {module}")])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        eprintln!("skipped: {PYTHON} has no {module}");
+    }
+    ok
+}
+
+fn mcsim(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_mcsim"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// The replay line a failure printed, as arguments.
+fn replay_args(out: &str) -> Vec<String> {
+    let line = out
+        .lines()
+        .map(str::trim)
+        .find(|l| l.starts_with("mcsim test ") && l.contains("--replay"))
+        .unwrap_or_else(|| panic!("no replay line in:\n{out}"));
+    let (schedule_start, schedule_end) = (line.find('\'').unwrap(), line.rfind('\'').unwrap());
+    let schedule = &line[schedule_start + 1..schedule_end];
+    let mut args: Vec<String> = line[..schedule_start]
+        .split_whitespace()
+        .skip(1)
+        .map(String::from)
+        .collect();
+    args.push(schedule.to_string());
+    args.extend(
+        line[schedule_end + 1..]
+            .split_whitespace()
+            .map(String::from),
+    );
+    args
+}
+
+#[test]
+fn the_get_set_lock_is_found_broken_in_every_client_and_replays_from_its_line() {
+    if !python_with("pymemcache") || !python_with("pylibmc") {
+        return;
+    }
+    let program = program();
+    for client in ["pymemcache", "pylibmc", "pylibmc-binary"] {
+        let found = mcsim(&[
+            "test",
+            "--clients",
+            "3",
+            "--executions",
+            "50",
+            "--",
+            PYTHON,
+            &program,
+            "get-set",
+            client,
+        ]);
+        let out = stdout(&found);
+        assert_eq!(found.status.code(), Some(1), "{client}:\n{out}");
+        assert!(out.contains("exclusion broken"), "{client}:\n{out}");
+        assert!(out.contains("  t0  ") && out.contains("  t2  "), "{out}");
+        let args = replay_args(&out);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        for _ in 0..5 {
+            let again = mcsim(&args);
+            let replayed = stdout(&again);
+            assert_eq!(again.status.code(), Some(1), "{client}:\n{replayed}");
+            assert!(!replayed.contains("TRACE DIFFERS"), "{replayed}");
+        }
+    }
+}
+
+#[test]
+fn the_add_lock_passes_every_run() {
+    if !python_with("pymemcache") {
+        return;
+    }
+    let program = program();
+    let passed = mcsim(&[
+        "test",
+        "--clients",
+        "3",
+        "--executions",
+        "40",
+        "--",
+        PYTHON,
+        &program,
+        "add",
+    ]);
+    let out = stdout(&passed);
+    assert_eq!(passed.status.code(), Some(0), "{out}");
+    assert!(out.starts_with("passed: 40 runs"), "{out}");
+}
+
+#[test]
+fn a_replay_that_gives_another_trace_says_so() {
+    if !python_with("pymemcache") {
+        return;
+    }
+    let program = program();
+    let found = mcsim(&["test", "--clients", "3", "--", PYTHON, &program, "get-set"]);
+    let args = replay_args(&stdout(&found));
+    let mut args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let at = args.iter().position(|a| *a == "--expect-hash").unwrap();
+    args[at + 1] = "0123456789abcdef";
+    let replayed = mcsim(&args);
+    let out = stdout(&replayed);
+    assert_eq!(replayed.status.code(), Some(2), "{out}");
+    assert!(
+        out.contains("TRACE DIFFERS: expected hash 0123456789abcdef"),
+        "{out}"
+    );
+}
+
+#[test]
+fn bad_input_is_a_clear_error_with_exit_2() {
+    // A program that does not exist.
+    let missing = mcsim(&["test", "--clients", "2", "--", "/nonexistent/program"]);
+    assert_eq!(missing.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&missing.stderr);
+    assert!(err.contains("cannot run \"/nonexistent/program\""), "{err}");
+    // A program that fails before any client takes part: nothing to judge.
+    let early = mcsim(&[
+        "test",
+        "--clients",
+        "2",
+        "--",
+        "/bin/sh",
+        "-c",
+        "echo boom >&2; exit 3",
+    ]);
+    assert_eq!(early.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&early.stderr);
+    assert!(
+        err.contains("failed before any of its 2 clients took part"),
+        "{err}"
+    );
+    assert!(err.contains("boom"), "{err}");
+    // No program at all, a bad schedule, a bad timeout.
+    assert_eq!(mcsim(&["test", "--clients", "2"]).status.code(), Some(2));
+    let bad = mcsim(&[
+        "test",
+        "--clients",
+        "2",
+        "--replay",
+        "xx",
+        "--",
+        "/bin/true",
+    ]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("--replay"));
+    let bad = mcsim(&[
+        "test",
+        "--clients",
+        "2",
+        "--timeout",
+        "0",
+        "--",
+        "/bin/true",
+    ]);
+    assert_eq!(bad.status.code(), Some(2));
+}
+
+#[test]
+fn a_program_that_hangs_is_stuck_after_its_timeout_and_killed() {
+    if !python_with("pymemcache") {
+        return;
+    }
+    // One client names itself and then waits forever for a second that never comes.
+    let script = "import os,time\nfrom pymemcache.client.base import Client\nh,p=os.environ['MCSIM_SERVERS'].rsplit(':',1)\nc=Client((h,int(p)))\nc.get('mcsim:name:t0')\nc.get('k')\ntime.sleep(60)\n";
+    let started = std::time::Instant::now();
+    let stuck = mcsim(&[
+        "test",
+        "--clients",
+        "1",
+        "--executions",
+        "1",
+        "--timeout",
+        "1",
+        "--",
+        PYTHON,
+        "-c",
+        script,
+    ]);
+    let out = stdout(&stuck);
+    assert_eq!(stuck.status.code(), Some(1), "{out}");
+    assert!(
+        out.contains("stuck: still running after 1s (killed)"),
+        "{out}"
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(20));
+}
