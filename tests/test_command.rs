@@ -84,7 +84,14 @@ fn the_get_set_lock_is_found_broken_in_every_client_and_replays_from_its_line() 
         ]);
         let out = stdout(&found);
         assert_eq!(found.status.code(), Some(1), "{client}:\n{out}");
+        // The program's own check (its exit status) and mcsim's, from the sections the
+        // threads said they entered and left.
         assert!(out.contains("exclusion broken"), "{client}:\n{out}");
+        assert!(
+            out.contains("exclusion of section broken: t"),
+            "{client}:\n{out}"
+        );
+        assert!(out.contains("  ENTER section"), "{out}");
         assert!(out.contains("  t0  ") && out.contains("  t2  "), "{out}");
         let args = replay_args(&out);
         let args: Vec<&str> = args.iter().map(String::as_str).collect();

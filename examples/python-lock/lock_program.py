@@ -5,7 +5,8 @@ section and the program fails (exit 1) if two were ever inside at once.
 
 It reads the servers from MCSIM_SERVERS and the number of threads from MCSIM_CLIENTS;
 each thread names itself with a read of `mcsim:name:` + its name, which takes it into
-mcsim's schedule. The lock is `get-set` (check, then take: broken) or `add` (memcached
+mcsim's schedule, and tells mcsim when it enters and leaves the critical section
+(`mcsim_control`), so mcsim judges the exclusion too. The lock is `get-set` (check, then take: broken) or `add` (memcached
 lets one `add` win: holds). CLIENT is `pymemcache` (the default), `pylibmc` or
 `pylibmc-binary` (libmemcached's binary protocol).
 """
@@ -15,6 +16,7 @@ import sys
 import threading
 
 from locks import AddLock, GetSetLock, overlaps
+from mcsim_control import Participant
 
 ROUNDS = 2
 
@@ -71,15 +73,19 @@ def main() -> int:
 
     def worker(i: int) -> None:
         name = f"t{i}"
+        me = Participant(name)
         c = Client(server)
-        c.get(f"mcsim:name:{name}")
+        c.get(me.name_key)
         lock = lock_class(c, "section", name)
         for _ in range(ROUNDS):
             if lock.acquire():
+                me.enter("section")
                 c.append("log", f"+{name} ", noreply=False)
                 c.append("log", f"-{name} ", noreply=False)
+                me.leave("section")
                 lock.release()
         c.close()
+        me.close()
 
     workers = [threading.Thread(target=worker, args=(i,)) for i in range(threads)]
     for t in workers:

@@ -190,7 +190,7 @@ impl Gate for ServeGate<'_> {
         if control::is_control(line) {
             let line = String::from_utf8_lossy(line);
             let mut w = lock(self.shared);
-            let effect = control::run(&mut w, self.conn.server, &line);
+            let effect = control::run(&mut w, self.conn.server, &self.conn.label, &line);
             drop(w);
             self.shared.turn.notify_all();
             return Some(match effect {

@@ -17,6 +17,9 @@
 //! | `mcsim advance SECONDS`     | moves every server's clock ahead (fractions allowed)   |
 //! | `mcsim skip-second`         | this server's clock jumps one second ahead             |
 //! | `mcsim name NAME`           | names this connection in the trace (and in lockstep)   |
+//! | `mcsim fail MESSAGE`        | the run fails with MESSAGE (what `mcsim test` judges) |
+//! | `mcsim enter SECTION [WHO]` | WHO (default: this connection's name) enters SECTION; someone else inside fails the run |
+//! | `mcsim leave SECTION [WHO]` | WHO leaves SECTION                                     |
 //! | `mcsim trace`               | the trace's last lines (`--trace-window`), then `END` |
 //! | `mcsim time`                | the virtual time, in seconds                           |
 
@@ -67,11 +70,11 @@ fn count(word: Option<&str>) -> Result<u32, Effect> {
 }
 
 /// Runs the control command `line` for a connection to `server`.
-pub(crate) fn run(world: &mut World, server: usize, line: &str) -> Effect {
+pub(crate) fn run(world: &mut World, server: usize, who: &str, line: &str) -> Effect {
     let words: Vec<&str> = line.split_whitespace().skip(1).collect();
     let (Some(&verb), args) = (words.first(), &words[words.len().min(1)..]) else {
         return error(
-            "mcsim: give a command (evict, evict-fraction, evict-random, flush, crash, down, up, lose-reply, close-next, advance, skip-second, name, trace, time)",
+            "mcsim: give a command (evict, evict-fraction, evict-random, flush, crash, down, up, lose-reply, close-next, advance, skip-second, name, fail, enter, leave, trace, time)",
         );
     };
     let now = world.now();
@@ -138,6 +141,27 @@ pub(crate) fn run(world: &mut World, server: usize, line: &str) -> Effect {
             ok("")
         }
         ("name", [name]) => Effect::Name((*name).to_string()),
+        ("fail", message) if !message.is_empty() => {
+            world.declared.failures.push(message.join(" "));
+            ok("")
+        }
+        ("enter", [section]) | ("enter", [section, _]) => {
+            let holder = args.get(1).copied().unwrap_or(who);
+            world.declared.enter(section, holder, now);
+            let n = world.commands;
+            world.record(format!("{n:>8} {now}  {holder}  ENTER {section}"));
+            ok("")
+        }
+        ("leave", [section]) | ("leave", [section, _]) => {
+            let holder = args.get(1).copied().unwrap_or(who);
+            if world.declared.leave(section, holder) {
+                let n = world.commands;
+                world.record(format!("{n:>8} {now}  {holder}  LEAVE {section}"));
+                ok("")
+            } else {
+                error(format!("{holder} is not inside {section}"))
+            }
+        }
         ("trace", []) => {
             let mut out = String::new();
             let (lines, dropped) = world.trace();
@@ -157,7 +181,7 @@ pub(crate) fn run(world: &mut World, server: usize, line: &str) -> Effect {
         ("time", []) => ok(now),
         _ => error(format!("mcsim: unknown command or arguments: {line}")),
     };
-    if !matches!(verb, "trace" | "time" | "name")
+    if !matches!(verb, "trace" | "time" | "name" | "enter" | "leave")
         && !matches!(effect, Effect::Reply(ref b) if b.starts_with(b"CLIENT_ERROR"))
     {
         let at = world.now();

@@ -142,6 +142,12 @@ impl Running {
         self.shared.turn.notify_all();
     }
 
+    /// The failures the client program declared or its sections showed, in order
+    /// (`mcsim fail`, `mcsim enter`).
+    pub fn failures(&self) -> Vec<String> {
+        lock(&self.shared).declared.failures.clone()
+    }
+
     /// Connections open now, over every server.
     pub fn connections(&self) -> u64 {
         lock(&self.shared).connections.iter().sum()

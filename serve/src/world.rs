@@ -49,6 +49,41 @@ pub(crate) struct Armed {
     pub close_next: u32,
 }
 
+/// What a client program declared about its run (`mcsim fail`, `mcsim enter` and
+/// `mcsim leave`): the failures `mcsim test` judges it by.
+#[derive(Debug, Default)]
+pub(crate) struct Declared {
+    /// Failures, in the order declared or found.
+    pub failures: Vec<String>,
+    /// By section, who is inside and since when.
+    pub inside: std::collections::BTreeMap<String, Vec<(String, VirtualTime)>>,
+}
+
+impl Declared {
+    /// `who` enters `section` at `now`: a failure if someone else is inside.
+    pub fn enter(&mut self, section: &str, who: &str, now: VirtualTime) {
+        let inside = self.inside.entry(section.to_string()).or_default();
+        if let Some((other, since)) = inside.iter().find(|(o, _)| o != who) {
+            self.failures.push(format!(
+                "exclusion of {section} broken: {who} entered at {now} while {other} was inside (since {since})"
+            ));
+        }
+        inside.push((who.to_string(), now));
+    }
+
+    /// `who` leaves `section`.
+    pub fn leave(&mut self, section: &str, who: &str) -> bool {
+        let Some(inside) = self.inside.get_mut(section) else {
+            return false;
+        };
+        let Some(at) = inside.iter().position(|(o, _)| o == who) else {
+            return false;
+        };
+        inside.remove(at);
+        true
+    }
+}
+
 /// The shared state of a serve run.
 pub(crate) struct World {
     pub servers: Vec<Server>,
@@ -74,6 +109,8 @@ pub(crate) struct World {
     trace_dropped: u64,
     trace_file: Option<std::fs::File>,
     pub commands: u64,
+    /// What the client program declared.
+    pub declared: Declared,
 }
 
 impl World {
@@ -111,6 +148,7 @@ impl World {
             trace_dropped: 0,
             trace_file,
             commands: 0,
+            declared: Declared::default(),
         }
     }
 
@@ -134,6 +172,7 @@ impl World {
         self.trace.clear();
         self.trace_dropped = 0;
         self.commands = 0;
+        self.declared = Declared::default();
     }
 
     /// The servers' current virtual time.

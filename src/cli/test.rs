@@ -5,7 +5,9 @@
 //! or a read of `mcsim:name:X` in whatever form its client library sends it); the
 //! others run as soon as no participant has a command on its way.
 //!
-//! A run passes when the program exits 0. The first failing run is replayed from its
+//! A run passes when the program exits 0 and declared no failure (`mcsim fail MESSAGE`, or
+//! a section it said it entered, `mcsim enter SECTION`, while another participant was
+//! inside: see `examples/python-lock/mcsim_control.py`). The first failing run is replayed from its
 //! schedule at once: a replay that gives another trace means the program is not
 //! deterministic under a fixed schedule, which is reported as such and never judged.
 //! Otherwise the failure is printed with its timeline and the line that replays it.
@@ -225,13 +227,23 @@ fn run_once(
     while running.connections() > 0 && Instant::now() < quiet_by {
         std::thread::sleep(Duration::from_millis(1));
     }
-    let failure = match status {
+    let exit = match status {
         Some(s) if s.success() => None,
         Some(s) => Some(format!("{s}{}", last_lines(&stderr))),
         None => Some(format!(
             "stuck: still running after {:?} (killed){}",
             options.timeout,
             last_lines(&stderr)
+        )),
+    };
+    // What the program declared (`mcsim fail`, a section entered twice) fails it too.
+    let declared = running.failures();
+    let failure = match (exit, declared.is_empty()) {
+        (exit, true) => exit,
+        (exit, false) => Some(format!(
+            "{}{}",
+            declared.join("; "),
+            exit.map_or(String::new(), |e| format!("; the program: {e}"))
         )),
     };
     let record = std::mem::take(&mut *record.lock().expect("never poisoned"));

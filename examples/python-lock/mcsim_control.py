@@ -1,0 +1,63 @@
+"""What a program under `mcsim test` may tell mcsim, beside its memcached commands.
+
+    from mcsim_control import Participant, servers
+
+    host, port = servers()[0]
+    me = Participant("t0")
+    client.get(me.name_key)       # takes this client's connection into the schedule
+    me.enter("section")           # mcsim fails the run if another is inside
+    me.leave("section")
+    me.fail("the counter lost an increment")
+
+Each participant talks to mcsim on a connection of its own, one line at a time; mcsim
+answers at once, so what it is told keeps the participant's own order.
+"""
+
+import os
+import socket
+
+
+def servers() -> list[tuple[str, int]]:
+    """The simulated servers of this run (`MCSIM_SERVERS`), the first first."""
+    out = []
+    for entry in os.environ["MCSIM_SERVERS"].split(","):
+        host, port = entry.rsplit(":", 1)
+        out.append((host, int(port)))
+    return out
+
+
+def clients() -> int:
+    """How many participants the run waits for (`MCSIM_CLIENTS`)."""
+    return int(os.environ.get("MCSIM_CLIENTS", "1"))
+
+
+class Participant:
+    """One participant's link to mcsim."""
+
+    def __init__(self, name: str):
+        self.name = name
+        #: The key whose read, in any form, names a client's connection `name`.
+        self.name_key = f"mcsim:name:{name}"
+        self._socket = socket.create_connection(servers()[0])
+        self._replies = self._socket.makefile("rb")
+
+    def _say(self, line: str) -> None:
+        self._socket.sendall(f"mcsim {line}\r\n".encode())
+        reply = self._replies.readline().decode().strip()
+        if not reply.startswith("OK"):
+            raise RuntimeError(f"mcsim {line}: {reply}")
+
+    def enter(self, section: str) -> None:
+        """Entered `section`: another participant inside fails the run."""
+        self._say(f"enter {section} {self.name}")
+
+    def leave(self, section: str) -> None:
+        self._say(f"leave {section} {self.name}")
+
+    def fail(self, message: str) -> None:
+        """The run fails with `message` (the program may go on)."""
+        self._say(f"fail {message}")
+
+    def close(self) -> None:
+        self._replies.close()
+        self._socket.close()
