@@ -127,6 +127,47 @@ fn the_add_lock_passes_every_run() {
 }
 
 #[test]
+fn the_add_lock_breaks_when_its_key_is_evicted_and_the_json_says_so() {
+    if !python_with("pymemcache") {
+        return;
+    }
+    let program = program();
+    let json = std::env::temp_dir().join(format!("mcsim-test-{}.json", std::process::id()));
+    let json_path = json.display().to_string();
+    let found = mcsim(&[
+        "test",
+        "--clients",
+        "3",
+        "--executions",
+        "300",
+        "--evict",
+        "0.05",
+        "--json",
+        &json_path,
+        "--",
+        PYTHON,
+        &program,
+        "add",
+    ]);
+    let out = stdout(&found);
+    assert_eq!(found.status.code(), Some(1), "{out}");
+    assert!(out.contains("FAULT evict lock:section"), "{out}");
+    assert!(out.contains("exclusion of section broken"), "{out}");
+    // The replay line carries the run's seed and the fault policy.
+    let args = replay_args(&out);
+    assert!(args.iter().any(|a| a == "--evict"), "{args:?}");
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    assert_eq!(mcsim(&args).status.code(), Some(1));
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    std::fs::remove_file(&json).unwrap();
+    assert_eq!(report["verdict"], "fail");
+    assert!(report["faults_injected"].as_u64().unwrap() >= 1);
+    let replay = report["failure"]["replay"].as_str().unwrap();
+    assert!(out.contains(replay), "{replay}");
+}
+
+#[test]
 fn a_replay_that_gives_another_trace_says_so() {
     if !python_with("pymemcache") {
         return;

@@ -231,6 +231,18 @@ pub(crate) enum Command {
         /// Seconds a run may take before it is stuck and its program is killed.
         #[arg(long, default_value_t = 30.0)]
         timeout: f64,
+        /// Before each command, evict one live key of its server with this chance
+        /// (drawn from the run's seed).
+        #[arg(long, default_value_t = 0.0)]
+        evict: f64,
+        /// Drop a command's reply after the server applied it with this chance (the
+        /// client sees its own timeout).
+        #[arg(long, default_value_t = 0.0)]
+        lose_reply: f64,
+        /// Also write the result as JSON: the runs, the verdict, and the failure with its
+        /// schedule, replay line and timeline.
+        #[arg(long)]
+        json: Option<PathBuf>,
         /// The program and its arguments, after `--`.
         #[arg(last = true, required = true, value_name = "CMD")]
         command: Vec<String>,

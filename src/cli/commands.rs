@@ -410,6 +410,9 @@ pub(crate) fn dispatch(command: Command, families: &[&'static dyn Family]) -> Re
             replay,
             expect_hash,
             timeout,
+            evict,
+            lose_reply,
+            json,
             command,
         } => {
             let replay = match replay {
@@ -421,6 +424,11 @@ pub(crate) fn dispatch(command: Command, families: &[&'static dyn Family]) -> Re
             if !(timeout.is_finite() && timeout > 0.0) {
                 bail!("--timeout {timeout}: give a number of seconds above 0");
             }
+            for (flag, p) in [("--evict", evict), ("--lose-reply", lose_reply)] {
+                if !(0.0..=1.0).contains(&p) {
+                    bail!("{flag} {p}: give a chance from 0 to 1");
+                }
+            }
             let options = crate::cli::test::TestOptions {
                 clients,
                 servers,
@@ -431,6 +439,12 @@ pub(crate) fn dispatch(command: Command, families: &[&'static dyn Family]) -> Re
                 replay,
                 expect_hash,
                 timeout: std::time::Duration::from_secs_f64(timeout),
+                faults: mcsim_serve::FaultPolicy {
+                    evict,
+                    lose_reply,
+                    delay: std::time::Duration::ZERO,
+                },
+                json,
                 command,
             };
             crate::cli::test::test(&options)

@@ -12,6 +12,7 @@
 //! deterministic under a fixed schedule, which is reported as such and never judged.
 //! Otherwise the failure is printed with its timeline and the line that replays it.
 
+use std::path::PathBuf;
 use std::process::{Command, ExitCode, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -41,6 +42,10 @@ pub(crate) struct TestOptions {
     pub(crate) expect_hash: Option<String>,
     /// How long a run may take before it is `stuck` and its program is killed.
     pub(crate) timeout: Duration,
+    /// Faults by policy, drawn per command from the run's seed.
+    pub(crate) faults: FaultPolicy,
+    /// Where to write the result as JSON.
+    pub(crate) json: Option<PathBuf>,
     /// The program and its arguments.
     pub(crate) command: Vec<String>,
 }
@@ -65,6 +70,11 @@ struct Outcome {
 impl Outcome {
     fn hash(&self) -> String {
         format!("{:016x}", fnv1a(self.trace.join("\n").as_bytes()))
+    }
+
+    /// Faults the servers injected (their `FAULT` lines).
+    fn faults(&self) -> usize {
+        self.trace.iter().filter(|l| l.contains("  FAULT ")).count()
     }
 }
 
@@ -163,7 +173,7 @@ fn start(options: &TestOptions) -> Result<Running> {
         servers: options.servers,
         server: mcsim::server::ServerConfig::default(),
         clock: ClockMode::Manual,
-        faults: FaultPolicy::default(),
+        faults: options.faults,
         seed: options.seed,
         lockstep: Some(options.clients),
         lockstep_wait: options.timeout,
@@ -266,15 +276,59 @@ fn last_lines(stderr: &str) -> String {
     tail.iter().map(|l| format!("\n    {l}")).collect()
 }
 
-/// The command line that replays `schedule`.
-fn replay_line(options: &TestOptions, schedule: &Schedule, hash: &str) -> String {
+/// The command line that replays `schedule`, run with `seed`.
+fn replay_line(options: &TestOptions, seed: u64, schedule: &Schedule, hash: &str) -> String {
     let command: Vec<String> = options.command.iter().map(|a| quote(a)).collect();
+    let mut faults = String::new();
+    if options.faults.evict > 0.0 {
+        faults.push_str(&format!(" --evict {}", options.faults.evict));
+    }
+    if options.faults.lose_reply > 0.0 {
+        faults.push_str(&format!(" --lose-reply {}", options.faults.lose_reply));
+    }
     format!(
-        "mcsim test --clients {} --servers {} --replay '{schedule}' --expect-hash {hash} -- {}",
+        "mcsim test --clients {} --servers {} --seed {seed}{faults} --replay '{schedule}' --expect-hash {hash} -- {}",
         options.clients,
         options.servers,
         command.join(" ")
     )
+}
+
+/// What `--json` writes.
+#[derive(serde::Serialize)]
+struct Report<'a> {
+    command: &'a [String],
+    clients: usize,
+    servers: usize,
+    strategy: &'static str,
+    seed: u64,
+    /// Runs made (up to and with the first failing one).
+    runs: u64,
+    /// `pass` or `fail`.
+    verdict: &'static str,
+    commands_released: usize,
+    faults_injected: usize,
+    failure: Option<FailureReport>,
+}
+
+#[derive(serde::Serialize)]
+struct FailureReport {
+    run: u64,
+    seed: u64,
+    message: String,
+    schedule: String,
+    trace_hash: String,
+    replay: String,
+    timeline: Vec<String>,
+}
+
+fn write_json(options: &TestOptions, report: &Report<'_>) -> Result<()> {
+    if let Some(path) = &options.json {
+        let text = serde_json::to_string_pretty(report)?;
+        std::fs::write(path, text + "\n")
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    Ok(())
 }
 
 /// `word` as a shell reads it back.
@@ -304,12 +358,25 @@ pub(crate) fn test(options: &TestOptions) -> Result<ExitCode> {
         return replay(&running, options, schedule);
     }
     let shown = options.command.join(" ");
-    let mut released = 0;
+    let (mut released, mut faults) = (0, 0);
+    let mut report = Report {
+        command: &options.command,
+        clients: options.clients,
+        servers: options.servers,
+        strategy: options.strategy.name(),
+        seed: options.seed,
+        runs: 0,
+        verdict: "pass",
+        commands_released: 0,
+        faults_injected: 0,
+        failure: None,
+    };
     for i in 0..options.executions {
         let seed = options.seed.wrapping_add(i);
         let strategy = options.strategy.make(seed);
         let outcome = run_once(&running, options, strategy, (i, seed))?;
         released += outcome.released;
+        faults += outcome.faults();
         let Some(failure) = &outcome.failure else {
             continue;
         };
@@ -341,12 +408,34 @@ pub(crate) fn test(options: &TestOptions) -> Result<ExitCode> {
             options.strategy.name()
         );
         print_trace(&outcome.trace);
+        let replay = replay_line(options, seed, &outcome.schedule, &hash);
         outln!("replay (the same trace, hash {hash}):");
-        outln!("  {}", replay_line(options, &outcome.schedule, &hash));
+        outln!("  {replay}");
+        report.runs = i + 1;
+        (report.commands_released, report.faults_injected) = (released, faults);
+        report.verdict = "fail";
+        report.failure = Some(FailureReport {
+            run: i,
+            seed,
+            message: failure.clone(),
+            schedule: outcome.schedule.to_string(),
+            trace_hash: hash,
+            replay,
+            timeline: outcome.trace.clone(),
+        });
+        write_json(options, &report)?;
         return Ok(ExitCode::FAILURE);
     }
+    report.runs = options.executions;
+    (report.commands_released, report.faults_injected) = (released, faults);
+    write_json(options, &report)?;
+    let injected = if options.faults.evict > 0.0 || options.faults.lose_reply > 0.0 {
+        format!(", {faults} faults injected")
+    } else {
+        String::new()
+    };
     outln!(
-        "passed: {} runs of `{shown}` exited 0 ({} clients, strategy {}, seeds {}..{}, {released} commands released in turn)",
+        "passed: {} runs of `{shown}` exited 0 ({} clients, strategy {}, seeds {}..{}, {released} commands released in turn{injected})",
         options.executions,
         options.clients,
         options.strategy.name(),
