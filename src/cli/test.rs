@@ -55,8 +55,10 @@ const NAME_KEY: &str = "mcsim:name:";
 
 /// What one run of the program gave.
 struct Outcome {
-    /// `None`: it exited 0.
+    /// `None`: it exited 0 and declared no failure.
     failure: Option<String>,
+    /// What failed: (it was stuck, it exited non-zero, it declared a failure).
+    kind: (bool, bool, bool),
     /// The serve trace of the run.
     trace: Vec<String>,
     /// The choices the strategy made, in order.
@@ -65,6 +67,9 @@ struct Outcome {
     diverged: Option<String>,
     /// Commands released in turn.
     released: usize,
+    /// Of those, the ones that preempted the participant that ran before (it was waiting
+    /// too).
+    preemptions: usize,
 }
 
 impl Outcome {
@@ -83,6 +88,8 @@ impl Outcome {
 struct Record {
     choices: Vec<Choice>,
     diverged: Option<String>,
+    /// Choices that ran another participant while the last one to run was waiting too.
+    preemptions: usize,
 }
 
 /// A strategy choosing among the waiting participants: each participant is a client
@@ -161,6 +168,12 @@ impl Chooser for StrategyChooser {
             }
         };
         let client = self.client(waiting[index]);
+        if let Some(Choice::Run { client: last, .. }) = record.choices.last()
+            && *last != client
+            && waiting.contains(&self.names[*last].as_str())
+        {
+            record.preemptions += 1;
+        }
         record.choices.push(Choice::Run { client, delay: 0 });
         index
     }
@@ -237,6 +250,7 @@ fn run_once(
     while running.connections() > 0 && Instant::now() < quiet_by {
         std::thread::sleep(Duration::from_millis(1));
     }
+    let kind_of_exit = (status.is_none(), status.is_some_and(|s| !s.success()));
     let exit = match status {
         Some(s) if s.success() => None,
         Some(s) => Some(format!("{s}{}", last_lines(&stderr))),
@@ -259,8 +273,10 @@ fn run_once(
     let record = std::mem::take(&mut *record.lock().expect("never poisoned"));
     Ok(Outcome {
         failure,
+        kind: (kind_of_exit.0, kind_of_exit.1, !declared.is_empty()),
         trace: running.trace(),
         released: record.choices.len(),
+        preemptions: record.preemptions,
         schedule: Schedule {
             phase: None,
             choices: record.choices,
@@ -401,16 +417,27 @@ pub(crate) fn test(options: &TestOptions) -> Result<ExitCode> {
             outln!("{line}");
             return Ok(ExitCode::from(2));
         }
+        let found_replay = replay_line(options, seed, &outcome.schedule, &outcome.hash());
+        let (outcome, tried) = shrink(&running, options, (i, seed), outcome)?;
+        let failure = outcome.failure.as_ref().expect("a shrunk run still fails");
         let hash = outcome.hash();
         outln!(
             "FAILED: run {i} of `{shown}` (seed {seed}, {} clients, strategy {}): {failure}",
             options.clients,
             options.strategy.name()
         );
+        outln!(
+            "  shrunk by {tried} more runs to {} commands released in turn, {} preemptions (found: {} and {})",
+            outcome.schedule.choices.len(),
+            outcome.preemptions,
+            again.schedule.choices.len(),
+            again.preemptions,
+        );
         print_trace(&outcome.trace);
         let replay = replay_line(options, seed, &outcome.schedule, &hash);
-        outln!("replay (the same trace, hash {hash}):");
-        outln!("  {replay}");
+        outln!("replay (each gives its trace again, checked by its hash):");
+        outln!("  {replay}   # shrunk");
+        outln!("  {found_replay}   # as found");
         report.runs = i + 1;
         (report.commands_released, report.faults_injected) = (released, faults);
         report.verdict = "fail";
@@ -443,6 +470,82 @@ pub(crate) fn test(options: &TestOptions) -> Result<ExitCode> {
         options.seed.wrapping_add(options.executions - 1),
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// Runs tried to shrink a failure at most.
+const SHRINK_RUNS: usize = 200;
+
+/// Shrinks a failing run: the shortest prefix of its schedule that still fails (past it,
+/// the lowest-numbered waiting participant runs at each step), then each choice dropped in
+/// turn where the run still fails the same way (stuck, its exit status, what it declared:
+/// each as in the run found) with fewer preemptions (a
+/// participant run while the one before it was waiting too), or as many and fewer
+/// commands. Every candidate is one more run of the program;
+/// the result is replayed once more and kept only if it gives its trace again. Returns
+/// the smallest failing run and the runs tried.
+fn shrink(
+    running: &Running,
+    options: &TestOptions,
+    run: (u64, u64),
+    found: Outcome,
+) -> Result<(Outcome, usize)> {
+    // The same failure: stuck, or the program's exit status, or what it declared, as found.
+    let kind = found.kind;
+    let fails_alike = |o: &Outcome| o.failure.is_some() && o.kind == kind && o.diverged.is_none();
+    let smaller = |a: &Outcome, b: &Outcome| {
+        (a.preemptions, a.schedule.choices.len()) < (b.preemptions, b.schedule.choices.len())
+    };
+    let mut tried = 0;
+    let mut best = found;
+    let try_schedule = |choices: &[Choice], lenient: bool, tried: &mut usize| {
+        *tried += 1;
+        let schedule = Schedule {
+            phase: None,
+            choices: choices.to_vec(),
+        };
+        let replay = if lenient {
+            Replay::lenient(schedule)
+        } else {
+            Replay::new(schedule)
+        };
+        run_once(running, options, Box::new(replay), run)
+    };
+    // The shortest failing prefix: the choices that matter; past them, the defaults.
+    let mut prefix = best.schedule.choices.clone();
+    for k in 0..prefix.len() {
+        if tried >= SHRINK_RUNS {
+            break;
+        }
+        let candidate = try_schedule(&prefix[..k], false, &mut tried)?;
+        if fails_alike(&candidate) {
+            if smaller(&candidate, &best) {
+                best = candidate;
+            }
+            prefix.truncate(k);
+            break;
+        }
+    }
+    // Each choice of the prefix dropped in turn, latest first (one no longer possible
+    // where it comes is skipped), the defaults after it.
+    let mut j = prefix.len();
+    while j > 0 && tried < SHRINK_RUNS {
+        j -= 1;
+        let mut choices = prefix.clone();
+        choices.remove(j);
+        let candidate = try_schedule(&choices, true, &mut tried)?;
+        if fails_alike(&candidate) && smaller(&candidate, &best) {
+            prefix = choices;
+            best = candidate;
+        }
+    }
+    // The shrunk run's own schedule gives its trace again, or the run as found stands.
+    let again = try_schedule(&best.schedule.choices.clone(), false, &mut tried)?;
+    if first_difference(&best.trace, &again.trace).is_some() {
+        bail!(
+            "a shrunk run of the program gave another trace when replayed: the program is not deterministic under a fixed schedule; not judged"
+        );
+    }
+    Ok((best, tried))
 }
 
 /// Replays one schedule and prints its run.
