@@ -189,6 +189,64 @@ fn the_add_lock_breaks_when_its_key_is_evicted_and_the_json_says_so() {
 }
 
 #[test]
+fn the_exhaustive_search_proves_the_add_lock_within_its_bound_and_finds_the_get_set_race() {
+    if !python_with("pymemcache") {
+        return;
+    }
+    let program = program();
+    let search = |lock: &str, preemptions: &str| {
+        let o = mcsim(&[
+            "test",
+            "--clients",
+            "2",
+            "--exhaustive",
+            "--max-preemptions",
+            preemptions,
+            "--",
+            PYTHON,
+            &program,
+            lock,
+        ]);
+        (o.status.code(), stdout(&o))
+    };
+    let (code, out) = search("add", "1");
+    assert_eq!(code, Some(0), "{out}");
+    assert!(
+        out.contains("passed: every schedule of `")
+            && out.contains("with at most 1 preemption exited 0: "),
+        "{out}"
+    );
+    // The get+set race needs two preemptions: within one, every schedule passes; within
+    // two, the search finds it.
+    let (code, out) = search("get-set", "1");
+    assert_eq!(code, Some(0), "{out}");
+    let (code, out) = search("get-set", "2");
+    assert_eq!(code, Some(1), "{out}");
+    assert!(
+        out.contains("strategy dfs") && out.contains("exclusion of section broken"),
+        "{out}"
+    );
+    // A cap that stops the search is said to stop it.
+    let capped = mcsim(&[
+        "test",
+        "--clients",
+        "2",
+        "--exhaustive",
+        "--executions",
+        "3",
+        "--",
+        PYTHON,
+        &program,
+        "add",
+    ]);
+    assert!(
+        stdout(&capped).starts_with("passed, not a proof: 3 runs"),
+        "{}",
+        stdout(&capped)
+    );
+}
+
+#[test]
 fn a_replay_that_gives_another_trace_says_so() {
     if !python_with("pymemcache") {
         return;

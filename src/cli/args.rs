@@ -210,15 +210,23 @@ pub(crate) enum Command {
         /// Simulated servers (`MCSIM_SERVERS` lists them).
         #[arg(long, default_value_t = 1, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=16))]
         servers: usize,
-        /// Runs of the program (at least 1).
-        #[arg(long, default_value_t = 100, value_parser = clap::builder::RangedU64ValueParser::<u64>::new().range(1..))]
-        executions: u64,
+        /// Runs of the program (at least 1; default 100, or a cap of 10,000 with
+        /// `--exhaustive`).
+        #[arg(long, value_parser = clap::builder::RangedU64ValueParser::<u64>::new().range(1..))]
+        executions: Option<u64>,
+        /// Search every schedule of the participants' commands with at most
+        /// `--max-preemptions` preemptions, one schedule a run, instead of sampling.
+        #[arg(long, conflicts_with = "strategy")]
+        exhaustive: bool,
+        /// With `--exhaustive`: the preemption bound.
+        #[arg(long, default_value_t = 2, requires = "exhaustive")]
+        max_preemptions: u32,
         /// First seed: run `i` draws from seed + i (`MCSIM_SEED`).
         #[arg(long, default_value_t = 0)]
         seed: u64,
         /// Strategy.
-        #[arg(long, default_value = "random", value_parser = clap::builder::PossibleValuesParser::new(StrategyKind::NAMES))]
-        strategy: String,
+        #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(StrategyKind::NAMES))]
+        strategy: Option<String>,
         /// PCT depth (1 to 64).
         #[arg(long, default_value_t = 3, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=64))]
         depth: usize,

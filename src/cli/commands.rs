@@ -404,6 +404,8 @@ pub(crate) fn dispatch(command: Command, families: &[&'static dyn Family]) -> Re
             clients,
             servers,
             executions,
+            exhaustive,
+            max_preemptions,
             seed,
             strategy,
             depth,
@@ -432,10 +434,15 @@ pub(crate) fn dispatch(command: Command, families: &[&'static dyn Family]) -> Re
             let options = crate::cli::test::TestOptions {
                 clients,
                 servers,
-                executions,
+                executions: executions.unwrap_or(if exhaustive { 10_000 } else { 100 }),
                 seed,
-                strategy: StrategyKind::parse(&strategy, depth, StrategyKind::DEFAULT_STEPS)
-                    .expect("clap accepts only the names StrategyKind parses"),
+                strategy: StrategyKind::parse(
+                    strategy.as_deref().unwrap_or("random"),
+                    depth,
+                    StrategyKind::DEFAULT_STEPS,
+                )
+                .expect("clap accepts only the names StrategyKind parses"),
+                exhaustive: exhaustive.then_some(max_preemptions),
                 replay,
                 expect_hash,
                 timeout: std::time::Duration::from_secs_f64(timeout),

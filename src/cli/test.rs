@@ -20,6 +20,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 
 use mcsim::clock::VirtualTime;
+use mcsim::exhaustive::Dfs;
 use mcsim::explore::{CallOption, Choice, Options, Replay, Schedule, Strategy};
 use mcsim::scenario::StrategyKind;
 use mcsim::trace::fnv1a;
@@ -36,6 +37,9 @@ pub(crate) struct TestOptions {
     /// Run `i` draws from seed `seed + i`.
     pub(crate) seed: u64,
     pub(crate) strategy: StrategyKind,
+    /// Search every schedule with at most this many preemptions instead (by re-running
+    /// the program, one schedule a run).
+    pub(crate) exhaustive: Option<u32>,
     /// Replay this schedule instead of searching.
     pub(crate) replay: Option<Schedule>,
     /// The trace hash a replay must give.
@@ -48,6 +52,16 @@ pub(crate) struct TestOptions {
     pub(crate) json: Option<PathBuf>,
     /// The program and its arguments.
     pub(crate) command: Vec<String>,
+}
+
+impl TestOptions {
+    /// The strategy's name as reports show it (`dfs` for `--exhaustive`).
+    fn strategy_name(&self) -> &'static str {
+        match self.exhaustive {
+            Some(_) => "dfs",
+            None => self.strategy.name(),
+        }
+    }
 }
 
 /// The prefix under which a read names a connection.
@@ -92,11 +106,19 @@ struct Record {
     preemptions: usize,
 }
 
+/// The strategy of a run, kept by the caller across runs (an exhaustive search follows
+/// its tree over them) and lent to the run's chooser.
+type SharedStrategy = Arc<Mutex<Box<dyn Strategy + Send>>>;
+
+fn shared(strategy: Box<dyn Strategy + Send>) -> SharedStrategy {
+    Arc::new(Mutex::new(strategy))
+}
+
 /// A strategy choosing among the waiting participants: each participant is a client
 /// (numbered in the order of their names when the first command is released, later
 /// ones after them), its held command a call that may run now.
 struct StrategyChooser {
-    strategy: Box<dyn Strategy + Send>,
+    strategy: SharedStrategy,
     names: Vec<String>,
     record: Arc<Mutex<Record>>,
 }
@@ -142,10 +164,12 @@ impl Chooser for StrategyChooser {
             ranks: None,
             summarized: false,
         };
-        let choice = match self.strategy.decided() {
+        let mut strategy = self.strategy.lock().expect("never poisoned");
+        let choice = match strategy.decided() {
             Some(decided) => Some(decided.choice),
-            None => self.strategy.choose(&options),
+            None => strategy.choose(&options),
         };
+        drop(strategy);
         let client = match choice {
             Some(Choice::Run { client, .. }) => Some(client),
             _ => None,
@@ -202,12 +226,13 @@ fn start(options: &TestOptions) -> Result<Running> {
 fn run_once(
     running: &Running,
     options: &TestOptions,
-    strategy: Box<dyn Strategy + Send>,
+    strategy: &SharedStrategy,
     (execution, seed): (u64, u64),
 ) -> Result<Outcome> {
+    strategy.lock().expect("never poisoned").begin(execution);
     let record = Arc::new(Mutex::new(Record::default()));
     let chooser = StrategyChooser {
-        strategy,
+        strategy: strategy.clone(),
         names: Vec::new(),
         record: record.clone(),
     };
@@ -324,6 +349,8 @@ struct Report<'a> {
     verdict: &'static str,
     commands_released: usize,
     faults_injected: usize,
+    /// With `--exhaustive`: whether the search covered every schedule within its bound.
+    complete: Option<bool>,
     failure: Option<FailureReport>,
 }
 
@@ -379,18 +406,32 @@ pub(crate) fn test(options: &TestOptions) -> Result<ExitCode> {
         command: &options.command,
         clients: options.clients,
         servers: options.servers,
-        strategy: options.strategy.name(),
+        strategy: options.strategy_name(),
         seed: options.seed,
         runs: 0,
+        complete: None,
         verdict: "pass",
         commands_released: 0,
         faults_injected: 0,
         failure: None,
     };
+    let strategy = shared(match options.exhaustive {
+        Some(preemptions) => Box::new(Dfs::new(Some(preemptions), false)),
+        None => options.strategy.make(options.seed),
+    });
+    let (mut runs, mut complete) = (0, false);
     for i in 0..options.executions {
+        if i > 0 && options.exhaustive.is_some() {
+            // The search's next schedule, or the end of its tree.
+            let mut dfs = strategy.lock().expect("never poisoned");
+            if !dfs.end(false) {
+                complete = true;
+                break;
+            }
+        }
+        runs = i + 1;
         let seed = options.seed.wrapping_add(i);
-        let strategy = options.strategy.make(seed);
-        let outcome = run_once(&running, options, strategy, (i, seed))?;
+        let outcome = run_once(&running, options, &strategy, (i, seed))?;
         released += outcome.released;
         faults += outcome.faults();
         let Some(failure) = &outcome.failure else {
@@ -404,12 +445,8 @@ pub(crate) fn test(options: &TestOptions) -> Result<ExitCode> {
             );
         }
         // The same schedule again: the same trace, or the program is not deterministic.
-        let again = run_once(
-            &running,
-            options,
-            Box::new(Replay::new(outcome.schedule.clone())),
-            (i, seed),
-        )?;
+        let replay = Replay::new(outcome.schedule.clone());
+        let again = run_once(&running, options, &shared(Box::new(replay)), (i, seed))?;
         if let Some(line) = first_difference(&outcome.trace, &again.trace) {
             outln!(
                 "NOT DETERMINISTIC: run {i} (seed {seed}) of `{shown}` gave another trace when its schedule was replayed; not judged"
@@ -424,7 +461,7 @@ pub(crate) fn test(options: &TestOptions) -> Result<ExitCode> {
         outln!(
             "FAILED: run {i} of `{shown}` (seed {seed}, {} clients, strategy {}): {failure}",
             options.clients,
-            options.strategy.name()
+            options.strategy_name()
         );
         outln!(
             "  shrunk by {tried} more runs to {} commands released in turn, {} preemptions (found: {} and {})",
@@ -453,22 +490,38 @@ pub(crate) fn test(options: &TestOptions) -> Result<ExitCode> {
         write_json(options, &report)?;
         return Ok(ExitCode::FAILURE);
     }
-    report.runs = options.executions;
+    if options.exhaustive.is_some() && !complete {
+        complete = !strategy.lock().expect("never poisoned").end(false);
+    }
+    report.runs = runs;
     (report.commands_released, report.faults_injected) = (released, faults);
+    report.complete = options.exhaustive.map(|_| complete);
     write_json(options, &report)?;
     let injected = if options.faults.evict > 0.0 || options.faults.lose_reply > 0.0 {
         format!(", {faults} faults injected")
     } else {
         String::new()
     };
-    outln!(
-        "passed: {} runs of `{shown}` exited 0 ({} clients, strategy {}, seeds {}..{}, {released} commands released in turn{injected})",
-        options.executions,
-        options.clients,
-        options.strategy.name(),
-        options.seed,
-        options.seed.wrapping_add(options.executions - 1),
-    );
+    let bound = |p: u32| format!("at most {p} preemption{}", if p == 1 { "" } else { "s" });
+    match options.exhaustive {
+        Some(p) if complete => outln!(
+            "passed: every schedule of `{shown}` with {} exited 0: {runs} runs, {} clients, {released} commands released in turn{injected} (no reduction: every interleaving of the participants' commands run apart)",
+            bound(p),
+            options.clients,
+        ),
+        Some(p) => outln!(
+            "passed, not a proof: {runs} runs of `{shown}` exited 0, but the cap (--executions {}) stopped the search of every schedule with {} before its end",
+            options.executions,
+            bound(p),
+        ),
+        None => outln!(
+            "passed: {runs} runs of `{shown}` exited 0 ({} clients, strategy {}, seeds {}..{}, {released} commands released in turn{injected})",
+            options.clients,
+            options.strategy.name(),
+            options.seed,
+            options.seed.wrapping_add(runs - 1),
+        ),
+    }
     Ok(ExitCode::SUCCESS)
 }
 
@@ -508,7 +561,7 @@ fn shrink(
         } else {
             Replay::new(schedule)
         };
-        run_once(running, options, Box::new(replay), run)
+        run_once(running, options, &shared(Box::new(replay)), run)
     };
     // The shortest failing prefix: the choices that matter; past them, the defaults.
     let mut prefix = best.schedule.choices.clone();
@@ -550,12 +603,8 @@ fn shrink(
 
 /// Replays one schedule and prints its run.
 fn replay(running: &Running, options: &TestOptions, schedule: &Schedule) -> Result<ExitCode> {
-    let outcome = run_once(
-        running,
-        options,
-        Box::new(Replay::new(schedule.clone())),
-        (0, options.seed),
-    )?;
+    let replay = shared(Box::new(Replay::new(schedule.clone())));
+    let outcome = run_once(running, options, &replay, (0, options.seed))?;
     print_trace(&outcome.trace);
     let hash = outcome.hash();
     match &outcome.failure {
