@@ -226,6 +226,31 @@ fn the_exhaustive_search_proves_the_add_lock_within_its_bound_and_finds_the_get_
         out.contains("strategy dfs") && out.contains("exclusion of section broken"),
         "{out}"
     );
+    // The add lock holds its exclusion within every schedule, but not when a pause
+    // outlasts its 5 s TTL.
+    let paused = mcsim(&[
+        "test",
+        "--clients",
+        "3",
+        "--pause",
+        "0.1",
+        "--pause-ms",
+        "6000",
+        "--",
+        PYTHON,
+        &program,
+        "add",
+    ]);
+    let out = stdout(&paused);
+    assert_eq!(paused.status.code(), Some(1), "{out}");
+    assert!(
+        out.contains("FAULT pause t") && out.contains("exclusion of section broken"),
+        "{out}"
+    );
+    let args = replay_args(&out);
+    assert!(args.iter().any(|a| a == "--pause-ms"), "{args:?}");
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    assert_eq!(mcsim(&args).status.code(), Some(1));
     // A cap that stops the search is said to stop it.
     let capped = mcsim(&[
         "test",

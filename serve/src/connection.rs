@@ -246,6 +246,17 @@ impl Gate for ServeGate<'_> {
             self.release();
             return Admit::Close;
         }
+        let pause = w.policy.pause;
+        if self.conn.named && w.chance(pause) {
+            let by = w.policy.pause_for;
+            w.advance(by);
+            let now = w.now();
+            w.record(format!(
+                "{n:>8} {now}  {who}  FAULT pause {who} for {} ms",
+                by.as_millis()
+            ));
+        }
+        let now = w.now();
         let evict = w.policy.evict;
         if w.chance(evict)
             && let Some(key) = w.evict_one(server)

@@ -38,6 +38,12 @@ pub struct FaultPolicy {
     pub evict: f64,
     /// Every reply is held this long.
     pub delay: Duration,
+    /// Before a lockstep participant's command, the participant pauses (a GC pause, a
+    /// slow disk) with this chance: the clock moves ahead by `pause_for` before the
+    /// command runs.
+    pub pause: f64,
+    /// How long a pause lasts.
+    pub pause_for: Duration,
 }
 
 /// One-shot faults armed by control commands, per server.

@@ -247,6 +247,13 @@ pub(crate) enum Command {
         /// client sees its own timeout).
         #[arg(long, default_value_t = 0.0)]
         lose_reply: f64,
+        /// Before a participant's command, pause it with this chance: virtual time moves
+        /// ahead by `--pause-ms` before the command runs (its TTLs may run out meanwhile).
+        #[arg(long, default_value_t = 0.0)]
+        pause: f64,
+        /// How long a pause lasts, in milliseconds.
+        #[arg(long, default_value_t = 6000)]
+        pause_ms: u64,
         /// Also write the result as JSON: the runs, the verdict, and the failure with its
         /// schedule, replay line and timeline.
         #[arg(long)]

@@ -328,6 +328,7 @@ pub(crate) fn dispatch(command: Command, families: &[&'static dyn Family]) -> Re
                     lose_reply,
                     evict,
                     delay: std::time::Duration::from_millis(delay_ms),
+                    ..Default::default()
                 },
                 seed,
                 lockstep,
@@ -414,6 +415,8 @@ pub(crate) fn dispatch(command: Command, families: &[&'static dyn Family]) -> Re
             timeout,
             evict,
             lose_reply,
+            pause,
+            pause_ms,
             json,
             command,
         } => {
@@ -426,7 +429,11 @@ pub(crate) fn dispatch(command: Command, families: &[&'static dyn Family]) -> Re
             if !(timeout.is_finite() && timeout > 0.0) {
                 bail!("--timeout {timeout}: give a number of seconds above 0");
             }
-            for (flag, p) in [("--evict", evict), ("--lose-reply", lose_reply)] {
+            for (flag, p) in [
+                ("--evict", evict),
+                ("--lose-reply", lose_reply),
+                ("--pause", pause),
+            ] {
                 if !(0.0..=1.0).contains(&p) {
                     bail!("{flag} {p}: give a chance from 0 to 1");
                 }
@@ -450,6 +457,8 @@ pub(crate) fn dispatch(command: Command, families: &[&'static dyn Family]) -> Re
                     evict,
                     lose_reply,
                     delay: std::time::Duration::ZERO,
+                    pause,
+                    pause_for: std::time::Duration::from_millis(pause_ms),
                 },
                 json,
                 command,

@@ -327,6 +327,13 @@ fn replay_line(options: &TestOptions, seed: u64, schedule: &Schedule, hash: &str
     if options.faults.lose_reply > 0.0 {
         faults.push_str(&format!(" --lose-reply {}", options.faults.lose_reply));
     }
+    if options.faults.pause > 0.0 {
+        faults.push_str(&format!(
+            " --pause {} --pause-ms {}",
+            options.faults.pause,
+            options.faults.pause_for.as_millis()
+        ));
+    }
     format!(
         "mcsim test --clients {} --servers {} --seed {seed}{faults} --replay '{schedule}' --expect-hash {hash} -- {}",
         options.clients,
@@ -497,7 +504,8 @@ pub(crate) fn test(options: &TestOptions) -> Result<ExitCode> {
     (report.commands_released, report.faults_injected) = (released, faults);
     report.complete = options.exhaustive.map(|_| complete);
     write_json(options, &report)?;
-    let injected = if options.faults.evict > 0.0 || options.faults.lose_reply > 0.0 {
+    let f = &options.faults;
+    let injected = if f.evict > 0.0 || f.lose_reply > 0.0 || f.pause > 0.0 {
         format!(", {faults} faults injected")
     } else {
         String::new()
