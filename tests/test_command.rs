@@ -341,6 +341,34 @@ fn bad_input_is_a_clear_error_with_exit_2() {
 }
 
 #[test]
+fn commands_of_a_connection_that_never_named_itself_are_pointed_out() {
+    if !python_with("pymemcache") {
+        return;
+    }
+    // Each thread names one connection and writes on a second one it never names.
+    let script = "import os,threading\nfrom pymemcache.client.base import Client\nh,p=os.environ['MCSIM_SERVERS'].rsplit(':',1)\ns=(h,int(p))\ndef w(i):\n    c=Client(s); c.get(f'mcsim:name:t{i}')\n    other=Client(s)\n    for r in range(3):\n        c.get('n')\n        other.set(f'side{i}',str(r),noreply=False)\nts=[threading.Thread(target=w,args=(i,)) for i in range(2)]\n[t.start() for t in ts]\n[t.join() for t in ts]\n";
+    let run = mcsim(&[
+        "test",
+        "--clients",
+        "2",
+        "--executions",
+        "2",
+        "--",
+        PYTHON,
+        "-c",
+        script,
+    ]);
+    let out = stdout(&run);
+    assert_eq!(run.status.code(), Some(0), "{out}");
+    assert!(
+        out.contains(
+            "connections that never named themselves sent commands while the participants ran"
+        ),
+        "{out}"
+    );
+}
+
+#[test]
 fn a_program_that_hangs_is_stuck_after_its_timeout_and_killed() {
     if !python_with("pymemcache") {
         return;

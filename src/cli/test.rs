@@ -84,9 +84,39 @@ struct Outcome {
     /// Of those, the ones that preempted the participant that ran before (it was waiting
     /// too).
     preemptions: usize,
+    /// The participants' names.
+    names: Vec<String>,
 }
 
 impl Outcome {
+    /// Commands of connections that never named themselves, run while the participants
+    /// were running (between the first participant's command and the last one's), by
+    /// connection: they ran outside the schedule, so their place among the participants'
+    /// is not the strategy's to choose, and a replay need not put them there again.
+    fn unscheduled(&self) -> Vec<(String, usize)> {
+        let who = |line: &String| line.split_whitespace().nth(2).map(str::to_string);
+        let named = |w: &str| self.names.iter().any(|n| n == w);
+        let positions: Vec<usize> = (0..self.trace.len())
+            .filter(|&i| who(&self.trace[i]).is_some_and(|w| named(&w)))
+            .collect();
+        let (Some(&first), Some(&last)) = (positions.first(), positions.last()) else {
+            return Vec::new();
+        };
+        let mut out: Vec<(String, usize)> = Vec::new();
+        for line in &self.trace[first..last] {
+            let Some(w) = who(line) else { continue };
+            let connection = w.starts_with('c') && w[1..].chars().all(|c| c.is_ascii_digit());
+            if !connection || line.contains("  CONTROL ") {
+                continue;
+            }
+            match out.iter_mut().find(|(c, _)| *c == w) {
+                Some((_, n)) => *n += 1,
+                None => out.push((w, 1)),
+            }
+        }
+        out
+    }
+
     fn hash(&self) -> String {
         format!("{:016x}", fnv1a(self.trace.join("\n").as_bytes()))
     }
@@ -100,6 +130,8 @@ impl Outcome {
 /// The choices a run's chooser made, read after the run.
 #[derive(Default)]
 struct Record {
+    /// The participants, by client number.
+    names: Vec<String>,
     choices: Vec<Choice>,
     diverged: Option<String>,
     /// Choices that ran another participant while the last one to run was waiting too.
@@ -199,6 +231,7 @@ impl Chooser for StrategyChooser {
             record.preemptions += 1;
         }
         record.choices.push(Choice::Run { client, delay: 0 });
+        record.names.clone_from(&self.names);
         index
     }
 }
@@ -302,6 +335,7 @@ fn run_once(
         trace: running.trace(),
         released: record.choices.len(),
         preemptions: record.preemptions,
+        names: record.names,
         schedule: Schedule {
             phase: None,
             choices: record.choices,
@@ -426,7 +460,7 @@ pub(crate) fn test(options: &TestOptions) -> Result<ExitCode> {
         Some(preemptions) => Box::new(Dfs::new(Some(preemptions), false)),
         None => options.strategy.make(options.seed),
     });
-    let (mut runs, mut complete) = (0, false);
+    let (mut runs, mut complete, mut warned) = (0, false, false);
     for i in 0..options.executions {
         if i > 0 && options.exhaustive.is_some() {
             // The search's next schedule, or the end of its tree.
@@ -441,6 +475,15 @@ pub(crate) fn test(options: &TestOptions) -> Result<ExitCode> {
         let outcome = run_once(&running, options, &strategy, (i, seed))?;
         released += outcome.released;
         faults += outcome.faults();
+        let outside = outcome.unscheduled();
+        if !outside.is_empty() && !warned {
+            warned = true;
+            let list: Vec<String> = outside.iter().map(|(c, n)| format!("{c} ({n})")).collect();
+            outln!(
+                "note: in run {i}, connections that never named themselves sent commands while the participants ran: {}; those ran outside the schedule, so their order among the participants' is not reproducible (name each connection a thread uses, or give it one)",
+                list.join(", ")
+            );
+        }
         let Some(failure) = &outcome.failure else {
             continue;
         };
