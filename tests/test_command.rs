@@ -2,8 +2,8 @@
 //! get+set lock found broken in every client and protocol, its printed replay line giving
 //! the same trace again; the `add` lock passing; bad input a clear error with exit 2.
 //!
-//! The program needs `/usr/bin/python3` with pymemcache and pylibmc (CI installs them);
-//! without them these tests say so and pass.
+//! The programs need `/usr/bin/python3` with pymemcache and pylibmc, and `php` with
+//! php-memcached (CI installs them); without them these tests say so and pass.
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -396,4 +396,73 @@ fn a_program_that_hangs_is_stuck_after_its_timeout_and_killed() {
         "{out}"
     );
     assert!(started.elapsed() < std::time::Duration::from_secs(20));
+}
+
+/// True if `php` runs here with the memcached and pcntl extensions.
+fn php() -> bool {
+    let ok = Command::new("php")
+        .args([
+            "-r",
+            "exit(extension_loaded('memcached') && function_exists('pcntl_fork') ? 0 : 1);",
+        ])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        eprintln!("skipped: no php with the memcached and pcntl extensions");
+    }
+    ok
+}
+
+#[test]
+fn a_php_lock_through_php_memcached_is_found_broken_and_its_fix_passes() {
+    if !php() {
+        return;
+    }
+    let program = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("examples/php-lock/lock.php")
+        .display()
+        .to_string();
+    for protocol in ["text", "binary"] {
+        let broken = mcsim(&[
+            "test",
+            "--clients",
+            "3",
+            "--",
+            "php",
+            &program,
+            "get-set",
+            protocol,
+        ]);
+        let out = stdout(&broken);
+        assert_eq!(broken.status.code(), Some(1), "{protocol}:\n{out}");
+        assert!(
+            out.contains("exclusion of section broken"),
+            "{protocol}:\n{out}"
+        );
+        let args = replay_args(&out);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        assert_eq!(
+            mcsim(&args).status.code(),
+            Some(1),
+            "{protocol}: the replay"
+        );
+        let fixed = mcsim(&[
+            "test",
+            "--clients",
+            "3",
+            "--executions",
+            "30",
+            "--",
+            "php",
+            &program,
+            "add",
+            protocol,
+        ]);
+        assert_eq!(
+            fixed.status.code(),
+            Some(0),
+            "{protocol}:\n{}",
+            stdout(&fixed)
+        );
+    }
 }
