@@ -369,6 +369,37 @@ fn commands_of_a_connection_that_never_named_itself_are_pointed_out() {
 }
 
 #[test]
+fn declared_figures_are_summed_up_and_a_danger_that_never_happens_makes_a_pass_vacuous() {
+    if !python_with("pymemcache") {
+        return;
+    }
+    let helper = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/python-lock");
+    // One participant: it counts its gets as a figure, and says `sometimes seen` only
+    // when its first get finds the key (never, here: nothing stores it).
+    let script = format!(
+        "import sys\nsys.path.insert(0, {:?})\nfrom mcsim_control import Participant, servers\nfrom pymemcache.client.base import Client\nme = Participant('t0')\nc = Client(servers()[0])\nc.get(me.name_key)\nif c.get('k') is not None:\n    me.sometimes('seen')\nme.metric('gets', 2)\nme.close()\n",
+        helper.display().to_string()
+    );
+    let run = |extra: &[&str]| {
+        let mut args = vec!["test", "--clients", "1", "--executions", "4"];
+        args.extend_from_slice(extra);
+        args.extend(["--", PYTHON, "-c", &script]);
+        let o = mcsim(&args);
+        (o.status.code(), stdout(&o))
+    };
+    let (code, out) = run(&[]);
+    assert_eq!(code, Some(0), "{out}");
+    assert!(
+        out.contains("metric gets: mean 2.000 (min 2, max 2) over 4 runs"),
+        "{out}"
+    );
+    let (code, out) = run(&["--sometimes", "seen"]);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(out.contains("VACUOUS: 4 runs of `"), "{out}");
+    assert!(out.contains("sometimes seen: in 0 of 4 runs"), "{out}");
+}
+
+#[test]
 fn a_program_that_hangs_is_stuck_after_its_timeout_and_killed() {
     if !python_with("pymemcache") {
         return;

@@ -8,6 +8,8 @@
     me.enter("section")           # mcsim fails the run if another is inside
     me.leave("section")
     me.fail("the counter lost an increment")
+    me.metric("attempts", 3)      # a figure of the run
+    me.sometimes("contended")     # a danger that happened
 
 Each participant talks to mcsim on a connection of its own, one line at a time; mcsim
 answers at once, so what it is told keeps the participant's own order. Outside `mcsim
@@ -62,6 +64,15 @@ class Participant:
     def fail(self, message: str) -> None:
         """The run fails with `message` (the program may go on)."""
         self._say(f"fail {message}")
+
+    def metric(self, name: str, value: float) -> None:
+        """A figure of the run, summed up over runs (min, mean, max)."""
+        self._say(f"metric {name} {value}")
+
+    def sometimes(self, name: str) -> None:
+        """The danger `name` happened in this run (`mcsim test --sometimes NAME` requires
+        it in some run for a pass to count)."""
+        self._say(f"sometimes {name}")
 
     def close(self) -> None:
         if self._socket is not None:

@@ -20,6 +20,8 @@
 //! | `mcsim fail MESSAGE`        | the run fails with MESSAGE (what `mcsim test` judges) |
 //! | `mcsim enter SECTION [WHO]` | WHO (default: this connection's name) enters SECTION; someone else inside fails the run |
 //! | `mcsim leave SECTION [WHO]` | WHO leaves SECTION                                     |
+//! | `mcsim metric NAME VALUE`   | a figure of the run (`mcsim test` sums them up)       |
+//! | `mcsim sometimes NAME`      | the danger NAME happened in this run                  |
 //! | `mcsim trace`               | the trace's last lines (`--trace-window`), then `END` |
 //! | `mcsim time`                | the virtual time, in seconds                           |
 
@@ -74,7 +76,7 @@ pub(crate) fn run(world: &mut World, server: usize, who: &str, line: &str) -> Ef
     let words: Vec<&str> = line.split_whitespace().skip(1).collect();
     let (Some(&verb), args) = (words.first(), &words[words.len().min(1)..]) else {
         return error(
-            "mcsim: give a command (evict, evict-fraction, evict-random, flush, crash, down, up, lose-reply, close-next, advance, skip-second, name, fail, enter, leave, trace, time)",
+            "mcsim: give a command (evict, evict-fraction, evict-random, flush, crash, down, up, lose-reply, close-next, advance, skip-second, name, fail, enter, leave, metric, sometimes, trace, time)",
         );
     };
     let now = world.now();
@@ -145,6 +147,17 @@ pub(crate) fn run(world: &mut World, server: usize, who: &str, line: &str) -> Ef
             world.declared.failures.push(message.join(" "));
             ok("")
         }
+        ("metric", [name, value]) => match value.parse::<f64>() {
+            Ok(v) if v.is_finite() => {
+                world.declared.metrics.push(((*name).to_string(), v));
+                ok("")
+            }
+            _ => error(format!("{value:?} is not a number")),
+        },
+        ("sometimes", [name]) => {
+            world.declared.sometimes.insert((*name).to_string());
+            ok("")
+        }
         ("enter", [section]) | ("enter", [section, _]) => {
             let holder = args.get(1).copied().unwrap_or(who);
             world.declared.enter(section, holder, now);
@@ -181,8 +194,10 @@ pub(crate) fn run(world: &mut World, server: usize, who: &str, line: &str) -> Ef
         ("time", []) => ok(now),
         _ => error(format!("mcsim: unknown command or arguments: {line}")),
     };
-    if !matches!(verb, "trace" | "time" | "name" | "enter" | "leave")
-        && !matches!(effect, Effect::Reply(ref b) if b.starts_with(b"CLIENT_ERROR"))
+    if !matches!(
+        verb,
+        "trace" | "time" | "name" | "enter" | "leave" | "metric" | "sometimes"
+    ) && !matches!(effect, Effect::Reply(ref b) if b.starts_with(b"CLIENT_ERROR"))
     {
         let at = world.now();
         world.record(format!(

@@ -148,6 +148,14 @@ impl Running {
         lock(&self.shared).declared.failures.clone()
     }
 
+    /// The figures the client program declared (`mcsim metric`), in order, and the
+    /// dangers it saw (`mcsim sometimes`).
+    pub fn declared(&self) -> (Vec<(String, f64)>, Vec<String>) {
+        let w = lock(&self.shared);
+        let d = &w.declared;
+        (d.metrics.clone(), d.sometimes.iter().cloned().collect())
+    }
+
     /// Connections open now, over every server.
     pub fn connections(&self) -> u64 {
         lock(&self.shared).connections.iter().sum()

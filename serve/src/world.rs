@@ -63,6 +63,10 @@ pub(crate) struct Declared {
     pub failures: Vec<String>,
     /// By section, who is inside and since when.
     pub inside: std::collections::BTreeMap<String, Vec<(String, VirtualTime)>>,
+    /// Figures, in the order declared (`mcsim metric`).
+    pub metrics: Vec<(String, f64)>,
+    /// Dangers seen (`mcsim sometimes`), each once.
+    pub sometimes: std::collections::BTreeSet<String>,
 }
 
 impl Declared {

@@ -247,6 +247,10 @@ pub(crate) enum Command {
         /// client sees its own timeout).
         #[arg(long, default_value_t = 0.0)]
         lose_reply: f64,
+        /// A danger that must happen in some run for a pass to count: the program says
+        /// `mcsim sometimes NAME` when it does (repeatable); none: `vacuous`, exit 1.
+        #[arg(long = "sometimes", value_name = "NAME")]
+        sometimes: Vec<String>,
         /// Before a participant's command, pause it with this chance: virtual time moves
         /// ahead by `--pause-ms` before the command runs (its TTLs may run out meanwhile).
         #[arg(long, default_value_t = 0.0)]

@@ -417,6 +417,7 @@ pub(crate) fn dispatch(command: Command, families: &[&'static dyn Family]) -> Re
             lose_reply,
             pause,
             pause_ms,
+            sometimes,
             json,
             command,
         } => {
@@ -460,6 +461,7 @@ pub(crate) fn dispatch(command: Command, families: &[&'static dyn Family]) -> Re
                     pause,
                     pause_for: std::time::Duration::from_millis(pause_ms),
                 },
+                sometimes,
                 json,
                 command,
             };

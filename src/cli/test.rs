@@ -12,6 +12,7 @@
 //! deterministic under a fixed schedule, which is reported as such and never judged.
 //! Otherwise the failure is printed with its timeline and the line that replays it.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::{Command, ExitCode, Stdio};
 use std::sync::{Arc, Mutex};
@@ -48,6 +49,8 @@ pub(crate) struct TestOptions {
     pub(crate) timeout: Duration,
     /// Faults by policy, drawn per command from the run's seed.
     pub(crate) faults: FaultPolicy,
+    /// Dangers that must happen in some run for a pass to count (`mcsim sometimes`).
+    pub(crate) sometimes: Vec<String>,
     /// Where to write the result as JSON.
     pub(crate) json: Option<PathBuf>,
     /// The program and its arguments.
@@ -86,6 +89,9 @@ struct Outcome {
     preemptions: usize,
     /// The participants' names.
     names: Vec<String>,
+    /// What the program declared: its figures and the dangers it saw.
+    metrics: Vec<(String, f64)>,
+    sometimes: Vec<String>,
 }
 
 impl Outcome {
@@ -329,7 +335,10 @@ fn run_once(
         )),
     };
     let record = std::mem::take(&mut *record.lock().expect("never poisoned"));
+    let (metrics, sometimes) = running.declared();
     Ok(Outcome {
+        metrics,
+        sometimes,
         failure,
         kind: (kind_of_exit.0, kind_of_exit.1, !declared.is_empty()),
         trace: running.trace(),
@@ -392,7 +401,31 @@ struct Report<'a> {
     faults_injected: usize,
     /// With `--exhaustive`: whether the search covered every schedule within its bound.
     complete: Option<bool>,
+    /// By name, the figures the program declared: runs, min, mean, max.
+    metrics: BTreeMap<String, Figure>,
+    /// By name, the runs in which the program saw the danger.
+    sometimes: BTreeMap<String, u64>,
     failure: Option<FailureReport>,
+}
+
+/// A declared figure over runs.
+#[derive(serde::Serialize, Default)]
+struct Figure {
+    runs: u64,
+    min: f64,
+    mean: f64,
+    max: f64,
+}
+
+impl Figure {
+    fn add(&mut self, v: f64) {
+        if self.runs == 0 {
+            (self.min, self.max) = (v, v);
+        }
+        (self.min, self.max) = (self.min.min(v), self.max.max(v));
+        self.mean += (v - self.mean) / (self.runs + 1) as f64;
+        self.runs += 1;
+    }
 }
 
 #[derive(serde::Serialize)]
@@ -451,6 +484,8 @@ pub(crate) fn test(options: &TestOptions) -> Result<ExitCode> {
         seed: options.seed,
         runs: 0,
         complete: None,
+        metrics: BTreeMap::new(),
+        sometimes: options.sometimes.iter().map(|n| (n.clone(), 0)).collect(),
         verdict: "pass",
         commands_released: 0,
         faults_injected: 0,
@@ -475,6 +510,12 @@ pub(crate) fn test(options: &TestOptions) -> Result<ExitCode> {
         let outcome = run_once(&running, options, &strategy, (i, seed))?;
         released += outcome.released;
         faults += outcome.faults();
+        for (name, v) in &outcome.metrics {
+            report.metrics.entry(name.clone()).or_default().add(*v);
+        }
+        for name in &outcome.sometimes {
+            *report.sometimes.entry(name.clone()).or_default() += 1;
+        }
         let outside = outcome.unscheduled();
         if !outside.is_empty() && !warned {
             warned = true;
@@ -546,6 +587,15 @@ pub(crate) fn test(options: &TestOptions) -> Result<ExitCode> {
     report.runs = runs;
     (report.commands_released, report.faults_injected) = (released, faults);
     report.complete = options.exhaustive.map(|_| complete);
+    // A danger that must happen and never did: the pass shows nothing about it.
+    let missing: Vec<&String> = options
+        .sometimes
+        .iter()
+        .filter(|n| report.sometimes.get(*n).is_none_or(|&k| k == 0))
+        .collect();
+    if !missing.is_empty() {
+        report.verdict = "vacuous";
+    }
     write_json(options, &report)?;
     let f = &options.faults;
     let injected = if f.evict > 0.0 || f.lose_reply > 0.0 || f.pause > 0.0 {
@@ -555,6 +605,7 @@ pub(crate) fn test(options: &TestOptions) -> Result<ExitCode> {
     };
     let bound = |p: u32| format!("at most {p} preemption{}", if p == 1 { "" } else { "s" });
     match options.exhaustive {
+        _ if !missing.is_empty() => {}
         Some(p) if complete => outln!(
             "passed: every schedule of `{shown}` with {} exited 0: {runs} runs, {} clients, {released} commands released in turn{injected} (no reduction: every interleaving of the participants' commands run apart)",
             bound(p),
@@ -572,6 +623,26 @@ pub(crate) fn test(options: &TestOptions) -> Result<ExitCode> {
             options.seed,
             options.seed.wrapping_add(runs - 1),
         ),
+    }
+    for (name, f) in &report.metrics {
+        outln!(
+            "  metric {name}: mean {:.3} (min {}, max {}) over {} runs",
+            f.mean,
+            f.min,
+            f.max,
+            f.runs
+        );
+    }
+    for (name, k) in &report.sometimes {
+        outln!("  sometimes {name}: in {k} of {runs} runs");
+    }
+    if !missing.is_empty() {
+        let names: Vec<&str> = missing.iter().map(|s| s.as_str()).collect();
+        outln!(
+            "VACUOUS: {runs} runs of `{shown}` exited 0, but the danger {} never happened in them: the pass shows nothing about it",
+            names.join(", ")
+        );
+        return Ok(ExitCode::FAILURE);
     }
     Ok(ExitCode::SUCCESS)
 }
