@@ -102,7 +102,7 @@ fn the_get_set_lock_is_found_broken_in_every_client_and_replays_from_its_line() 
         // Shrunk to the few preemptions the failure needs: both threads read the lock
         // free before either takes it, and their log entries interleave.
         let shrunk: usize = out
-            .split(" preemptions (found: ")
+            .split(" preemption")
             .next()
             .and_then(|head| head.rsplit(", ").next())
             .and_then(|n| n.parse().ok())

@@ -555,9 +555,10 @@ pub(crate) fn test(options: &TestOptions) -> Result<ExitCode> {
             options.strategy_name()
         );
         outln!(
-            "  shrunk by {tried} more runs to {} commands released in turn, {} preemptions (found: {} and {})",
+            "  shrunk by {tried} more runs to {} commands released in turn, {} preemption{} (found: {} and {})",
             outcome.schedule.choices.len(),
             outcome.preemptions,
+            if outcome.preemptions == 1 { "" } else { "s" },
             again.schedule.choices.len(),
             again.preemptions,
         );

@@ -1,0 +1,49 @@
+"""A program for `mcsim test`: MCSIM_CLIENTS threads each increment a shared counter
+INCREMENTS times; the program fails (exit 1) if the final value is not the number of
+increments made.
+
+    mcsim test --clients 3 -- python3 counter_program.py get-set 1
+    mcsim test --clients 3 -- python3 counter_program.py incr-add 3
+"""
+
+import os
+import sys
+import threading
+
+from pymemcache.client.base import Client
+
+from recipes.counter import GetSetCounter, IncrAddCounter
+
+
+def main() -> int:
+    host, port = os.environ["MCSIM_SERVERS"].split(",")[0].rsplit(":", 1)
+    server = (host, int(port))
+    threads = int(os.environ.get("MCSIM_CLIENTS", "3"))
+    counter_class = {"get-set": GetSetCounter, "incr-add": IncrAddCounter}[sys.argv[1]]
+    increments = int(sys.argv[2]) if len(sys.argv) > 2 else 1
+
+    def worker(i: int) -> None:
+        c = Client(server)
+        c.get(f"mcsim:name:t{i}")
+        counter = counter_class(c, "views")
+        for _ in range(increments):
+            counter.increment()
+        c.close()
+
+    workers = [threading.Thread(target=worker, args=(i,)) for i in range(threads)]
+    for t in workers:
+        t.start()
+    for t in workers:
+        t.join()
+    check = Client(server)
+    value = counter_class(check, "views").value()
+    check.close()
+    want = threads * increments
+    if value != want:
+        print(f"lost increments: the counter holds {value}, {want} were made", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""memcached recipes as a Python service writes them, for `mcsim test`."""
