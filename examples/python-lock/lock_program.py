@@ -13,10 +13,9 @@ lets one `add` win: holds). CLIENT is `pymemcache` (the default), `pylibmc` or
 
 import os
 import sys
-import threading
 
 from locks import AddLock, GetSetLock, overlaps
-from mcsim_control import Participant
+from mcsim_control import Participant, run_participants
 
 ROUNDS = 2
 
@@ -87,11 +86,7 @@ def main() -> int:
         c.close()
         me.close()
 
-    workers = [threading.Thread(target=worker, args=(i,)) for i in range(threads)]
-    for t in workers:
-        t.start()
-    for t in workers:
-        t.join()
+    run_participants(worker, threads)
 
     check = Client(server)
     log = (check.get("log") or b"").decode()  # an eviction may have taken it

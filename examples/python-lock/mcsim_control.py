@@ -18,6 +18,7 @@ test` (no `MCSIM_EXECUTION`: the same program against a real memcached) it says 
 
 import os
 import socket
+import threading
 
 
 def servers() -> list[tuple[str, int]]:
@@ -32,6 +33,16 @@ def servers() -> list[tuple[str, int]]:
 def clients() -> int:
     """How many participants the run waits for (`MCSIM_CLIENTS`)."""
     return int(os.environ.get("MCSIM_CLIENTS", "1"))
+
+
+def run_participants(worker, n: int | None = None) -> None:
+    """Runs `worker(i)` on a thread of its own for each participant `i` (`clients()` of
+    them unless told) and waits for all."""
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(n or clients())]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
 
 
 class Participant:

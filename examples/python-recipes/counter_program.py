@@ -7,12 +7,16 @@ increments made.
 """
 
 import os
+import pathlib
 import sys
-import threading
 
 from pymemcache.client.base import Client
 
 from recipes.counter import GetSetCounter, IncrAddCounter
+
+# The helper a program under `mcsim test` uses, kept beside the lock example.
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "python-lock"))
+from mcsim_control import run_participants  # noqa: E402
 
 
 def main() -> int:
@@ -30,11 +34,7 @@ def main() -> int:
             counter.increment()
         c.close()
 
-    workers = [threading.Thread(target=worker, args=(i,)) for i in range(threads)]
-    for t in workers:
-        t.start()
-    for t in workers:
-        t.join()
+    run_participants(worker, threads)
     check = Client(server)
     value = counter_class(check, "views").value()
     check.close()
