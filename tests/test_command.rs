@@ -155,6 +155,8 @@ fn the_add_lock_breaks_when_its_key_is_evicted_and_the_json_says_so() {
     let program = program();
     let json = std::env::temp_dir().join(format!("mcsim-test-{}.json", std::process::id()));
     let json_path = json.display().to_string();
+    let junit = json.with_extension("xml");
+    let junit_path = junit.display().to_string();
     let found = mcsim(&[
         "test",
         "--clients",
@@ -165,6 +167,8 @@ fn the_add_lock_breaks_when_its_key_is_evicted_and_the_json_says_so() {
         "0.05",
         "--json",
         &json_path,
+        "--junit",
+        &junit_path,
         "--",
         PYTHON,
         &program,
@@ -186,6 +190,17 @@ fn the_add_lock_breaks_when_its_key_is_evicted_and_the_json_says_so() {
     assert!(report["faults_injected"].as_u64().unwrap() >= 1);
     let replay = report["failure"]["replay"].as_str().unwrap();
     assert!(out.contains(replay), "{replay}");
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    std::fs::remove_file(&junit).unwrap();
+    assert!(xml.contains(r#"tests="1" failures="1""#), "{xml}");
+    assert!(
+        xml.contains("<failure message=\"exclusion of section broken"),
+        "{xml}"
+    );
+    assert!(
+        xml.contains("--replay") && xml.contains("# shrunk"),
+        "{xml}"
+    );
 }
 
 #[test]

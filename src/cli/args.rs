@@ -258,6 +258,10 @@ pub(crate) enum Command {
         /// How long a pause lasts, in milliseconds.
         #[arg(long, default_value_t = 6000)]
         pause_ms: u64,
+        /// Also write a JUnit report: one test case, the program, failed with its timeline
+        /// and replay lines, or passed with what the runs covered.
+        #[arg(long)]
+        junit: Option<PathBuf>,
         /// Also write the result as JSON: the runs, the verdict, and the failure with its
         /// schedule, replay line and timeline.
         #[arg(long)]

@@ -419,6 +419,7 @@ pub(crate) fn dispatch(command: Command, families: &[&'static dyn Family]) -> Re
             pause_ms,
             sometimes,
             json,
+            junit,
             command,
         } => {
             let replay = match replay {
@@ -463,6 +464,7 @@ pub(crate) fn dispatch(command: Command, families: &[&'static dyn Family]) -> Re
                 },
                 sometimes,
                 json,
+                junit,
                 command,
             };
             crate::cli::test::test(&options)

@@ -53,6 +53,8 @@ pub(crate) struct TestOptions {
     pub(crate) sometimes: Vec<String>,
     /// Where to write the result as JSON.
     pub(crate) json: Option<PathBuf>,
+    /// Where to write the result as a JUnit report (one test case: the program).
+    pub(crate) junit: Option<PathBuf>,
     /// The program and its arguments.
     pub(crate) command: Vec<String>,
 }
@@ -439,6 +441,35 @@ struct FailureReport {
     timeline: Vec<String>,
 }
 
+/// Writes the JUnit report of the test, when asked: one test case, the program, failed
+/// with `failure` (its message and its timeline and replay lines) or passed with `passed`.
+fn write_junit(
+    options: &TestOptions,
+    started: Instant,
+    failure: Option<(&str, &str)>,
+    passed: &str,
+) -> Result<()> {
+    let Some(path) = &options.junit else {
+        return Ok(());
+    };
+    use mcsim::report::xml_escape;
+    let name = xml_escape(&options.command.join(" "));
+    let time = started.elapsed().as_secs_f64();
+    let body = match failure {
+        Some((message, detail)) => format!(
+            "    <failure message=\"{}\">{}</failure>\n",
+            xml_escape(message),
+            xml_escape(detail)
+        ),
+        None => format!("    <system-out>{}</system-out>\n", xml_escape(passed)),
+    };
+    let text = format!(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuite name=\"mcsim test\" tests=\"1\" failures=\"{}\">\n  <testcase classname=\"mcsim.test\" name=\"{name}\" time=\"{time:.3}\">\n{body}  </testcase>\n</testsuite>\n",
+        usize::from(failure.is_some())
+    );
+    std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))
+}
+
 fn write_json(options: &TestOptions, report: &Report<'_>) -> Result<()> {
     if let Some(path) = &options.json {
         let text = serde_json::to_string_pretty(report)?;
@@ -470,6 +501,7 @@ pub(crate) fn test(options: &TestOptions) -> Result<ExitCode> {
     if options.command.is_empty() {
         bail!("give the program to test after `--`: mcsim test [OPTIONS] -- CMD [ARGS…]");
     }
+    let started = Instant::now();
     let running = start(options)?;
     if let Some(schedule) = &options.replay {
         return replay(&running, options, schedule);
@@ -580,6 +612,12 @@ pub(crate) fn test(options: &TestOptions) -> Result<ExitCode> {
             timeline: outcome.trace.clone(),
         });
         write_json(options, &report)?;
+        let detail = format!(
+            "{}\nreplay:\n  {} # shrunk\n  {found_replay} # as found\n",
+            outcome.trace.join("\n"),
+            report.failure.as_ref().map_or("", |f| f.replay.as_str())
+        );
+        write_junit(options, started, Some((failure, &detail)), "")?;
         return Ok(ExitCode::FAILURE);
     }
     if options.exhaustive.is_some() && !complete {
@@ -605,25 +643,28 @@ pub(crate) fn test(options: &TestOptions) -> Result<ExitCode> {
         String::new()
     };
     let bound = |p: u32| format!("at most {p} preemption{}", if p == 1 { "" } else { "s" });
-    match options.exhaustive {
-        _ if !missing.is_empty() => {}
-        Some(p) if complete => outln!(
+    let passed = match options.exhaustive {
+        _ if !missing.is_empty() => String::new(),
+        Some(p) if complete => format!(
             "passed: every schedule of `{shown}` with {} exited 0: {runs} runs, {} clients, {released} commands released in turn{injected} (no reduction: every interleaving of the participants' commands run apart)",
             bound(p),
             options.clients,
         ),
-        Some(p) => outln!(
+        Some(p) => format!(
             "passed, not a proof: {runs} runs of `{shown}` exited 0, but the cap (--executions {}) stopped the search of every schedule with {} before its end",
             options.executions,
             bound(p),
         ),
-        None => outln!(
+        None => format!(
             "passed: {runs} runs of `{shown}` exited 0 ({} clients, strategy {}, seeds {}..{}, {released} commands released in turn{injected})",
             options.clients,
             options.strategy.name(),
             options.seed,
             options.seed.wrapping_add(runs - 1),
         ),
+    };
+    if !passed.is_empty() {
+        outln!("{passed}");
     }
     for (name, f) in &report.metrics {
         outln!(
@@ -639,12 +680,15 @@ pub(crate) fn test(options: &TestOptions) -> Result<ExitCode> {
     }
     if !missing.is_empty() {
         let names: Vec<&str> = missing.iter().map(|s| s.as_str()).collect();
-        outln!(
+        let vacuous = format!(
             "VACUOUS: {runs} runs of `{shown}` exited 0, but the danger {} never happened in them: the pass shows nothing about it",
             names.join(", ")
         );
+        outln!("{vacuous}");
+        write_junit(options, started, Some((&vacuous, "")), "")?;
         return Ok(ExitCode::FAILURE);
     }
+    write_junit(options, started, None, &passed)?;
     Ok(ExitCode::SUCCESS)
 }
 

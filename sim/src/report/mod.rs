@@ -9,7 +9,7 @@ pub mod timeline;
 
 pub use suite::{
     MetricRow, PointRow, Row, TABLE_WIDTH, key_numbers, render_junit, render_points, render_table,
-    short_name,
+    short_name, xml_escape,
 };
 
 use std::fmt::Write as _;

@@ -401,7 +401,8 @@ pub fn render_table(rows: &[Row]) -> String {
     out
 }
 
-fn xml_escape(s: &str) -> String {
+/// `s` as XML text or an attribute's value (`&`, `<`, `>` and `"` escaped).
+pub fn xml_escape(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")
