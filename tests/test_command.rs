@@ -287,6 +287,41 @@ fn the_exhaustive_search_proves_the_add_lock_within_its_bound_and_finds_the_get_
 }
 
 #[test]
+fn all_counts_the_failing_runs_with_an_interval() {
+    if !python_with("pymemcache") {
+        return;
+    }
+    let program = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("examples/python-recipes/counter_program.py")
+        .display()
+        .to_string();
+    let o = mcsim(&[
+        "test",
+        "--clients",
+        "3",
+        "--executions",
+        "40",
+        "--all",
+        "--",
+        PYTHON,
+        &program,
+        "get-set",
+        "1",
+    ]);
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    assert!(out.contains("lost increments"), "{out}");
+    let line = out
+        .lines()
+        .find(|l| l.starts_with("failed in "))
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(
+        line.contains(" of 40 runs: rate ") && line.contains("95% interval ["),
+        "{line}"
+    );
+}
+
+#[test]
 fn a_replay_that_gives_another_trace_says_so() {
     if !python_with("pymemcache") {
         return;

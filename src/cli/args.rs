@@ -247,6 +247,10 @@ pub(crate) enum Command {
         /// client sees its own timeout).
         #[arg(long, default_value_t = 0.0)]
         lose_reply: f64,
+        /// Keep going after the first failure (reported and shrunk as without it) and
+        /// count the failing runs: the failure rate with its 95% interval.
+        #[arg(long)]
+        all: bool,
         /// A danger that must happen in some run for a pass to count: the program says
         /// `mcsim sometimes NAME` when it does (repeatable); none: `vacuous`, exit 1.
         #[arg(long = "sometimes", value_name = "NAME")]

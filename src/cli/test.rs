@@ -51,6 +51,8 @@ pub(crate) struct TestOptions {
     pub(crate) faults: FaultPolicy,
     /// Dangers that must happen in some run for a pass to count (`mcsim sometimes`).
     pub(crate) sometimes: Vec<String>,
+    /// Keep going after the first failure and count the failing runs.
+    pub(crate) all: bool,
     /// Where to write the result as JSON.
     pub(crate) json: Option<PathBuf>,
     /// Where to write the result as a JUnit report (one test case: the program).
@@ -403,6 +405,9 @@ struct Report<'a> {
     faults_injected: usize,
     /// With `--exhaustive`: whether the search covered every schedule within its bound.
     complete: Option<bool>,
+    /// With `--all`: the failing runs, and the 95% interval of the failure rate.
+    failing: Option<u64>,
+    rate_interval: Option<(f64, f64)>,
     /// By name, the figures the program declared: runs, min, mean, max.
     metrics: BTreeMap<String, Figure>,
     /// By name, the runs in which the program saw the danger.
@@ -516,6 +521,8 @@ pub(crate) fn test(options: &TestOptions) -> Result<ExitCode> {
         seed: options.seed,
         runs: 0,
         complete: None,
+        failing: None,
+        rate_interval: None,
         metrics: BTreeMap::new(),
         sometimes: options.sometimes.iter().map(|n| (n.clone(), 0)).collect(),
         verdict: "pass",
@@ -528,6 +535,8 @@ pub(crate) fn test(options: &TestOptions) -> Result<ExitCode> {
         None => options.strategy.make(options.seed),
     });
     let (mut runs, mut complete, mut warned) = (0, false, false);
+    // With `--all`: failing runs, and the first failure's message and report.
+    let (mut failing, mut first): (u64, Option<(String, String)>) = (0, None);
     for i in 0..options.executions {
         if i > 0 && options.exhaustive.is_some() {
             // The search's next schedule, or the end of its tree.
@@ -560,6 +569,11 @@ pub(crate) fn test(options: &TestOptions) -> Result<ExitCode> {
         let Some(failure) = &outcome.failure else {
             continue;
         };
+        failing += 1;
+        if first.is_some() {
+            // `--all`: the first failure is reported; the others are counted.
+            continue;
+        }
         if outcome.released == 0 {
             // Nothing of the program was scheduled: there is no run to judge.
             bail!(
@@ -617,7 +631,30 @@ pub(crate) fn test(options: &TestOptions) -> Result<ExitCode> {
             outcome.trace.join("\n"),
             report.failure.as_ref().map_or("", |f| f.replay.as_str())
         );
-        write_junit(options, started, Some((failure, &detail)), "")?;
+        if !options.all {
+            write_junit(options, started, Some((failure, &detail)), "")?;
+            return Ok(ExitCode::FAILURE);
+        }
+        first = Some((failure.clone(), detail));
+    }
+    if let Some((failure, detail)) = &first {
+        // `--all`: how often the program failed, with a 95% interval.
+        let (lo, hi) = wilson(failing, runs);
+        let rate = format!(
+            "failed in {failing} of {runs} runs: rate {:.3}, 95% interval [{lo:.3}, {hi:.3}] (the first failure above)",
+            failing as f64 / runs as f64
+        );
+        outln!("{rate}");
+        report.runs = runs;
+        report.failing = Some(failing);
+        report.rate_interval = Some((lo, hi));
+        write_json(options, &report)?;
+        write_junit(
+            options,
+            started,
+            Some((failure, &format!("{rate}\n{detail}"))),
+            "",
+        )?;
         return Ok(ExitCode::FAILURE);
     }
     if options.exhaustive.is_some() && !complete {
@@ -690,6 +727,16 @@ pub(crate) fn test(options: &TestOptions) -> Result<ExitCode> {
     }
     write_junit(options, started, None, &passed)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The Wilson score interval, at 95%, of `k` failures in `n` runs.
+fn wilson(k: u64, n: u64) -> (f64, f64) {
+    let (k, n, z) = (k as f64, n as f64, 1.96_f64);
+    let p = k / n;
+    let denominator = 1.0 + z * z / n;
+    let center = (p + z * z / (2.0 * n)) / denominator;
+    let half = z * (p * (1.0 - p) / n + z * z / (4.0 * n * n)).sqrt() / denominator;
+    ((center - half).max(0.0), (center + half).min(1.0))
 }
 
 /// Runs tried to shrink a failure at most.
