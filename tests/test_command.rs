@@ -10,11 +10,16 @@ use std::process::{Command, Output};
 
 const PYTHON: &str = "/usr/bin/python3";
 
-fn program() -> String {
+/// The path of an example file of the repository.
+fn example(path: &str) -> String {
     Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("examples/python-lock/lock_program.py")
+        .join(path)
         .display()
         .to_string()
+}
+
+fn program() -> String {
+    example("examples/python-lock/lock_program.py")
 }
 
 /// True if the Python program can run here.
@@ -291,10 +296,7 @@ fn all_counts_the_failing_runs_with_an_interval() {
     if !python_with("pymemcache") {
         return;
     }
-    let program = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("examples/python-recipes/counter_program.py")
-        .display()
-        .to_string();
+    let program = example("examples/python-recipes/counter_program.py");
     let o = mcsim(&[
         "test",
         "--clients",
@@ -423,12 +425,12 @@ fn declared_figures_are_summed_up_and_a_danger_that_never_happens_makes_a_pass_v
     if !python_with("pymemcache") {
         return;
     }
-    let helper = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/python-lock");
+    let helper = example("examples/python-lock");
     // One participant: it counts its gets as a figure, and says `sometimes seen` only
     // when its first get finds the key (never, here: nothing stores it).
     let script = format!(
         "import sys\nsys.path.insert(0, {:?})\nfrom mcsim_control import Participant, servers\nfrom pymemcache.client.base import Client\nme = Participant('t0')\nc = Client(servers()[0])\nc.get(me.name_key)\nif c.get('k') is not None:\n    me.sometimes('seen')\nme.metric('gets', 2)\nme.close()\n",
-        helper.display().to_string()
+        helper
     );
     let run = |extra: &[&str]| {
         let mut args = vec!["test", "--clients", "1", "--executions", "4"];
@@ -499,10 +501,7 @@ fn a_php_lock_through_php_memcached_is_found_broken_and_its_fix_passes() {
     if !php() {
         return;
     }
-    let program = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("examples/php-lock/lock.php")
-        .display()
-        .to_string();
+    let program = example("examples/php-lock/lock.php");
     for protocol in ["text", "binary"] {
         let broken = mcsim(&[
             "test",

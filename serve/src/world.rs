@@ -167,11 +167,8 @@ impl World {
     /// every server up, the trace empty and `lockstep` in place of the scheduler.
     /// Connections of the last run still open are closed at their next command.
     pub fn reset(&mut self, seed: u64, lockstep: Option<crate::lockstep::Lockstep>) {
-        let config = self.servers[0].config().clone();
         for server in &mut self.servers {
-            let mut config = config.clone();
-            config.tcp_port = server.config().tcp_port;
-            *server = Server::new(config, VirtualTime::ZERO);
+            *server = Server::new(server.config().clone(), VirtualTime::ZERO);
         }
         self.armed.iter_mut().for_each(|a| *a = Armed::default());
         self.rng = ChaCha8Rng::seed_from_u64(seed);

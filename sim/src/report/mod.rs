@@ -35,7 +35,7 @@ pub fn name_program(name: &str) {
 }
 
 /// A word for a shell: quoted when it holds anything but plain characters.
-pub(crate) fn shell_word(word: &str) -> String {
+pub fn shell_word(word: &str) -> String {
     let plain = !word.is_empty()
         && word
             .chars()

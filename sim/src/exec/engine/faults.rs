@@ -34,10 +34,12 @@ pub(super) fn aimed_keys(plan: &FaultPlan) -> AimedKeys {
     })
 }
 
-/// True if a pause or death is aimed at keys: an execution then follows the keys of each
-/// client's last call.
-pub(super) fn aims_at_keys(aimed: &AimedKeys) -> bool {
-    aimed[FaultKind::Pause as usize].is_some() || aimed[FaultKind::Die as usize].is_some()
+/// True if `plan` aims a pause or death at keys: an execution then follows the keys of
+/// each client's last call (what [`aimed_keys`] would give for either kind).
+pub(super) fn aims_at_keys(plan: &FaultPlan) -> bool {
+    [FaultKind::Pause, FaultKind::Die]
+        .into_iter()
+        .any(|kind| plan.rule(kind).is_some_and(|rule| rule.keys.is_some()))
 }
 
 impl Faults {

@@ -153,7 +153,7 @@ impl<O: Observer> Engine<O> {
         self.spin.reset(n);
         self.faults.budget_left = self.faults.plan_budget;
         // A pause or death aimed at keys follows the keys of each client's last call.
-        let aimed = super::faults::aims_at_keys(&self.faults.aimed_keys);
+        let aimed = super::faults::aims_at_keys(&self.faults.plan);
         self.observer.begin(out, n, phase_points, aimed);
     }
 

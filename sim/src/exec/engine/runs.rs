@@ -67,7 +67,7 @@ impl Drop for Runs<'_> {
 impl<'c> Runs<'c> {
     /// Executions of `config`.
     pub fn new(config: &'c ExecConfig) -> Runs<'c> {
-        let aimed = super::faults::aims_at_keys(&super::faults::aimed_keys(&config.faults));
+        let aimed = super::faults::aims_at_keys(&config.faults);
         Runs {
             config,
             observed_always: config.trace || aimed,

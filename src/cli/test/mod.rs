@@ -20,12 +20,19 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 
-use mcsim::clock::VirtualTime;
 use mcsim::exhaustive::Dfs;
-use mcsim::explore::{CallOption, Choice, Options, Replay, Schedule, Strategy};
+use mcsim::explore::{Replay, Schedule};
 use mcsim::scenario::StrategyKind;
 use mcsim::trace::fnv1a;
-use mcsim_serve::{Chooser, ClockMode, FaultPolicy, Running, ServeConfig};
+use mcsim_serve::{ClockMode, FaultPolicy, Running, ServeConfig};
+
+mod chooser;
+mod report;
+mod shrink;
+
+use chooser::{Record, SharedStrategy, StrategyChooser, shared};
+use report::{FailureReport, Report, write_json, write_junit};
+use shrink::shrink;
 
 /// What `mcsim test` is asked.
 pub(crate) struct TestOptions {
@@ -137,115 +144,6 @@ impl Outcome {
     }
 }
 
-/// The choices a run's chooser made, read after the run.
-#[derive(Default)]
-struct Record {
-    /// The participants, by client number.
-    names: Vec<String>,
-    choices: Vec<Choice>,
-    diverged: Option<String>,
-    /// Choices that ran another participant while the last one to run was waiting too.
-    preemptions: usize,
-}
-
-/// The strategy of a run, kept by the caller across runs (an exhaustive search follows
-/// its tree over them) and lent to the run's chooser.
-type SharedStrategy = Arc<Mutex<Box<dyn Strategy + Send>>>;
-
-fn shared(strategy: Box<dyn Strategy + Send>) -> SharedStrategy {
-    Arc::new(Mutex::new(strategy))
-}
-
-/// A strategy choosing among the waiting participants: each participant is a client
-/// (numbered in the order of their names when the first command is released, later
-/// ones after them), its held command a call that may run now.
-struct StrategyChooser {
-    strategy: SharedStrategy,
-    names: Vec<String>,
-    record: Arc<Mutex<Record>>,
-}
-
-impl StrategyChooser {
-    fn client(&mut self, name: &str) -> usize {
-        match self.names.iter().position(|n| n == name) {
-            Some(i) => i,
-            None => {
-                self.names.push(name.to_string());
-                self.names.len() - 1
-            }
-        }
-    }
-}
-
-impl Chooser for StrategyChooser {
-    fn choose(&mut self, waiting: &[&str]) -> usize {
-        let record = Arc::clone(&self.record);
-        let mut record = record.lock().expect("the record is never poisoned");
-        let step = record.choices.len() as u64;
-        let mut calls: Vec<CallOption> = waiting
-            .iter()
-            .map(|name| {
-                let at = VirtualTime(step);
-                CallOption {
-                    client: self.client(name),
-                    earliest: at,
-                    latest: at,
-                    footprint: None,
-                    edges: Vec::new(),
-                }
-            })
-            .collect();
-        calls.sort_by_key(|c| c.client);
-        let options = Options {
-            step,
-            clients: self.names.len(),
-            calls: &calls,
-            faults: &[],
-            eviction_possible: false,
-            state: None,
-            ranks: None,
-            summarized: false,
-        };
-        let mut strategy = self.strategy.lock().expect("never poisoned");
-        let choice = match strategy.decided() {
-            Some(decided) => Some(decided.choice),
-            None => strategy.choose(&options),
-        };
-        drop(strategy);
-        let client = match choice {
-            Some(Choice::Run { client, .. }) => Some(client),
-            _ => None,
-        };
-        let picked = client.and_then(|c| {
-            let name = self.names.get(c)?;
-            waiting.iter().position(|w| w == name)
-        });
-        let index = match picked {
-            Some(i) => i,
-            None => {
-                if record.diverged.is_none() {
-                    record.diverged = Some(format!(
-                        "step {step}: the schedule runs {}, but only {} wait",
-                        client.map_or("nothing".into(), |c| format!("client {c}")),
-                        waiting.join(", ")
-                    ));
-                }
-                0
-            }
-        };
-        let client = self.client(waiting[index]);
-        if let Some(Choice::Run { client: last, .. }) = record.choices.last()
-            && *last != client
-            && waiting.contains(&self.names[*last].as_str())
-        {
-            record.preemptions += 1;
-        }
-        record.choices.push(Choice::Run { client, delay: 0 });
-        record.names.clone_from(&self.names);
-        index
-    }
-}
-
 /// Starts the servers `mcsim test` runs the program against.
 fn start(options: &TestOptions) -> Result<Running> {
     let config = ServeConfig {
@@ -276,7 +174,6 @@ fn run_once(
     let record = Arc::new(Mutex::new(Record::default()));
     let chooser = StrategyChooser {
         strategy: strategy.clone(),
-        names: Vec::new(),
         record: record.clone(),
     };
     running.reset(seed, Some((options.clients, Box::new(chooser))));
@@ -366,7 +263,11 @@ fn last_lines(stderr: &str) -> String {
 
 /// The command line that replays `schedule`, run with `seed`.
 fn replay_line(options: &TestOptions, seed: u64, schedule: &Schedule, hash: &str) -> String {
-    let command: Vec<String> = options.command.iter().map(|a| quote(a)).collect();
+    let command: Vec<String> = options
+        .command
+        .iter()
+        .map(|a| mcsim::report::shell_word(a))
+        .collect();
     let mut faults = String::new();
     if options.faults.evict > 0.0 {
         faults.push_str(&format!(" --evict {}", options.faults.evict));
@@ -387,111 +288,6 @@ fn replay_line(options: &TestOptions, seed: u64, schedule: &Schedule, hash: &str
         options.servers,
         command.join(" ")
     )
-}
-
-/// What `--json` writes.
-#[derive(serde::Serialize)]
-struct Report<'a> {
-    command: &'a [String],
-    clients: usize,
-    servers: usize,
-    strategy: &'static str,
-    seed: u64,
-    /// Runs made (up to and with the first failing one).
-    runs: u64,
-    /// `pass` or `fail`.
-    verdict: &'static str,
-    commands_released: usize,
-    faults_injected: usize,
-    /// With `--exhaustive`: whether the search covered every schedule within its bound.
-    complete: Option<bool>,
-    /// With `--all`: the failing runs, and the 95% interval of the failure rate.
-    failing: Option<u64>,
-    rate_interval: Option<(f64, f64)>,
-    /// By name, the figures the program declared: runs, min, mean, max.
-    metrics: BTreeMap<String, Figure>,
-    /// By name, the runs in which the program saw the danger.
-    sometimes: BTreeMap<String, u64>,
-    failure: Option<FailureReport>,
-}
-
-/// A declared figure over runs.
-#[derive(serde::Serialize, Default)]
-struct Figure {
-    runs: u64,
-    min: f64,
-    mean: f64,
-    max: f64,
-}
-
-impl Figure {
-    fn add(&mut self, v: f64) {
-        if self.runs == 0 {
-            (self.min, self.max) = (v, v);
-        }
-        (self.min, self.max) = (self.min.min(v), self.max.max(v));
-        self.mean += (v - self.mean) / (self.runs + 1) as f64;
-        self.runs += 1;
-    }
-}
-
-#[derive(serde::Serialize)]
-struct FailureReport {
-    run: u64,
-    seed: u64,
-    message: String,
-    schedule: String,
-    trace_hash: String,
-    replay: String,
-    timeline: Vec<String>,
-}
-
-/// Writes the JUnit report of the test, when asked: one test case, the program, failed
-/// with `failure` (its message and its timeline and replay lines) or passed with `passed`.
-fn write_junit(
-    options: &TestOptions,
-    started: Instant,
-    failure: Option<(&str, &str)>,
-    passed: &str,
-) -> Result<()> {
-    let Some(path) = &options.junit else {
-        return Ok(());
-    };
-    use mcsim::report::xml_escape;
-    let name = xml_escape(&options.command.join(" "));
-    let time = started.elapsed().as_secs_f64();
-    let body = match failure {
-        Some((message, detail)) => format!(
-            "    <failure message=\"{}\">{}</failure>\n",
-            xml_escape(message),
-            xml_escape(detail)
-        ),
-        None => format!("    <system-out>{}</system-out>\n", xml_escape(passed)),
-    };
-    let text = format!(
-        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuite name=\"mcsim test\" tests=\"1\" failures=\"{}\">\n  <testcase classname=\"mcsim.test\" name=\"{name}\" time=\"{time:.3}\">\n{body}  </testcase>\n</testsuite>\n",
-        usize::from(failure.is_some())
-    );
-    std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))
-}
-
-fn write_json(options: &TestOptions, report: &Report<'_>) -> Result<()> {
-    if let Some(path) = &options.json {
-        let text = serde_json::to_string_pretty(report)?;
-        std::fs::write(path, text + "\n")
-            .with_context(|| format!("cannot write {}", path.display()))?;
-    }
-    Ok(())
-}
-
-/// `word` as a shell reads it back.
-fn quote(word: &str) -> String {
-    let plain = |c: char| c.is_ascii_alphanumeric() || "-_./:=,+@%".contains(c);
-    if !word.is_empty() && word.chars().all(plain) {
-        word.to_string()
-    } else {
-        format!("'{}'", word.replace('\'', "'\\''"))
-    }
 }
 
 fn print_trace(trace: &[String]) {
@@ -639,7 +435,7 @@ pub(crate) fn test(options: &TestOptions) -> Result<ExitCode> {
     }
     if let Some((failure, detail)) = &first {
         // `--all`: how often the program failed, with a 95% interval.
-        let (lo, hi) = wilson(failing, runs);
+        let (lo, hi) = crate::findings::interval::wilson(failing, runs);
         let rate = format!(
             "failed in {failing} of {runs} runs: rate {:.3}, 95% interval [{lo:.3}, {hi:.3}] (the first failure above)",
             failing as f64 / runs as f64
@@ -706,10 +502,10 @@ pub(crate) fn test(options: &TestOptions) -> Result<ExitCode> {
     for (name, f) in &report.metrics {
         outln!(
             "  metric {name}: mean {:.3} (min {}, max {}) over {} runs",
-            f.mean,
+            f.mean(),
             f.min,
             f.max,
-            f.runs
+            f.count
         );
     }
     for (name, k) in &report.sometimes {
@@ -727,92 +523,6 @@ pub(crate) fn test(options: &TestOptions) -> Result<ExitCode> {
     }
     write_junit(options, started, None, &passed)?;
     Ok(ExitCode::SUCCESS)
-}
-
-/// The Wilson score interval, at 95%, of `k` failures in `n` runs.
-fn wilson(k: u64, n: u64) -> (f64, f64) {
-    let (k, n, z) = (k as f64, n as f64, 1.96_f64);
-    let p = k / n;
-    let denominator = 1.0 + z * z / n;
-    let center = (p + z * z / (2.0 * n)) / denominator;
-    let half = z * (p * (1.0 - p) / n + z * z / (4.0 * n * n)).sqrt() / denominator;
-    ((center - half).max(0.0), (center + half).min(1.0))
-}
-
-/// Runs tried to shrink a failure at most.
-const SHRINK_RUNS: usize = 200;
-
-/// Shrinks a failing run: the shortest prefix of its schedule that still fails (past it,
-/// the lowest-numbered waiting participant runs at each step), then each choice dropped in
-/// turn where the run still fails the same way (stuck, its exit status, what it declared:
-/// each as in the run found) with fewer preemptions (a
-/// participant run while the one before it was waiting too), or as many and fewer
-/// commands. Every candidate is one more run of the program;
-/// the result is replayed once more and kept only if it gives its trace again. Returns
-/// the smallest failing run and the runs tried.
-fn shrink(
-    running: &Running,
-    options: &TestOptions,
-    run: (u64, u64),
-    found: Outcome,
-) -> Result<(Outcome, usize)> {
-    // The same failure: stuck, or the program's exit status, or what it declared, as found.
-    let kind = found.kind;
-    let fails_alike = |o: &Outcome| o.failure.is_some() && o.kind == kind && o.diverged.is_none();
-    let smaller = |a: &Outcome, b: &Outcome| {
-        (a.preemptions, a.schedule.choices.len()) < (b.preemptions, b.schedule.choices.len())
-    };
-    let mut tried = 0;
-    let mut best = found;
-    let try_schedule = |choices: &[Choice], lenient: bool, tried: &mut usize| {
-        *tried += 1;
-        let schedule = Schedule {
-            phase: None,
-            choices: choices.to_vec(),
-        };
-        let replay = if lenient {
-            Replay::lenient(schedule)
-        } else {
-            Replay::new(schedule)
-        };
-        run_once(running, options, &shared(Box::new(replay)), run)
-    };
-    // The shortest failing prefix: the choices that matter; past them, the defaults.
-    let mut prefix = best.schedule.choices.clone();
-    for k in 0..prefix.len() {
-        if tried >= SHRINK_RUNS {
-            break;
-        }
-        let candidate = try_schedule(&prefix[..k], false, &mut tried)?;
-        if fails_alike(&candidate) {
-            if smaller(&candidate, &best) {
-                best = candidate;
-            }
-            prefix.truncate(k);
-            break;
-        }
-    }
-    // Each choice of the prefix dropped in turn, latest first (one no longer possible
-    // where it comes is skipped), the defaults after it.
-    let mut j = prefix.len();
-    while j > 0 && tried < SHRINK_RUNS {
-        j -= 1;
-        let mut choices = prefix.clone();
-        choices.remove(j);
-        let candidate = try_schedule(&choices, true, &mut tried)?;
-        if fails_alike(&candidate) && smaller(&candidate, &best) {
-            prefix = choices;
-            best = candidate;
-        }
-    }
-    // The shrunk run's own schedule gives its trace again, or the run as found stands.
-    let again = try_schedule(&best.schedule.choices.clone(), false, &mut tried)?;
-    if first_difference(&best.trace, &again.trace).is_some() {
-        bail!(
-            "a shrunk run of the program gave another trace when replayed: the program is not deterministic under a fixed schedule; not judged"
-        );
-    }
-    Ok((best, tried))
 }
 
 /// Replays one schedule and prints its run.

@@ -1,0 +1,116 @@
+//! The strategy's side of a run of the program: each participant a client, its held
+//! command a call that may run now, and what the strategy chose.
+
+use std::sync::{Arc, Mutex};
+
+use mcsim::clock::VirtualTime;
+use mcsim::explore::{CallOption, Choice, Options, Strategy};
+use mcsim_serve::Chooser;
+
+/// The choices a run's chooser made, read after the run.
+#[derive(Default)]
+pub(super) struct Record {
+    /// The participants, by client number: numbered in the order of their names when the
+    /// first command is released, later ones after them.
+    pub(super) names: Vec<String>,
+    pub(super) choices: Vec<Choice>,
+    /// Where a replayed schedule could not be followed.
+    pub(super) diverged: Option<String>,
+    /// Choices that ran another participant while the last one to run was waiting too.
+    pub(super) preemptions: usize,
+}
+
+impl Record {
+    /// The client number of the participant `name`.
+    fn client(&mut self, name: &str) -> usize {
+        match self.names.iter().position(|n| n == name) {
+            Some(i) => i,
+            None => {
+                self.names.push(name.to_string());
+                self.names.len() - 1
+            }
+        }
+    }
+}
+
+/// The strategy of a run, kept by the caller across runs (an exhaustive search follows
+/// its tree over them) and lent to the run's chooser.
+pub(super) type SharedStrategy = Arc<Mutex<Box<dyn Strategy + Send>>>;
+
+pub(super) fn shared(strategy: Box<dyn Strategy + Send>) -> SharedStrategy {
+    Arc::new(Mutex::new(strategy))
+}
+
+/// A strategy choosing among the waiting participants: each participant is a client
+/// ([`Record::names`]), its held command a call that may run now.
+pub(super) struct StrategyChooser {
+    pub(super) strategy: SharedStrategy,
+    pub(super) record: Arc<Mutex<Record>>,
+}
+
+impl Chooser for StrategyChooser {
+    fn choose(&mut self, waiting: &[&str]) -> usize {
+        let mut record = self.record.lock().expect("the record is never poisoned");
+        let step = record.choices.len() as u64;
+        let mut calls: Vec<CallOption> = waiting
+            .iter()
+            .map(|name| {
+                let at = VirtualTime(step);
+                CallOption {
+                    client: record.client(name),
+                    earliest: at,
+                    latest: at,
+                    footprint: None,
+                    edges: Vec::new(),
+                }
+            })
+            .collect();
+        calls.sort_by_key(|c| c.client);
+        let options = Options {
+            step,
+            clients: record.names.len(),
+            calls: &calls,
+            faults: &[],
+            eviction_possible: false,
+            state: None,
+            ranks: None,
+            summarized: false,
+        };
+        let mut strategy = self.strategy.lock().expect("never poisoned");
+        let choice = match strategy.decided() {
+            Some(decided) => Some(decided.choice),
+            None => strategy.choose(&options),
+        };
+        drop(strategy);
+        let client = match choice {
+            Some(Choice::Run { client, .. }) => Some(client),
+            _ => None,
+        };
+        let picked = client.and_then(|c| {
+            let name = record.names.get(c)?;
+            waiting.iter().position(|w| w == name)
+        });
+        let index = match picked {
+            Some(i) => i,
+            None => {
+                if record.diverged.is_none() {
+                    record.diverged = Some(format!(
+                        "step {step}: the schedule runs {}, but only {} wait",
+                        client.map_or("nothing".into(), |c| format!("client {c}")),
+                        waiting.join(", ")
+                    ));
+                }
+                0
+            }
+        };
+        let client = record.client(waiting[index]);
+        if let Some(Choice::Run { client: last, .. }) = record.choices.last()
+            && *last != client
+            && waiting.contains(&record.names[*last].as_str())
+        {
+            record.preemptions += 1;
+        }
+        record.choices.push(Choice::Run { client, delay: 0 });
+        index
+    }
+}

@@ -1,0 +1,114 @@
+//! What `mcsim test` writes for other programs: the JSON result and the JUnit report.
+
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+use anyhow::Context;
+
+use mcsim::run::Summary;
+
+use super::TestOptions;
+
+/// What `--json` writes.
+#[derive(serde::Serialize)]
+pub(super) struct Report<'a> {
+    pub(super) command: &'a [String],
+    pub(super) clients: usize,
+    pub(super) servers: usize,
+    pub(super) strategy: &'static str,
+    pub(super) seed: u64,
+    /// Runs made (up to and with the first failing one).
+    pub(super) runs: u64,
+    /// `pass` or `fail`.
+    pub(super) verdict: &'static str,
+    pub(super) commands_released: usize,
+    pub(super) faults_injected: usize,
+    /// With `--exhaustive`: whether the search covered every schedule within its bound.
+    pub(super) complete: Option<bool>,
+    /// With `--all`: the failing runs, and the 95% interval of the failure rate.
+    pub(super) failing: Option<u64>,
+    pub(super) rate_interval: Option<(f64, f64)>,
+    /// By name, the figures the program declared: runs, min, mean, max.
+    #[serde(serialize_with = "figures")]
+    pub(super) metrics: BTreeMap<String, Summary>,
+    /// By name, the runs in which the program saw the danger.
+    pub(super) sometimes: BTreeMap<String, u64>,
+    pub(super) failure: Option<FailureReport>,
+}
+
+/// The declared figures, each as its runs, min, mean and max.
+fn figures<S: serde::Serializer>(
+    metrics: &BTreeMap<String, Summary>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    serializer.collect_map(metrics.iter().map(|(name, s)| (name, Figure::from(s))))
+}
+
+/// A declared figure over runs, as the report shows it.
+#[derive(serde::Serialize)]
+struct Figure {
+    pub(super) runs: u64,
+    min: f64,
+    mean: f64,
+    max: f64,
+}
+
+impl From<&Summary> for Figure {
+    fn from(s: &Summary) -> Figure {
+        Figure {
+            runs: s.count,
+            min: s.min,
+            mean: s.mean(),
+            max: s.max,
+        }
+    }
+}
+
+#[derive(serde::Serialize)]
+pub(super) struct FailureReport {
+    pub(super) run: u64,
+    pub(super) seed: u64,
+    pub(super) message: String,
+    pub(super) schedule: String,
+    pub(super) trace_hash: String,
+    pub(super) replay: String,
+    pub(super) timeline: Vec<String>,
+}
+
+/// Writes the JUnit report of the test, when asked: one test case, the program, failed
+/// with `failure` (its message and its timeline and replay lines) or passed with `passed`.
+pub(super) fn write_junit(
+    options: &TestOptions,
+    started: Instant,
+    failure: Option<(&str, &str)>,
+    passed: &str,
+) -> anyhow::Result<()> {
+    let Some(path) = &options.junit else {
+        return Ok(());
+    };
+    use mcsim::report::xml_escape;
+    let name = xml_escape(&options.command.join(" "));
+    let time = started.elapsed().as_secs_f64();
+    let body = match failure {
+        Some((message, detail)) => format!(
+            "    <failure message=\"{}\">{}</failure>\n",
+            xml_escape(message),
+            xml_escape(detail)
+        ),
+        None => format!("    <system-out>{}</system-out>\n", xml_escape(passed)),
+    };
+    let text = format!(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuite name=\"mcsim test\" tests=\"1\" failures=\"{}\">\n  <testcase classname=\"mcsim.test\" name=\"{name}\" time=\"{time:.3}\">\n{body}  </testcase>\n</testsuite>\n",
+        usize::from(failure.is_some())
+    );
+    std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))
+}
+
+pub(super) fn write_json(options: &TestOptions, report: &Report<'_>) -> anyhow::Result<()> {
+    if let Some(path) = &options.json {
+        let text = serde_json::to_string_pretty(report)?;
+        std::fs::write(path, text + "\n")
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    Ok(())
+}
