@@ -5,73 +5,13 @@
 //! The programs need `/usr/bin/python3` with pymemcache and pylibmc, and `php` with
 //! php-memcached (CI installs them); without them these tests say so and pass.
 
-use std::path::Path;
-use std::process::{Command, Output};
+mod common;
 
-const PYTHON: &str = "/usr/bin/python3";
-
-/// The path of an example file of the repository.
-fn example(path: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join(path)
-        .display()
-        .to_string()
-}
+use common::{PYTHON, example, mcsim, python_with, replay_args, replay_of, stdout};
+use std::process::Command;
 
 fn program() -> String {
     example("examples/python-lock/lock_program.py")
-}
-
-/// True if the Python program can run here.
-fn python_with(module: &str) -> bool {
-    let ok = Command::new(PYTHON)
-        .args(["-c", &format!("import {module}")])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok {
-        eprintln!("skipped: {PYTHON} has no {module}");
-    }
-    ok
-}
-
-fn mcsim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_mcsim"))
-        .args(args)
-        .output()
-        .unwrap()
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-/// The replay line a failure printed for `which` (`shrunk` or `as found`), as arguments.
-fn replay_of(out: &str, which: &str) -> Vec<String> {
-    let line = out
-        .lines()
-        .map(str::trim)
-        .find(|l| l.starts_with("mcsim test ") && l.ends_with(&format!("# {which}")))
-        .unwrap_or_else(|| panic!("no replay line in:\n{out}"));
-    let line = line.rsplit_once('#').unwrap().0.trim_end();
-    let (schedule_start, schedule_end) = (line.find('\'').unwrap(), line.rfind('\'').unwrap());
-    let schedule = &line[schedule_start + 1..schedule_end];
-    let mut args: Vec<String> = line[..schedule_start]
-        .split_whitespace()
-        .skip(1)
-        .map(String::from)
-        .collect();
-    args.push(schedule.to_string());
-    args.extend(
-        line[schedule_end + 1..]
-            .split_whitespace()
-            .map(String::from),
-    );
-    args
-}
-
-/// The shrunk failure's replay line, as arguments.
-fn replay_args(out: &str) -> Vec<String> {
-    replay_of(out, "shrunk")
 }
 
 #[test]
@@ -425,7 +365,7 @@ fn declared_figures_are_summed_up_and_a_danger_that_never_happens_makes_a_pass_v
     if !python_with("pymemcache") {
         return;
     }
-    let helper = example("examples/python-lock");
+    let helper = example("helpers/python");
     // One participant: it counts its gets as a figure, and says `sometimes seen` only
     // when its first get finds the key (never, here: nothing stores it).
     let script = format!(

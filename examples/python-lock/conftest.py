@@ -1,13 +1,18 @@
-"""Starts `mcsim serve` for a test, on a free loopback port, and stops it by its pid."""
+"""Starts `mcsim serve` for a test, on a free loopback port, and stops it by its pid; and
+takes mcsim's pytest plugin (helpers/python/pytest_mcsim.py: the `mcsim` fixture of the
+tests run under `mcsim test`)."""
 
 import os
 import pathlib
 import socket
 import subprocess
+import sys
 
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "helpers" / "python"))
+pytest_plugins = ["pytest_mcsim"]
 
 
 def mcsim_binary() -> str:

@@ -8,14 +8,18 @@ each thread names itself with a read of `mcsim:name:` + its name, which takes it
 mcsim's schedule, and tells mcsim when it enters and leaves the critical section
 (`mcsim_control`), so mcsim judges the exclusion too. The lock is `get-set` (check, then take: broken) or `add` (memcached
 lets one `add` win: holds). CLIENT is `pymemcache` (the default), `pylibmc` or
-`pylibmc-binary` (libmemcached's binary protocol).
+`pylibmc-binary` (libmemcached's binary protocol). With `--many` it runs every execution
+in one process, asking mcsim for each (`mcsim_control.executions`).
 """
 
-import os
+import pathlib
 import sys
 
 from locks import AddLock, GetSetLock, overlaps
-from mcsim_control import Participant, run_participants
+
+# mcsim's helper for programs under `mcsim test` (helpers/python in the repository).
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "helpers" / "python"))
+from mcsim_control import Participant, clients, executions, fail, run_participants, servers  # noqa: E402
 
 ROUNDS = 2
 
@@ -56,24 +60,17 @@ def connect(kind: str, server):
     return Pylibmc(server, binary=kind == "pylibmc-binary")
 
 
-def main() -> int:
-    host, port = os.environ["MCSIM_SERVERS"].split(",")[0].rsplit(":", 1)
-    server = (host, int(port))
-    threads = int(os.environ.get("MCSIM_CLIENTS", "3"))
-    lock_class = {"get-set": GetSetLock, "add": AddLock}[sys.argv[1]]
-    kind = sys.argv[2] if len(sys.argv) > 2 else "pymemcache"
-
-    def Client(server):
-        return connect(kind, server)
-
-    setup = Client(server)
+def one_execution(kind: str, lock_class, threads: int) -> list[str]:
+    """One execution: the threads take the lock in turn; the exclusion violations seen."""
+    server = servers()[0]
+    setup = connect(kind, server)
     setup.set("log", "", noreply=False)
     setup.close()
 
     def worker(i: int) -> None:
         name = f"t{i}"
         me = Participant(name)
-        c = Client(server)
+        c = connect(kind, server)
         c.get(me.name_key)
         lock = lock_class(c, "section", name)
         for _ in range(ROUNDS):
@@ -87,15 +84,28 @@ def main() -> int:
         me.close()
 
     run_participants(worker, threads)
-
-    check = Client(server)
+    check = connect(kind, server)
     log = (check.get("log") or b"").decode()  # an eviction may have taken it
     check.close()
-    bad = overlaps(log)
+    return overlaps(log)
+
+
+def main() -> int:
+    lock_class = {"get-set": GetSetLock, "add": AddLock}[sys.argv[1]]
+    kind = sys.argv[2] if len(sys.argv) > 2 else "pymemcache"
+    if "--many" in sys.argv:
+        # Every execution in this one process, asked for one after another.
+        for execution in executions():
+            bad = one_execution(kind, lock_class, execution.clients)
+            if bad:
+                fail(f"exclusion broken: {bad[0]}")
+        return 0
+    bad = one_execution(kind, lock_class, clients())
     if bad:
         print(f"exclusion broken: {bad[0]}", file=sys.stderr)
         return 1
     return 0
+
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -4,7 +4,8 @@ GetSetLock checks with `get` and takes with `set`: two clients can both see the 
 missing and both take it. AddLock takes with `add` and a TTL: memcached lets one `add`
 win, and the TTL frees the lock if its holder dies, or pauses past it.
 
-Releases (and the get+set lock's `set`) go with `noreply` when asked, as pymemcache sends
+Between attempts each lock waits by calling `wait` if it is given one (a participant's
+`sleep`, which passes virtual time under `mcsim test`). Releases (and the get+set lock's `set`) go with `noreply` when asked, as pymemcache sends
 them by default: the client does not wait for the server's answer.
 """
 
@@ -12,12 +13,14 @@ from pymemcache.client.base import Client
 
 
 class GetSetLock:
-    def __init__(self, client: Client, name: str, owner: str, noreply: bool = False):
+    def __init__(self, client: Client, name: str, owner: str, noreply: bool = False, wait=None):
         self.client, self.key, self.owner = client, f"lock:{name}", owner
-        self.noreply = noreply
+        self.noreply, self.wait = noreply, wait
 
     def acquire(self, attempts: int = 20) -> bool:
-        for _ in range(attempts):
+        for attempt in range(attempts):
+            if attempt and self.wait:
+                self.wait()
             if self.client.get(self.key) is None:
                 self.client.set(self.key, self.owner, noreply=self.noreply)
                 return True
@@ -28,12 +31,16 @@ class GetSetLock:
 
 
 class AddLock:
-    def __init__(self, client: Client, name: str, owner: str, ttl: int = 5, noreply: bool = False):
+    def __init__(
+        self, client: Client, name: str, owner: str, ttl: int = 5, noreply: bool = False, wait=None
+    ):
         self.client, self.key, self.owner, self.ttl = client, f"lock:{name}", owner, ttl
-        self.noreply = noreply
+        self.noreply, self.wait = noreply, wait
 
     def acquire(self, attempts: int = 20) -> bool:
-        for _ in range(attempts):
+        for attempt in range(attempts):
+            if attempt and self.wait:
+                self.wait()
             if self.client.add(self.key, self.owner, expire=self.ttl, noreply=False):
                 return True
         return False

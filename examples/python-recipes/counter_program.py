@@ -14,8 +14,8 @@ from pymemcache.client.base import Client
 
 from recipes.counter import GetSetCounter, IncrAddCounter
 
-# The helper a program under `mcsim test` uses, kept beside the lock example.
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "python-lock"))
+# mcsim's helper for programs under `mcsim test` (helpers/python in the repository).
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "helpers" / "python"))
 from mcsim_control import run_participants  # noqa: E402
 
 

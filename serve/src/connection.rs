@@ -29,6 +29,9 @@ pub(crate) struct Connection {
     named: bool,
     /// The server's `-I` (fixed for the run).
     item_size_max: u32,
+    /// It asked for an execution (`mcsim next`): it drives the program's executions and
+    /// outlives each of them.
+    controller: bool,
 }
 
 impl Connection {
@@ -44,6 +47,7 @@ impl Connection {
             epoch: w.epochs[server],
             named: false,
             item_size_max: w.servers[server].config().item_size_max,
+            controller: false,
         }
     }
 
@@ -52,6 +56,9 @@ impl Connection {
         w.connections[self.server] = w.connections[self.server].saturating_sub(1);
         let open = w.connections[self.server];
         w.servers[self.server].set_connections(open);
+        if self.controller {
+            w.controllers = w.controllers.saturating_sub(1);
+        }
         if let Some(ls) = &mut w.lockstep {
             ls.leave(self.id);
         }
@@ -114,6 +121,61 @@ impl Connection {
         self.named = true;
     }
 
+    /// `mcsim next`: asks whoever runs the executions ([`crate::Running::executions`])
+    /// for the next one and waits for the answer.
+    fn next(&mut self, shared: &Shared) -> Vec<u8> {
+        let Some(executions) = shared.executions.lock().clone() else {
+            return b"CLIENT_ERROR mcsim next: executions are given only under mcsim test\r\n"
+                .to_vec();
+        };
+        if !self.controller {
+            self.controller = true;
+            lock(shared).controllers += 1;
+        }
+        let (reply, answer) = std::sync::mpsc::channel();
+        let detail = match executions.send(crate::NextRequest { reply }) {
+            Ok(()) => answer.recv().unwrap_or_else(|_| "done".into()),
+            Err(_) => "done".into(),
+        };
+        format!("OK {detail}\r\n").into_bytes()
+    }
+
+    /// `mcsim sleep`: `who` (this connection if `None`) waits `by` in virtual time. A
+    /// lockstep participant sleeps until the clock gets there ([`crate::lockstep`]);
+    /// without lockstep the clock moves ahead (and real time passes, on a real clock).
+    fn sleep(&mut self, shared: &Shared, who: Option<String>, by: Duration) -> Vec<u8> {
+        let who = who.unwrap_or_else(|| self.label.clone());
+        let mut w = lock(shared);
+        let (now, n) = (w.now(), w.commands);
+        let Some(ls) = &mut w.lockstep else {
+            w.record(format!("{n:>8} {now}  {who}  sleep {} ms", by.as_millis()));
+            if w.real_clock() {
+                drop(w);
+                std::thread::sleep(by);
+            } else {
+                w.advance(by);
+            }
+            return b"OK\r\n".to_vec();
+        };
+        let Some(id) = ls.id_of(&who) else {
+            return format!("CLIENT_ERROR mcsim sleep: {who} is not a participant (name its connection first)\r\n")
+                .into_bytes();
+        };
+        ls.sleep(id, now + by);
+        w.record(format!("{n:>8} {now}  {who}  sleep {} ms", by.as_millis()));
+        shared.turn.notify_all();
+        loop {
+            w.wake_sleepers();
+            if w.lockstep.as_mut().is_none_or(|ls| ls.woke(id)) {
+                break;
+            }
+            shared.turn.wait_for(&mut w, Duration::from_millis(20));
+        }
+        drop(w);
+        shared.turn.notify_all();
+        b"OK\r\n".to_vec()
+    }
+
     /// Blocks until this connection may run a command: in lockstep, a participant's turn;
     /// anyone else's, once no participant has a command on its way.
     fn wait_turn<'a>(&mut self, shared: &'a Shared) -> MutexGuard<'a, World> {
@@ -140,6 +202,8 @@ impl Connection {
                 return w;
             }
             let force = since.elapsed() >= limit;
+            w.wake_sleepers();
+            let ls = w.lockstep.as_mut().expect("lockstep is on");
             if let Some(passed) = ls.grant(force) {
                 if force && !passed.is_empty() {
                     let at = w.now();
@@ -187,6 +251,9 @@ impl Gate for ServeGate<'_> {
     fn control(&mut self, line: &[u8]) -> Option<Control> {
         let line = line.strip_suffix(b"\n").unwrap_or(line);
         let line = line.strip_suffix(b"\r").unwrap_or(line);
+        if line == b"mcsim next" {
+            return Some(Control::Reply(self.conn.next(self.shared)));
+        }
         if control::is_control(line) {
             let line = String::from_utf8_lossy(line);
             let mut w = lock(self.shared);
@@ -200,6 +267,9 @@ impl Gate for ServeGate<'_> {
                     Control::Reply(b"OK\r\n".to_vec())
                 }
                 control::Effect::Crashed => Control::Close,
+                control::Effect::Sleep(who, by) => {
+                    Control::Reply(self.conn.sleep(self.shared, who, by))
+                }
             });
         }
         None

@@ -24,6 +24,8 @@
 //! | `mcsim sometimes NAME`      | the danger NAME happened in this run                  |
 //! | `mcsim trace`               | the trace's last lines (`--trace-window`), then `END` |
 //! | `mcsim time`                | the virtual time, in seconds                           |
+//! | `mcsim sleep MS [WHO]`      | WHO (default: this connection) waits MS ms of virtual time: under lockstep, until the clock gets there (see `lockstep`); otherwise the clock moves ahead (real time passes, with `--clock real`) |
+//! | `mcsim next`                | under `mcsim test`: waits for the next execution, `OK run N seed S clients C`, or `OK done pass` / `OK done fail` |
 
 use std::time::Duration;
 
@@ -39,6 +41,8 @@ pub(crate) enum Effect {
     Name(String),
     /// The server restarted or left (its epoch moved on): every connection to it closes.
     Crashed,
+    /// WHO (`None`: this connection) waits this long in virtual time, then `OK`.
+    Sleep(Option<String>, Duration),
 }
 
 /// True if `line` (without its line end) is a control command.
@@ -76,7 +80,7 @@ pub(crate) fn run(world: &mut World, server: usize, who: &str, line: &str) -> Ef
     let words: Vec<&str> = line.split_whitespace().skip(1).collect();
     let (Some(&verb), args) = (words.first(), &words[words.len().min(1)..]) else {
         return error(
-            "mcsim: give a command (evict, evict-fraction, evict-random, flush, crash, down, up, lose-reply, close-next, advance, skip-second, name, fail, enter, leave, metric, sometimes, trace, time)",
+            "mcsim: give a command (evict, evict-fraction, evict-random, flush, crash, down, up, lose-reply, close-next, advance, skip-second, name, fail, enter, leave, metric, sometimes, sleep, trace, time, next)",
         );
     };
     let now = world.now();
@@ -143,6 +147,13 @@ pub(crate) fn run(world: &mut World, server: usize, who: &str, line: &str) -> Ef
             ok("")
         }
         ("name", [name]) => Effect::Name((*name).to_string()),
+        ("sleep", [ms]) | ("sleep", [ms, _]) => match ms.parse::<u64>() {
+            Ok(ms) if ms <= 1_000_000_000 => Effect::Sleep(
+                args.get(1).map(|w| (*w).to_string()),
+                Duration::from_millis(ms),
+            ),
+            _ => error(format!("{ms:?} is not a number of milliseconds")),
+        },
         ("fail", message) if !message.is_empty() => {
             world.declared.failures.push(message.join(" "));
             ok("")
@@ -196,7 +207,7 @@ pub(crate) fn run(world: &mut World, server: usize, who: &str, line: &str) -> Ef
     };
     if !matches!(
         verb,
-        "trace" | "time" | "name" | "enter" | "leave" | "metric" | "sometimes"
+        "trace" | "time" | "name" | "enter" | "leave" | "metric" | "sometimes" | "sleep"
     ) && !matches!(effect, Effect::Reply(ref b) if b.starts_with(b"CLIENT_ERROR"))
     {
         let at = world.now();

@@ -88,6 +88,23 @@ struct Shared {
     delay: Duration,
     /// A read of a key with this prefix names the connection ([`ServeConfig::name_key`]).
     name_key: Option<String>,
+    /// Where `mcsim next` asks for the next execution, once [`Running::executions`] was
+    /// called.
+    executions: parking_lot::Mutex<Option<std::sync::mpsc::Sender<NextRequest>>>,
+}
+
+/// A program's request for its next execution (`mcsim next` on a connection): its
+/// connection waits until it is answered (or the request is dropped, which answers
+/// `done`).
+pub struct NextRequest {
+    reply: std::sync::mpsc::Sender<String>,
+}
+
+impl NextRequest {
+    /// Answers `OK` + `detail` (for example `run 3 seed 45 clients 3`, or `done pass`).
+    pub fn answer(self, detail: &str) {
+        let _ = self.reply.send(detail.to_string());
+    }
 }
 
 use world::World;
@@ -156,9 +173,24 @@ impl Running {
         (d.metrics.clone(), d.sometimes.iter().cloned().collect())
     }
 
-    /// Connections open now, over every server.
+    /// Connections open now, over every server, apart from those that asked for an
+    /// execution (`mcsim next`): a program's own connections, which close as its
+    /// execution ends.
     pub fn connections(&self) -> u64 {
-        lock(&self.shared).connections.iter().sum()
+        let w = lock(&self.shared);
+        w.connections
+            .iter()
+            .sum::<u64>()
+            .saturating_sub(w.controllers)
+    }
+
+    /// From now on a connection may ask for the next execution (`mcsim next`): each
+    /// request comes here, and its connection waits for the answer. Without this, `mcsim
+    /// next` is answered with an error.
+    pub fn executions(&self) -> std::sync::mpsc::Receiver<NextRequest> {
+        let (send, receive) = std::sync::mpsc::channel();
+        *self.shared.executions.lock() = Some(send);
+        receive
     }
 
     /// The trace's lines kept in memory (the last `trace_window`), oldest first.
@@ -217,6 +249,7 @@ pub fn start(config: &ServeConfig) -> std::io::Result<Running> {
         next_id: std::sync::atomic::AtomicU64::new(1),
         delay: config.faults.delay,
         name_key: config.name_key.clone(),
+        executions: parking_lot::Mutex::new(None),
     });
     // Nothing makes a connection wait for another: a few event-loop workers serve them
     // all, as memcached's do; lockstep and reply delays block, a thread per connection.

@@ -13,6 +13,12 @@
 //! timing. A participant that sends nothing for the wait limit is passed over, and the
 //! trace says so.
 //!
+//! A participant may wait in virtual time (`mcsim sleep MS WHO`, sent while it is
+//! between commands, so nothing is released meanwhile): it sleeps until the clock reaches
+//! its wake time, and is not waited for. The clock moves one microsecond a command, and
+//! when every participant is asleep it jumps to the first wake time: a sleep costs no
+//! real time, and who wakes before which command depends on the schedule alone.
+//!
 //! The others' commands wait until every participant is quiet: its command held, or its
 //! connection read to the end with nothing more arrived (neither bytes nor its close). A participant that sent
 //! commands with `noreply` (or sent them and closed) does not wait for their replies, so
@@ -25,6 +31,8 @@ use std::net::TcpStream;
 use std::time::Duration;
 
 use socket2::SockRef;
+
+use mcsim::clock::VirtualTime;
 
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -68,6 +76,10 @@ pub(crate) struct Lockstep {
     /// A handle on each such participant's socket, to see whether more has arrived.
     sockets: BTreeMap<u64, TcpStream>,
     chooser: Box<dyn Chooser>,
+    /// Participants asleep (`mcsim sleep`), by id, with their wake time.
+    asleep: BTreeMap<u64, VirtualTime>,
+    /// Participants woken whose sleep has not returned yet.
+    woken: BTreeSet<u64>,
     /// How long a release waits for a participant that sends nothing.
     pub wait_limit: Duration,
 }
@@ -83,8 +95,56 @@ impl Lockstep {
             reading: BTreeSet::new(),
             sockets: BTreeMap::new(),
             chooser,
+            asleep: BTreeMap::new(),
+            woken: BTreeSet::new(),
             wait_limit,
         }
+    }
+
+    /// The open participant named `name`.
+    pub fn id_of(&self, name: &str) -> Option<u64> {
+        self.live
+            .iter()
+            .find(|(_, n)| *n == name)
+            .map(|(id, _)| *id)
+    }
+
+    /// Participant `id` sleeps until `until`.
+    pub fn sleep(&mut self, id: u64, until: VirtualTime) {
+        self.woken.remove(&id);
+        self.asleep.insert(id, until);
+    }
+
+    /// True once participant `id`'s sleep is over (or it left); its sleep returns.
+    pub fn woke(&mut self, id: u64) -> bool {
+        self.woken.remove(&id) || !self.asleep.contains_key(&id)
+    }
+
+    /// Wakes the sleepers whose time has come at `now`; if every participant is asleep
+    /// (nothing else can happen), the clock first jumps to the earliest wake time. Returns
+    /// the jump and the names woken, in name order.
+    pub fn wake(&mut self, now: VirtualTime) -> (Duration, Vec<String>) {
+        let all_asleep = self.granted.is_none()
+            && self.waiting.is_empty()
+            && self.joined >= self.clients
+            && self.asleep.len() == self.live.len();
+        let jump = match self.asleep.values().min() {
+            Some(&first) if all_asleep && first > now => first - now,
+            _ => Duration::ZERO,
+        };
+        let at = now + jump;
+        let due: Vec<u64> = (self.asleep.iter())
+            .filter(|(_, until)| **until <= at)
+            .map(|(id, _)| *id)
+            .collect();
+        let mut names = Vec::new();
+        for id in due {
+            self.asleep.remove(&id);
+            self.woken.insert(id);
+            names.extend(self.live.get(&id).cloned());
+        }
+        names.sort();
+        (jump, names)
     }
 
     /// Connection `id` named itself `label`: from now on its commands are held.
@@ -106,6 +166,8 @@ impl Lockstep {
         self.reading.remove(&id);
         self.sockets.remove(&id);
         self.waiting.remove(&id);
+        self.asleep.remove(&id);
+        self.woken.remove(&id);
         if self.granted == Some(id) {
             self.granted = None;
         }
@@ -141,15 +203,16 @@ impl Lockstep {
         }
         self.live.keys().all(|id| {
             self.waiting.contains_key(id)
+                || self.asleep.contains_key(id)
                 || (self.reading.contains(id)
                     && self.sockets.get(id).is_some_and(|s| !has_unread(s)))
         })
     }
 
     /// True if every participant expected has come and every one still open has a
-    /// command waiting.
+    /// command waiting or sleeps.
     fn all_here(&self) -> bool {
-        self.joined >= self.clients && self.waiting.len() == self.live.len()
+        self.joined >= self.clients && self.waiting.len() + self.asleep.len() == self.live.len()
     }
 
     /// True if `id` may run its command now (and takes the grant).
@@ -180,7 +243,7 @@ impl Lockstep {
         let passed: Vec<String> = self
             .live
             .iter()
-            .filter(|(id, _)| !self.waiting.contains_key(id))
+            .filter(|(id, _)| !self.waiting.contains_key(id) && !self.asleep.contains_key(id))
             .map(|(_, l)| l.clone())
             .collect();
         Some(passed)

@@ -106,6 +106,8 @@ pub(crate) struct World {
     advanced: Duration,
     /// Connections open per server.
     pub connections: Vec<u64>,
+    /// Of those, the ones that asked for an execution (`mcsim next`).
+    pub controllers: u64,
     /// Servers that left (`mcsim down`) and have not returned.
     pub down: Vec<bool>,
     /// Bumped by a crash: connections opened before it are closed.
@@ -150,6 +152,7 @@ impl World {
             started: Instant::now(),
             advanced: Duration::ZERO,
             connections: vec![0; count],
+            controllers: 0,
             down: vec![false; count],
             epochs: vec![0; count],
             lockstep: None,
@@ -191,9 +194,32 @@ impl World {
         VirtualTime::ZERO + real + self.advanced
     }
 
-    /// Moves the clock ahead.
+    /// True if the clock follows real time.
+    pub fn real_clock(&self) -> bool {
+        self.mode == ClockMode::Real
+    }
+
+    /// Moves the clock ahead, waking the sleepers whose time came.
     pub fn advance(&mut self, by: Duration) {
         self.advanced += by;
+        self.wake_sleepers();
+    }
+
+    /// Wakes the lockstep participants whose sleep is over (moving the clock to the
+    /// first wake time if every one sleeps), each with a line of the trace. Called
+    /// wherever the clock moves, so a sleeper wakes at the first instant past its time,
+    /// before the command that comes next.
+    pub fn wake_sleepers(&mut self) {
+        let now = self.now();
+        let Some(ls) = &mut self.lockstep else {
+            return;
+        };
+        let (jump, woken) = ls.wake(now);
+        self.advanced += jump;
+        for who in woken {
+            let (at, n) = (self.now(), self.commands);
+            self.record(format!("{n:>8} {at}  {who}  woke"));
+        }
     }
 
     /// A command is about to run: in manual mode time moves one microsecond, so each
@@ -201,7 +227,7 @@ impl World {
     pub fn tick_command(&mut self) {
         self.commands += 1;
         if self.mode == ClockMode::Manual {
-            self.advanced += Duration::from_micros(1);
+            self.advance(Duration::from_micros(1));
         }
     }
 

@@ -5,17 +5,20 @@
 //! or a read of `mcsim:name:X` in whatever form its client library sends it); the
 //! others run as soon as no participant has a command on its way.
 //!
+//! A program either runs one execution and exits, or asks for its executions one after
+//! another on a control connection (`mcsim next`), as a test framework's helper does:
+//! [`program`] keeps it running and resets the servers between them.
+//!
 //! A run passes when the program exits 0 and declared no failure (`mcsim fail MESSAGE`, or
 //! a section it said it entered, `mcsim enter SECTION`, while another participant was
-//! inside: see `examples/python-lock/mcsim_control.py`). The first failing run is replayed from its
+//! inside: see `helpers/python/mcsim_control.py`). The first failing run is replayed from its
 //! schedule at once: a replay that gives another trace means the program is not
 //! deterministic under a fixed schedule, which is reported as such and never judged.
 //! Otherwise the failure is printed with its timeline and the line that replays it.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::process::{Command, ExitCode, Stdio};
-use std::sync::{Arc, Mutex};
+use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
@@ -24,13 +27,15 @@ use mcsim::exhaustive::Dfs;
 use mcsim::explore::{Replay, Schedule};
 use mcsim::scenario::StrategyKind;
 use mcsim::trace::fnv1a;
-use mcsim_serve::{ClockMode, FaultPolicy, Running, ServeConfig};
+use mcsim_serve::{ClockMode, FaultPolicy, ServeConfig};
 
 mod chooser;
+mod program;
 mod report;
 mod shrink;
 
-use chooser::{Record, SharedStrategy, StrategyChooser, shared};
+use chooser::shared;
+use program::Program;
 use report::{FailureReport, Report, write_json, write_junit};
 use shrink::shrink;
 
@@ -145,7 +150,7 @@ impl Outcome {
 }
 
 /// Starts the servers `mcsim test` runs the program against.
-fn start(options: &TestOptions) -> Result<Running> {
+fn start(options: &TestOptions) -> Result<Program> {
     let config = ServeConfig {
         port: 0,
         servers: options.servers,
@@ -160,105 +165,8 @@ fn start(options: &TestOptions) -> Result<Running> {
         name_key: Some(NAME_KEY.into()),
         threads: mcsim_serve::DEFAULT_THREADS,
     };
-    mcsim_serve::start(&config).context("cannot start the simulated servers")
-}
-
-/// One run of the program, its commands released as `strategy` picks.
-fn run_once(
-    running: &Running,
-    options: &TestOptions,
-    strategy: &SharedStrategy,
-    (execution, seed): (u64, u64),
-) -> Result<Outcome> {
-    strategy.lock().expect("never poisoned").begin(execution);
-    let record = Arc::new(Mutex::new(Record::default()));
-    let chooser = StrategyChooser {
-        strategy: strategy.clone(),
-        record: record.clone(),
-    };
-    running.reset(seed, Some((options.clients, Box::new(chooser))));
-    let servers: Vec<String> = running.addrs().iter().map(|a| a.to_string()).collect();
-    let (program, args) = options.command.split_first().context("no command given")?;
-    let mut child = Command::new(program)
-        .args(args)
-        .env("MCSIM_SERVERS", servers.join(","))
-        .env("MCSIM_SEED", seed.to_string())
-        .env("MCSIM_EXECUTION", execution.to_string())
-        .env("MCSIM_CLIENTS", options.clients.to_string())
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .with_context(|| format!("cannot run {program:?}"))?;
-    let stderr = child.stderr.take().map(|mut pipe| {
-        std::thread::spawn(move || {
-            let mut text = String::new();
-            let _ = std::io::Read::read_to_string(&mut pipe, &mut text);
-            text
-        })
-    });
-    let started = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait()? {
-            break Some(status);
-        }
-        if started.elapsed() > options.timeout {
-            let _ = child.kill();
-            let _ = child.wait();
-            break None;
-        }
-        std::thread::sleep(Duration::from_millis(2));
-    };
-    let stderr = stderr.and_then(|t| t.join().ok()).unwrap_or_default();
-    // The program's connections close as it exits; their last lines follow.
-    let quiet_by = Instant::now() + Duration::from_secs(2);
-    while running.connections() > 0 && Instant::now() < quiet_by {
-        std::thread::sleep(Duration::from_millis(1));
-    }
-    let kind_of_exit = (status.is_none(), status.is_some_and(|s| !s.success()));
-    let exit = match status {
-        Some(s) if s.success() => None,
-        Some(s) => Some(format!("{s}{}", last_lines(&stderr))),
-        None => Some(format!(
-            "stuck: still running after {:?} (killed){}",
-            options.timeout,
-            last_lines(&stderr)
-        )),
-    };
-    // What the program declared (`mcsim fail`, a section entered twice) fails it too.
-    let declared = running.failures();
-    let failure = match (exit, declared.is_empty()) {
-        (exit, true) => exit,
-        (exit, false) => Some(format!(
-            "{}{}",
-            declared.join("; "),
-            exit.map_or(String::new(), |e| format!("; the program: {e}"))
-        )),
-    };
-    let record = std::mem::take(&mut *record.lock().expect("never poisoned"));
-    let (metrics, sometimes) = running.declared();
-    Ok(Outcome {
-        metrics,
-        sometimes,
-        failure,
-        kind: (kind_of_exit.0, kind_of_exit.1, !declared.is_empty()),
-        trace: running.trace(),
-        released: record.choices.len(),
-        preemptions: record.preemptions,
-        names: record.names,
-        schedule: Schedule {
-            phase: None,
-            choices: record.choices,
-        },
-        diverged: record.diverged,
-    })
-}
-
-/// The last lines of what the program wrote on its standard error, indented.
-fn last_lines(stderr: &str) -> String {
-    let lines: Vec<&str> = stderr.lines().collect();
-    let tail = &lines[lines.len().saturating_sub(8)..];
-    tail.iter().map(|l| format!("\n    {l}")).collect()
+    let running = mcsim_serve::start(&config).context("cannot start the simulated servers")?;
+    Ok(Program::new(running))
 }
 
 /// The command line that replays `schedule`, run with `seed`.
@@ -297,16 +205,36 @@ fn print_trace(trace: &[String]) {
     }
 }
 
+/// Exit statuses of `mcsim test`: every run passed, a run failed (or a danger never
+/// happened), or the program could not be judged.
+const PASSED: u8 = 0;
+const FAILED: u8 = 1;
+const NOT_JUDGED: u8 = 2;
+
 /// `mcsim test`.
 pub(crate) fn test(options: &TestOptions) -> Result<ExitCode> {
     if options.command.is_empty() {
         bail!("give the program to test after `--`: mcsim test [OPTIONS] -- CMD [ARGS…]");
     }
-    let started = Instant::now();
-    let running = start(options)?;
-    if let Some(schedule) = &options.replay {
-        return replay(&running, options, schedule);
+    let mut program = start(options)?;
+    let status = match &options.replay {
+        Some(schedule) => replay(&mut program, options, schedule)?,
+        None => search(&mut program, options)?,
+    };
+    // A program that asked for its executions is told the verdict, and exits.
+    let verdict = if status == PASSED { "pass" } else { "fail" };
+    if let Some(after) = program.finish(verdict, options.timeout) {
+        outln!(
+            "NOT JUDGED: after its last execution (told `done {verdict}`), the program exited badly: {after}"
+        );
+        return Ok(ExitCode::from(NOT_JUDGED));
     }
+    Ok(ExitCode::from(status))
+}
+
+/// Runs the program as many times as asked, or until it fails; the exit status.
+fn search(program: &mut Program, options: &TestOptions) -> Result<u8> {
+    let started = Instant::now();
     let shown = options.command.join(" ");
     let (mut released, mut faults) = (0, 0);
     let mut report = Report {
@@ -344,7 +272,7 @@ pub(crate) fn test(options: &TestOptions) -> Result<ExitCode> {
         }
         runs = i + 1;
         let seed = options.seed.wrapping_add(i);
-        let outcome = run_once(&running, options, &strategy, (i, seed))?;
+        let outcome = program.run(options, &strategy, (i, seed))?;
         released += outcome.released;
         faults += outcome.faults();
         for (name, v) in &outcome.metrics {
@@ -379,16 +307,16 @@ pub(crate) fn test(options: &TestOptions) -> Result<ExitCode> {
         }
         // The same schedule again: the same trace, or the program is not deterministic.
         let replay = Replay::new(outcome.schedule.clone());
-        let again = run_once(&running, options, &shared(Box::new(replay)), (i, seed))?;
+        let again = program.run(options, &shared(Box::new(replay)), (i, seed))?;
         if let Some(line) = first_difference(&outcome.trace, &again.trace) {
             outln!(
                 "NOT DETERMINISTIC: run {i} (seed {seed}) of `{shown}` gave another trace when its schedule was replayed; not judged"
             );
             outln!("{line}");
-            return Ok(ExitCode::from(2));
+            return Ok(NOT_JUDGED);
         }
         let found_replay = replay_line(options, seed, &outcome.schedule, &outcome.hash());
-        let (outcome, tried) = shrink(&running, options, (i, seed), outcome)?;
+        let (outcome, tried) = shrink(program, options, (i, seed), outcome)?;
         let failure = outcome.failure.as_ref().expect("a shrunk run still fails");
         let hash = outcome.hash();
         outln!(
@@ -429,7 +357,7 @@ pub(crate) fn test(options: &TestOptions) -> Result<ExitCode> {
         );
         if !options.all {
             write_junit(options, started, Some((failure, &detail)), "")?;
-            return Ok(ExitCode::FAILURE);
+            return Ok(FAILED);
         }
         first = Some((failure.clone(), detail));
     }
@@ -451,7 +379,7 @@ pub(crate) fn test(options: &TestOptions) -> Result<ExitCode> {
             Some((failure, &format!("{rate}\n{detail}"))),
             "",
         )?;
-        return Ok(ExitCode::FAILURE);
+        return Ok(FAILED);
     }
     if options.exhaustive.is_some() && !complete {
         complete = !strategy.lock().expect("never poisoned").end(false);
@@ -519,16 +447,16 @@ pub(crate) fn test(options: &TestOptions) -> Result<ExitCode> {
         );
         outln!("{vacuous}");
         write_junit(options, started, Some((&vacuous, "")), "")?;
-        return Ok(ExitCode::FAILURE);
+        return Ok(FAILED);
     }
     write_junit(options, started, None, &passed)?;
-    Ok(ExitCode::SUCCESS)
+    Ok(PASSED)
 }
 
 /// Replays one schedule and prints its run.
-fn replay(running: &Running, options: &TestOptions, schedule: &Schedule) -> Result<ExitCode> {
+fn replay(program: &mut Program, options: &TestOptions, schedule: &Schedule) -> Result<u8> {
     let replay = shared(Box::new(Replay::new(schedule.clone())));
-    let outcome = run_once(running, options, &replay, (0, options.seed))?;
+    let outcome = program.run(options, &replay, (0, options.seed))?;
     print_trace(&outcome.trace);
     let hash = outcome.hash();
     match &outcome.failure {
@@ -538,18 +466,18 @@ fn replay(running: &Running, options: &TestOptions, schedule: &Schedule) -> Resu
     outln!("trace hash {hash}");
     if let Some(detail) = &outcome.diverged {
         outln!("DIVERGED: the program did not follow the schedule: {detail}");
-        return Ok(ExitCode::from(2));
+        return Ok(NOT_JUDGED);
     }
     if let Some(want) = &options.expect_hash
         && *want != hash
     {
         outln!("TRACE DIFFERS: expected hash {want}, got {hash}");
-        return Ok(ExitCode::from(2));
+        return Ok(NOT_JUDGED);
     }
     Ok(if outcome.failure.is_some() {
-        ExitCode::FAILURE
+        FAILED
     } else {
-        ExitCode::SUCCESS
+        PASSED
     })
 }
 

@@ -2,11 +2,10 @@
 
 use anyhow::{Result, bail};
 
-use mcsim::explore::{Choice, Replay, Schedule};
-use mcsim_serve::Running;
-
 use super::chooser::shared;
-use super::{Outcome, TestOptions, first_difference, run_once};
+use super::program::Program;
+use super::{Outcome, TestOptions, first_difference};
+use mcsim::explore::{Choice, Replay, Schedule};
 
 /// Runs tried to shrink a failure at most.
 const SHRINK_RUNS: usize = 200;
@@ -20,7 +19,7 @@ const SHRINK_RUNS: usize = 200;
 /// the result is replayed once more and kept only if it gives its trace again. Returns
 /// the smallest failing run and the runs tried.
 pub(super) fn shrink(
-    running: &Running,
+    program: &mut Program,
     options: &TestOptions,
     run: (u64, u64),
     found: Outcome,
@@ -33,7 +32,7 @@ pub(super) fn shrink(
     };
     let mut tried = 0;
     let mut best = found;
-    let try_schedule = |choices: &[Choice], lenient: bool, tried: &mut usize| {
+    let mut try_schedule = |choices: &[Choice], lenient: bool, tried: &mut usize| {
         *tried += 1;
         let schedule = Schedule {
             phase: None,
@@ -44,7 +43,7 @@ pub(super) fn shrink(
         } else {
             Replay::new(schedule)
         };
-        run_once(running, options, &shared(Box::new(replay)), run)
+        program.run(options, &shared(Box::new(replay)), run)
     };
     // The shortest failing prefix: the choices that matter; past them, the defaults.
     let mut prefix = best.schedule.choices.clone();
