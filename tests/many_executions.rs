@@ -202,3 +202,89 @@ fn next_and_sleep_outside_their_place_are_clear_errors() {
         "{bad}"
     );
 }
+
+#[test]
+fn a_program_that_asks_what_mcsim_cannot_do_is_not_judged() {
+    if !ready() {
+        return;
+    }
+    let helper = example("helpers/python");
+    let script = |body: &str| {
+        format!(
+            "import sys\nsys.path.insert(0, {helper:?})\nfrom mcsim_control import Participant, servers\nfrom pymemcache.client.base import Client\n{body}"
+        )
+    };
+    let run = |body: &str| {
+        let script = script(body);
+        let o = mcsim(&[
+            "test",
+            "--clients",
+            "2",
+            "--timeout",
+            "10",
+            "--",
+            PYTHON,
+            "-c",
+            &script,
+        ]);
+        (
+            o.status.code(),
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+        )
+    };
+    // A control command mcsim does not know.
+    let (code, err) = run(
+        "me = Participant('t0')\nc = Client(me.server)\nc.get(me.name_key)\nme._say('frobnicate 3')\n",
+    );
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("asked mcsim what it cannot do") && err.contains("mcsim frobnicate 3"),
+        "{err}"
+    );
+    // Two connections under one participant's name.
+    let (code, err) = run(
+        "a = Client(servers()[0]); a.get('mcsim:name:t0')\nb = Client(servers()[0]); b.get('mcsim:name:t0')\na.set('k', 'v', noreply=False)\n",
+    );
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("the participant name t0 is taken twice"),
+        "{err}"
+    );
+}
+
+#[test]
+fn expect_turns_a_known_verdict_into_a_pass_and_another_into_a_failure() {
+    if !ready() {
+        return;
+    }
+    let program = example("examples/python-lock/lock_program.py");
+    let run = |lock: &str, expect: &str| {
+        let o = mcsim(&[
+            "test",
+            "--clients",
+            "3",
+            "--executions",
+            "50",
+            "--expect",
+            expect,
+            "--",
+            PYTHON,
+            &program,
+            lock,
+            "pymemcache",
+            "--many",
+        ]);
+        (o.status.code(), stdout(&o))
+    };
+    let (code, out) = run("get-set", "fail");
+    assert_eq!(code, Some(0), "{out}");
+    assert!(out.ends_with("as expected: fail\n"), "{out}");
+    let (code, out) = run("add", "fail");
+    assert_eq!(code, Some(1), "{out}");
+    assert!(
+        out.ends_with("UNEXPECTED: the verdict is pass, fail was expected\n"),
+        "{out}"
+    );
+    let (code, _) = run("add", "pass");
+    assert_eq!(code, Some(0));
+}

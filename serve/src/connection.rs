@@ -115,7 +115,15 @@ impl Connection {
     fn name(&mut self, shared: &Shared, name: String) {
         let mut w = lock(shared);
         if let Some(ls) = &mut w.lockstep {
-            ls.join(self.id, &name);
+            if let Some(other) = ls.id_of(&name).filter(|&other| other != self.id) {
+                let message = format!(
+                    "the participant name {name} is taken twice (connections c{other} and c{})",
+                    self.id
+                );
+                w.declared.misuse.push(message);
+            } else {
+                ls.join(self.id, &name);
+            }
         }
         self.label = name;
         self.named = true;
@@ -158,8 +166,11 @@ impl Connection {
             return b"OK\r\n".to_vec();
         };
         let Some(id) = ls.id_of(&who) else {
-            return format!("CLIENT_ERROR mcsim sleep: {who} is not a participant (name its connection first)\r\n")
-                .into_bytes();
+            let message =
+                format!("mcsim sleep: {who} is not a participant (name its connection first)");
+            let reply = format!("CLIENT_ERROR {message}\r\n").into_bytes();
+            w.declared.misuse.push(message);
+            return reply;
         };
         ls.sleep(id, now + by);
         w.record(format!("{n:>8} {now}  {who}  sleep {} ms", by.as_millis()));

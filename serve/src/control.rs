@@ -205,6 +205,15 @@ pub(crate) fn run(world: &mut World, server: usize, who: &str, line: &str) -> Ef
         ("time", []) => ok(now),
         _ => error(format!("mcsim: unknown command or arguments: {line}")),
     };
+    if let Effect::Reply(reply) = &effect
+        && let Some(message) = reply.strip_prefix(b"CLIENT_ERROR ")
+    {
+        let message = String::from_utf8_lossy(message);
+        world
+            .declared
+            .misuse
+            .push(format!("{who} sent `{line}`: {}", message.trim_end()));
+    }
     if !matches!(
         verb,
         "trace" | "time" | "name" | "enter" | "leave" | "metric" | "sometimes" | "sleep"

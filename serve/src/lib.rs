@@ -165,6 +165,12 @@ impl Running {
         lock(&self.shared).declared.failures.clone()
     }
 
+    /// What the client program asked of mcsim that it could not do, in order: a control
+    /// command unknown or with wrong arguments, a participant's name taken twice.
+    pub fn misuse(&self) -> Vec<String> {
+        lock(&self.shared).declared.misuse.clone()
+    }
+
     /// The figures the client program declared (`mcsim metric`), in order, and the
     /// dangers it saw (`mcsim sometimes`).
     pub fn declared(&self) -> (Vec<(String, f64)>, Vec<String>) {

@@ -67,6 +67,10 @@ pub(crate) struct Declared {
     pub metrics: Vec<(String, f64)>,
     /// Dangers seen (`mcsim sometimes`), each once.
     pub sometimes: std::collections::BTreeSet<String>,
+    /// What the program asked of mcsim that mcsim could not do (a control command it does
+    /// not know or whose arguments are wrong, a participant's name taken twice): a run
+    /// with one is not judged.
+    pub misuse: Vec<String>,
 }
 
 impl Declared {

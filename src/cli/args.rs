@@ -270,6 +270,11 @@ pub(crate) enum Command {
         /// schedule, replay line and timeline.
         #[arg(long)]
         json: Option<PathBuf>,
+        /// The verdict the program must get (`pass`, `fail` or `vacuous`): exit 0 when it
+        /// does, 1 when it gets another (a broken variant kept as a test that mcsim finds
+        /// it).
+        #[arg(long, value_parser = ["pass", "fail", "vacuous"])]
+        expect: Option<String>,
         /// The program and its arguments, after `--`.
         #[arg(last = true, required = true, value_name = "CMD")]
         command: Vec<String>,

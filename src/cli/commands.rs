@@ -421,6 +421,7 @@ pub(crate) fn dispatch(command: Command, families: &[&'static dyn Family]) -> Re
             all,
             json,
             junit,
+            expect,
             command,
         } => {
             let replay = match replay {
@@ -467,6 +468,7 @@ pub(crate) fn dispatch(command: Command, families: &[&'static dyn Family]) -> Re
                 all,
                 json,
                 junit,
+                expect,
                 command,
             };
             crate::cli::test::test(&options)

@@ -69,6 +69,8 @@ pub(crate) struct TestOptions {
     pub(crate) json: Option<PathBuf>,
     /// Where to write the result as a JUnit report (one test case: the program).
     pub(crate) junit: Option<PathBuf>,
+    /// The verdict the program must get (`pass`, `fail`, `vacuous`).
+    pub(crate) expect: Option<String>,
     /// The program and its arguments.
     pub(crate) command: Vec<String>,
 }
@@ -217,23 +219,35 @@ pub(crate) fn test(options: &TestOptions) -> Result<ExitCode> {
         bail!("give the program to test after `--`: mcsim test [OPTIONS] -- CMD [ARGS…]");
     }
     let mut program = start(options)?;
-    let status = match &options.replay {
+    let (status, verdict) = match &options.replay {
         Some(schedule) => replay(&mut program, options, schedule)?,
         None => search(&mut program, options)?,
     };
     // A program that asked for its executions is told the verdict, and exits.
-    let verdict = if status == PASSED { "pass" } else { "fail" };
-    if let Some(after) = program.finish(verdict, options.timeout) {
+    let told = if status == PASSED { "pass" } else { "fail" };
+    if let Some(after) = program.finish(told, options.timeout) {
         outln!(
-            "NOT JUDGED: after its last execution (told `done {verdict}`), the program exited badly: {after}"
+            "NOT JUDGED: after its last execution (told `done {told}`), the program exited badly: {after}"
         );
         return Ok(ExitCode::from(NOT_JUDGED));
     }
-    Ok(ExitCode::from(status))
+    match &options.expect {
+        Some(want) if status != NOT_JUDGED => {
+            if *want == verdict {
+                outln!("as expected: {verdict}");
+                Ok(ExitCode::from(PASSED))
+            } else {
+                outln!("UNEXPECTED: the verdict is {verdict}, {want} was expected");
+                Ok(ExitCode::from(FAILED))
+            }
+        }
+        _ => Ok(ExitCode::from(status)),
+    }
 }
 
-/// Runs the program as many times as asked, or until it fails; the exit status.
-fn search(program: &mut Program, options: &TestOptions) -> Result<u8> {
+/// Runs the program as many times as asked, or until it fails; the exit status and the
+/// verdict.
+fn search(program: &mut Program, options: &TestOptions) -> Result<(u8, &'static str)> {
     let started = Instant::now();
     let shown = options.command.join(" ");
     let (mut released, mut faults) = (0, 0);
@@ -313,7 +327,7 @@ fn search(program: &mut Program, options: &TestOptions) -> Result<u8> {
                 "NOT DETERMINISTIC: run {i} (seed {seed}) of `{shown}` gave another trace when its schedule was replayed; not judged"
             );
             outln!("{line}");
-            return Ok(NOT_JUDGED);
+            return Ok((NOT_JUDGED, "not judged"));
         }
         let found_replay = replay_line(options, seed, &outcome.schedule, &outcome.hash());
         let (outcome, tried) = shrink(program, options, (i, seed), outcome)?;
@@ -357,7 +371,7 @@ fn search(program: &mut Program, options: &TestOptions) -> Result<u8> {
         );
         if !options.all {
             write_junit(options, started, Some((failure, &detail)), "")?;
-            return Ok(FAILED);
+            return Ok((FAILED, "fail"));
         }
         first = Some((failure.clone(), detail));
     }
@@ -379,7 +393,7 @@ fn search(program: &mut Program, options: &TestOptions) -> Result<u8> {
             Some((failure, &format!("{rate}\n{detail}"))),
             "",
         )?;
-        return Ok(FAILED);
+        return Ok((FAILED, "fail"));
     }
     if options.exhaustive.is_some() && !complete {
         complete = !strategy.lock().expect("never poisoned").end(false);
@@ -447,14 +461,18 @@ fn search(program: &mut Program, options: &TestOptions) -> Result<u8> {
         );
         outln!("{vacuous}");
         write_junit(options, started, Some((&vacuous, "")), "")?;
-        return Ok(FAILED);
+        return Ok((FAILED, "vacuous"));
     }
     write_junit(options, started, None, &passed)?;
-    Ok(PASSED)
+    Ok((PASSED, "pass"))
 }
 
 /// Replays one schedule and prints its run.
-fn replay(program: &mut Program, options: &TestOptions, schedule: &Schedule) -> Result<u8> {
+fn replay(
+    program: &mut Program,
+    options: &TestOptions,
+    schedule: &Schedule,
+) -> Result<(u8, &'static str)> {
     let replay = shared(Box::new(Replay::new(schedule.clone())));
     let outcome = program.run(options, &replay, (0, options.seed))?;
     print_trace(&outcome.trace);
@@ -466,18 +484,17 @@ fn replay(program: &mut Program, options: &TestOptions, schedule: &Schedule) -> 
     outln!("trace hash {hash}");
     if let Some(detail) = &outcome.diverged {
         outln!("DIVERGED: the program did not follow the schedule: {detail}");
-        return Ok(NOT_JUDGED);
+        return Ok((NOT_JUDGED, "not judged"));
     }
     if let Some(want) = &options.expect_hash
         && *want != hash
     {
         outln!("TRACE DIFFERS: expected hash {want}, got {hash}");
-        return Ok(NOT_JUDGED);
+        return Ok((NOT_JUDGED, "not judged"));
     }
-    Ok(if outcome.failure.is_some() {
-        FAILED
-    } else {
-        PASSED
+    Ok(match outcome.failure {
+        Some(_) => (FAILED, "fail"),
+        None => (PASSED, "pass"),
     })
 }
 

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, bail};
 
 use mcsim::explore::Schedule;
 use mcsim_serve::{NextRequest, Running};
@@ -108,6 +108,11 @@ impl Program {
                 Err(RecvTimeoutError::Timeout) => {}
                 Err(RecvTimeoutError::Disconnected) => unreachable!("the servers hold a sender"),
             }
+            // A program that asks what mcsim cannot do is not judged: said at once.
+            if let Some(first) = self.running.misuse().first() {
+                self.kill();
+                bail!("run {execution} of the program asked mcsim what it cannot do: {first}");
+            }
             let (child, _) = self.child.as_mut().context("the program is not running")?;
             if let Some(status) = child.try_wait()? {
                 let (_, stderr) = self.child.take().expect("running");
@@ -121,6 +126,9 @@ impl Program {
         let quiet_by = Instant::now() + CLOSING;
         while self.running.connections() > 0 && Instant::now() < quiet_by {
             std::thread::sleep(Duration::from_millis(1));
+        }
+        if let Some(first) = self.running.misuse().first() {
+            bail!("run {execution} of the program asked mcsim what it cannot do: {first}");
         }
         let (stuck, exit) = match end {
             End::Next => (false, None),
