@@ -40,6 +40,24 @@ const CASES: &[Case] = &[
         faults: &["--evict", "0.05"],
     },
     Case {
+        scenario: "set-as-written",
+        program: "examples/python-recipes/set_program.py",
+        args: &["as-written"],
+        faults: &[],
+    },
+    Case {
+        scenario: "set-retry",
+        program: "examples/python-recipes/set_program.py",
+        args: &["retry"],
+        faults: &[],
+    },
+    Case {
+        scenario: "visitor-as-written",
+        program: "examples/python-recipes/visitor_program.py",
+        args: &[],
+        faults: &[],
+    },
+    Case {
         scenario: "lock-get-set",
         program: "examples/python-lock/lock_program.py",
         args: &["get-set"],

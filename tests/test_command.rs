@@ -484,5 +484,28 @@ fn a_php_lock_through_php_memcached_is_found_broken_and_its_fix_passes() {
             "{protocol}:\n{}",
             stdout(&fixed)
         );
+        // A holder that sleeps 6 s of virtual time (McsimParticipant::sleep) outlasts the
+        // add lock's 5 s TTL; one that sleeps 1 s does not.
+        let held = |seconds: &str| {
+            let o = mcsim(&[
+                "test",
+                "--clients",
+                "3",
+                "--executions",
+                "20",
+                "--",
+                "php",
+                &program,
+                "add",
+                protocol,
+                seconds,
+            ]);
+            (o.status.code(), stdout(&o))
+        };
+        let (code, out) = held("1");
+        assert_eq!(code, Some(0), "{protocol}:\n{out}");
+        let (code, out) = held("6");
+        assert_eq!(code, Some(1), "{protocol}:\n{out}");
+        assert!(out.contains("sleep 6000 ms"), "{protocol}:\n{out}");
     }
 }

@@ -1,24 +1,23 @@
 <?php
 // A lock around a critical section, in PHP through php-memcached, for `mcsim test`:
 //
-//     mcsim test --clients 3 -- php examples/php-lock/lock.php get-set [binary]
+//     mcsim test --clients 3 -- php examples/php-lock/lock.php get-set|add [text|binary] [HOLD_S]
 //
 // The program forks MCSIM_CLIENTS workers. Each opens its own connection, names it with a
 // read of `mcsim:name:` + its name (which takes it into mcsim's schedule), and takes the
 // lock twice around a section it declares to mcsim (`mcsim enter` / `mcsim leave`) and
-// logs in memcached. `get-set` checks with `get` and takes with `set`: two workers can
+// logs in memcached (helpers/php/McsimControl.php). `get-set` checks with `get` and takes with `set`: two workers can
 // both see the lock free. `add` takes it with `add`, which memcached lets one win. The
-// program exits 1 if the log shows two workers inside at once.
+// program exits 1 if the log shows two workers inside at once. With HOLD_S, a holder keeps
+// the lock that many seconds of virtual time and a taker waits half a second between
+// attempts: the `add` lock's 5 s TTL holds a 1 s hold and not a 6 s one.
+
+require __DIR__ . '/../../helpers/php/McsimControl.php';
 
 const ROUNDS = 2;
 
-function servers(): array {
-    [$host, $port] = explode(':', explode(',', getenv('MCSIM_SERVERS'))[0]);
-    return [$host, (int) $port];
-}
-
 function client(bool $binary): Memcached {
-    [$host, $port] = servers();
+    [$host, $port] = mcsim_servers()[0];
     $m = new Memcached();
     $m->setOption(Memcached::OPT_BINARY_PROTOCOL, $binary);
     $m->setOption(Memcached::OPT_COMPRESSION, false);
@@ -26,34 +25,11 @@ function client(bool $binary): Memcached {
     return $m;
 }
 
-// What a worker tells mcsim, on a connection of its own (nothing outside `mcsim test`).
-class Participant {
-    private $socket = null;
-
-    public function __construct(public string $name) {
-        if (getenv('MCSIM_EXECUTION') !== false) {
-            [$host, $port] = servers();
-            $this->socket = fsockopen($host, $port);
-        }
-    }
-
-    private function say(string $line): void {
-        if ($this->socket === null) {
-            return;
-        }
-        fwrite($this->socket, "mcsim $line\r\n");
-        $reply = trim(fgets($this->socket));
-        if (strpos($reply, 'OK') !== 0) {
-            throw new RuntimeException("mcsim $line: $reply");
-        }
-    }
-
-    public function enter(string $section): void { $this->say("enter $section {$this->name}"); }
-    public function leave(string $section): void { $this->say("leave $section {$this->name}"); }
-}
-
-function acquire(Memcached $m, string $variant, string $owner): bool {
+function acquire(Memcached $m, string $variant, string $owner, ?McsimParticipant $waits): bool {
     for ($attempt = 0; $attempt < 20; $attempt++) {
+        if ($attempt > 0 && $waits !== null) {
+            $waits->sleep(0.5);
+        }
         if ($variant === 'add') {
             if ($m->add('lock:section', $owner, 5)) {
                 return true;
@@ -66,14 +42,17 @@ function acquire(Memcached $m, string $variant, string $owner): bool {
     return false;
 }
 
-function worker(int $i, string $variant, bool $binary): void {
+function worker(int $i, string $variant, bool $binary, float $hold): void {
     $name = "t$i";
-    $me = new Participant($name);
+    $me = new McsimParticipant($name);
     $m = client($binary);
-    $m->get("mcsim:name:$name");
+    $m->get($me->nameKey);
     for ($r = 0; $r < ROUNDS; $r++) {
-        if (acquire($m, $variant, $name)) {
+        if (acquire($m, $variant, $name, $hold > 0 ? $me : null)) {
             $me->enter('section');
+            if ($hold > 0) {
+                $me->sleep($hold);
+            }
             $m->append('log', "+$name ");
             $m->append('log', "-$name ");
             $me->leave('section');
@@ -81,11 +60,13 @@ function worker(int $i, string $variant, bool $binary): void {
         }
     }
     $m->quit();
+    $me->close();
 }
 
 $variant = $argv[1] ?? 'get-set';
 $binary = ($argv[2] ?? 'text') === 'binary';
-$workers = (int) (getenv('MCSIM_CLIENTS') ?: 3);
+$hold = (float) ($argv[3] ?? 0);
+$workers = getenv('MCSIM_CLIENTS') !== false ? mcsim_clients() : 3;
 
 $setup = client($binary);
 $setup->set('log', '');
@@ -95,7 +76,7 @@ $children = [];
 for ($i = 0; $i < $workers; $i++) {
     $pid = pcntl_fork();
     if ($pid === 0) {
-        worker($i, $variant, $binary);
+        worker($i, $variant, $binary, $hold);
         exit(0);
     }
     $children[] = $pid;

@@ -165,6 +165,13 @@ class Participant:
         else:
             self._say(f"sleep {round(seconds * 1000)} {self.name}")
 
+    def now(self) -> float:
+        """The servers' clock, in seconds: virtual under `mcsim test` (from 0 at each
+        execution's start), the unix time outside it."""
+        if self._line is None:
+            return time.time()
+        return float(self._line.say("time").split()[1])
+
     def fail(self, message: str) -> None:
         """The run fails with `message` (the program may go on)."""
         self._say(f"fail {message}")

@@ -172,6 +172,11 @@ impl Connection {
             w.declared.misuse.push(message);
             return reply;
         };
+        // A sleep is a step of the participant's, taken in its turn like a command: two
+        // participants that sleep at once do so in the schedule's order.
+        let mut w = take_turn(shared, w, id, &who);
+        let (now, n) = (w.now(), w.commands);
+        let ls = w.lockstep.as_mut().expect("lockstep is on");
         ls.sleep(id, now + by);
         w.record(format!("{n:>8} {now}  {who}  sleep {} ms", by.as_millis()));
         shared.turn.notify_all();
@@ -201,35 +206,47 @@ impl Connection {
             }
             return w;
         }
-        let Some(ls) = w.lockstep.as_mut() else {
+        if w.lockstep.is_none() {
             return w;
-        };
-        ls.arrive(self.id, &self.label);
-        let limit = ls.wait_limit;
-        let mut since = Instant::now();
-        loop {
-            let ls = w.lockstep.as_mut().expect("lockstep is on");
-            if ls.take(self.id) {
-                return w;
-            }
-            let force = since.elapsed() >= limit;
-            w.wake_sleepers();
-            let ls = w.lockstep.as_mut().expect("lockstep is on");
-            if let Some(passed) = ls.grant(force) {
-                if force && !passed.is_empty() {
-                    let at = w.now();
-                    let n = w.commands;
-                    w.record(format!(
-                        "{n:>8} {at}  --  lockstep: released without {} (nothing sent for {limit:?})",
-                        passed.join(", ")
-                    ));
-                }
-                since = Instant::now();
-                shared.turn.notify_all();
-                continue;
-            }
-            shared.turn.wait_for(&mut w, Duration::from_millis(20));
         }
+        take_turn(shared, w, self.id, &self.label)
+    }
+}
+
+/// Blocks until participant `id` (named `label`) may run its next step, a command or a
+/// sleep: its turn in the order the chooser picks. Returns the world, locked.
+fn take_turn<'a>(
+    shared: &'a Shared,
+    mut w: MutexGuard<'a, World>,
+    id: u64,
+    label: &str,
+) -> MutexGuard<'a, World> {
+    let ls = w.lockstep.as_mut().expect("lockstep is on");
+    ls.arrive(id, label);
+    let limit = ls.wait_limit;
+    let mut since = Instant::now();
+    loop {
+        let ls = w.lockstep.as_mut().expect("lockstep is on");
+        if ls.take(id) {
+            return w;
+        }
+        let force = since.elapsed() >= limit;
+        w.wake_sleepers();
+        let ls = w.lockstep.as_mut().expect("lockstep is on");
+        if let Some(passed) = ls.grant(force) {
+            if force && !passed.is_empty() {
+                let at = w.now();
+                let n = w.commands;
+                w.record(format!(
+                    "{n:>8} {at}  --  lockstep: released without {} (nothing sent for {limit:?})",
+                    passed.join(", ")
+                ));
+            }
+            since = Instant::now();
+            shared.turn.notify_all();
+            continue;
+        }
+        shared.turn.wait_for(&mut w, Duration::from_millis(20));
     }
 }
 
