@@ -43,9 +43,10 @@ fn the_get_set_lock_is_found_broken_in_every_client_and_replays_from_its_line() 
             "{client}:\n{out}"
         );
         assert!(out.contains("  ENTER section"), "{out}");
-        assert!(out.contains("  t0  ") && out.contains("  t2  "), "{out}");
-        // Shrunk to the few preemptions the failure needs: both threads read the lock
-        // free before either takes it, and their log entries interleave.
+        // Shrunk to the two threads and the few preemptions the failure needs: both read
+        // the lock free before either takes it, and their log entries interleave.
+        assert!(out.contains("to 2 clients, "), "{client}:\n{out}");
+        assert!(out.contains("  t0  ") && !out.contains("  t2  "), "{out}");
         let shrunk: usize = out
             .split(" preemption")
             .next()

@@ -40,6 +40,7 @@ use report::{FailureReport, Report, write_json, write_junit};
 use shrink::shrink;
 
 /// What `mcsim test` is asked.
+#[derive(Clone)]
 pub(crate) struct TestOptions {
     /// Participants each run waits for before it releases a command.
     pub(crate) clients: usize,
@@ -107,6 +108,8 @@ struct Outcome {
     preemptions: usize,
     /// The participants' names.
     names: Vec<String>,
+    /// The participants the run waited for (`MCSIM_CLIENTS`).
+    clients: usize,
     /// What the program declared: its figures and the dangers it saw.
     metrics: Vec<(String, f64)>,
     sometimes: Vec<String>,
@@ -171,8 +174,9 @@ fn start(options: &TestOptions) -> Result<Program> {
     Ok(Program::new(running))
 }
 
-/// The command line that replays `schedule`, run with `seed`.
-fn replay_line(options: &TestOptions, seed: u64, schedule: &Schedule, hash: &str) -> String {
+/// The command line that replays `outcome`, run with `seed`.
+fn replay_line(options: &TestOptions, seed: u64, outcome: &Outcome) -> String {
+    let (schedule, hash) = (&outcome.schedule, outcome.hash());
     let command: Vec<String> = options
         .command
         .iter()
@@ -194,7 +198,7 @@ fn replay_line(options: &TestOptions, seed: u64, schedule: &Schedule, hash: &str
     }
     format!(
         "mcsim test --clients {} --servers {} --seed {seed}{faults} --replay '{schedule}' --expect-hash {hash} -- {}",
-        options.clients,
+        outcome.clients,
         options.servers,
         command.join(" ")
     )
@@ -329,7 +333,7 @@ fn search(program: &mut Program, options: &TestOptions) -> Result<(u8, &'static 
             outln!("{line}");
             return Ok((NOT_JUDGED, "not judged"));
         }
-        let found_replay = replay_line(options, seed, &outcome.schedule, &outcome.hash());
+        let found_replay = replay_line(options, seed, &outcome);
         let (outcome, tried) = shrink(program, options, (i, seed), outcome)?;
         let failure = outcome.failure.as_ref().expect("a shrunk run still fails");
         let hash = outcome.hash();
@@ -339,7 +343,8 @@ fn search(program: &mut Program, options: &TestOptions) -> Result<(u8, &'static 
             options.strategy_name()
         );
         outln!(
-            "  shrunk by {tried} more runs to {} commands released in turn, {} preemption{} (found: {} and {})",
+            "  shrunk by {tried} more runs to {} clients, {} commands released in turn, {} preemption{} (found: {} and {})",
+            outcome.clients,
             outcome.schedule.choices.len(),
             outcome.preemptions,
             if outcome.preemptions == 1 { "" } else { "s" },
@@ -347,7 +352,7 @@ fn search(program: &mut Program, options: &TestOptions) -> Result<(u8, &'static 
             again.preemptions,
         );
         print_trace(&outcome.trace);
-        let replay = replay_line(options, seed, &outcome.schedule, &hash);
+        let replay = replay_line(options, seed, &outcome);
         outln!("replay (each gives its trace again, checked by its hash):");
         outln!("  {replay}   # shrunk");
         outln!("  {found_replay}   # as found");

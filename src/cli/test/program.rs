@@ -165,6 +165,7 @@ impl Program {
             released: record.choices.len(),
             preemptions: record.preemptions,
             names: record.names,
+            clients: options.clients,
             schedule: Schedule {
                 phase: None,
                 choices: record.choices,

@@ -2,15 +2,70 @@
 
 use anyhow::{Result, bail};
 
-use super::chooser::shared;
+use super::chooser::{SharedStrategy, shared};
 use super::program::Program;
 use super::{Outcome, TestOptions, first_difference};
 use mcsim::explore::{Choice, Replay, Schedule};
 
+/// Runs of the strategy tried with each smaller number of participants.
+const FEWER_RUNS: u64 = 20;
+
 /// Runs tried to shrink a failure at most.
 const SHRINK_RUNS: usize = 200;
 
-/// Shrinks a failing run: the shortest prefix of its schedule that still fails (past it,
+/// Shrinks a failing run: first to fewer participants, where the program reads
+/// `MCSIM_CLIENTS` (the fewest with which the run's schedule, without the choices of the
+/// participants left out, or one of a few runs of the strategy, fails the same way), then
+/// its schedule.
+pub(super) fn shrink(
+    program: &mut Program,
+    options: &TestOptions,
+    run: (u64, u64),
+    found: Outcome,
+) -> Result<(Outcome, usize)> {
+    let kind = found.kind;
+    let mut best = found;
+    let mut fewest = options.clone();
+    let mut tried = 0;
+    for fewer in 1..options.clients {
+        let choices: Vec<Choice> = (best.schedule.choices.iter())
+            .filter(|c| matches!(c, Choice::Run { client, .. } if *client < fewer))
+            .cloned()
+            .collect();
+        let schedule = Schedule {
+            phase: None,
+            choices,
+        };
+        let with_fewer = TestOptions {
+            clients: fewer,
+            ..options.clone()
+        };
+        // The run's own schedule first, then a few runs of the strategy (the same seed,
+        // so faults and the program's draws stay those of the run; the executions
+        // numbered on from the run's).
+        let mut tries: Vec<(SharedStrategy, u64)> =
+            vec![(shared(Box::new(Replay::lenient(schedule))), run.0)];
+        let strategy = shared(options.strategy.make(run.1));
+        tries.extend((1..=FEWER_RUNS).map(|k| (strategy.clone(), run.0.wrapping_add(k))));
+        let mut found = None;
+        for (strategy, execution) in tries {
+            tried += 1;
+            let candidate = program.run(&with_fewer, &strategy, (execution, run.1))?;
+            if candidate.failure.is_some() && candidate.kind == kind {
+                found = Some(candidate);
+                break;
+            }
+        }
+        if let Some(candidate) = found {
+            (best, fewest) = (candidate, with_fewer);
+            break;
+        }
+    }
+    let (best, more) = shrink_schedule(program, &fewest, run, best)?;
+    Ok((best, tried + more))
+}
+
+/// Shrinks a failing run's schedule: the shortest prefix of its schedule that still fails (past it,
 /// the lowest-numbered waiting participant runs at each step), then each choice dropped in
 /// turn where the run still fails the same way (stuck, its exit status, what it declared:
 /// each as in the run found) with fewer preemptions (a
@@ -18,7 +73,7 @@ const SHRINK_RUNS: usize = 200;
 /// commands. Every candidate is one more run of the program;
 /// the result is replayed once more and kept only if it gives its trace again. Returns
 /// the smallest failing run and the runs tried.
-pub(super) fn shrink(
+fn shrink_schedule(
     program: &mut Program,
     options: &TestOptions,
     run: (u64, u64),
