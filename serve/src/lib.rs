@@ -190,6 +190,20 @@ impl Running {
             .saturating_sub(w.controllers)
     }
 
+    /// Waits until [`connections`](Running::connections) is 0 or `by` has come; true if
+    /// it is 0.
+    pub fn wait_closed(&self, by: std::time::Instant) -> bool {
+        let mut w = lock(&self.shared);
+        loop {
+            if w.connections.iter().sum::<u64>() <= w.controllers {
+                return true;
+            }
+            if self.shared.turn.wait_until(&mut w, by).timed_out() {
+                return false;
+            }
+        }
+    }
+
     /// From now on a connection may ask for the next execution (`mcsim next`): each
     /// request comes here, and its connection waits for the answer. Without this, `mcsim
     /// next` is answered with an error.

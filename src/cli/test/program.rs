@@ -123,10 +123,7 @@ impl Program {
             }
         };
         // The program's connections close as its execution ends; their last lines follow.
-        let quiet_by = Instant::now() + CLOSING;
-        while self.running.connections() > 0 && Instant::now() < quiet_by {
-            std::thread::sleep(Duration::from_millis(1));
-        }
+        self.running.wait_closed(Instant::now() + CLOSING);
         if let Some(first) = self.running.misuse().first() {
             bail!("run {execution} of the program asked mcsim what it cannot do: {first}");
         }
