@@ -470,3 +470,43 @@ fn the_gate_off_a_terminal_names_each_scenario_once_and_keeps_its_json_small() {
         "the merged page draws every timeline and plot the single run's does"
     );
 }
+
+/// A missing argument is named with what it is for, a typo gets clap's "did you mean",
+/// and the hint is the subcommand's own help, in one line.
+#[test]
+fn a_missing_or_mistyped_argument_is_named_with_the_subcommands_help() {
+    let cases: [(&[&str], &[&str]); 6] = [
+        (
+            &["test", "--", "php", "counter.php"],
+            &["mcsim test needs --clients <N> (how many participants the program starts)"],
+        ),
+        (
+            &["test", "--clients", "3"],
+            &["mcsim test needs -- <CMD>… (the program to test"],
+        ),
+        (
+            &["run"],
+            &["mcsim run needs <SCENARIO> (the scenario file)"],
+        ),
+        (
+            &["test", "--client", "3", "--", "true"],
+            &["'--client'", "a similar argument exists: '--clients'"],
+        ),
+        (&["check", "--junit"], &["'--junit <JUNIT>'"]),
+        (&[], &["mcsim needs a command (run, replay, explore"]),
+    ];
+    for (args, wanted) in cases {
+        let out = mcsim().args(args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
+        for w in wanted {
+            assert!(err.contains(w), "{args:?}: {w:?} not in {err}");
+        }
+        let help = match args.first() {
+            Some(sub) if *sub != "--" => format!("see mcsim {sub} --help"),
+            _ => "see mcsim --help".to_string(),
+        };
+        assert!(err.trim_end().ends_with(&help), "{args:?}: {err}");
+    }
+}

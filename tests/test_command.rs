@@ -302,12 +302,14 @@ fn bad_input_is_a_clear_error_with_exit_2() {
         "echo boom >&2; exit 3",
     ]);
     assert_eq!(early.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&early.stderr);
+    let out = stdout(&early);
     assert!(
-        err.contains("failed before any of its 2 clients took part"),
-        "{err}"
+        out.contains(
+            "NOT JUDGED: run 0: 0 of 2 participants named themselves (the program exited 3 after "
+        ),
+        "{out}"
     );
-    assert!(err.contains("boom"), "{err}");
+    assert!(out.contains("boom"), "{out}");
     // No program at all, a bad schedule, a bad timeout.
     assert_eq!(mcsim(&["test", "--clients", "2"]).status.code(), Some(2));
     let bad = mcsim(&[
@@ -508,5 +510,50 @@ fn a_php_lock_through_php_memcached_is_found_broken_and_its_fix_passes() {
         let (code, out) = held("6");
         assert_eq!(code, Some(1), "{protocol}:\n{out}");
         assert!(out.contains("sleep 6000 ms"), "{protocol}:\n{out}");
+    }
+}
+
+/// A program whose participants never name themselves (a typo, a skipped fixture, the
+/// wrong interpreter) gets no pass: its first run is not judged, in one line, exit 2.
+#[test]
+fn a_program_that_never_takes_part_is_not_judged() {
+    let quiet = mcsim(&["test", "--clients", "3", "--", PYTHON, "-c", "print(1)"]);
+    let out = stdout(&quiet);
+    assert_eq!(quiet.status.code(), Some(2), "{out}");
+    assert!(
+        out.starts_with(
+            "NOT JUDGED: run 0: 0 of 3 participants named themselves (the program exited 0 after "
+        ),
+        "{out}"
+    );
+    // Then what the program wrote, to see why.
+    assert_eq!(out.lines().nth(2), Some("    1"), "{out}");
+    // One participant of two: named, then gone; the other never comes.
+    let one = r#"
+import os, socket
+host, port = os.environ["MCSIM_SERVERS"].split(",")[0].rsplit(":", 1)
+s = socket.create_connection((host, int(port)))
+s.sendall(b"mcsim name w0\r\n")
+s.recv(100)
+s.close()
+"#;
+    let half = mcsim(&["test", "--clients", "2", "--", PYTHON, "-c", one]);
+    let out = stdout(&half);
+    assert_eq!(half.status.code(), Some(2), "{out}");
+    assert!(
+        out.starts_with("NOT JUDGED: run 0: 1 of 2 participants named themselves: w0 (the program exited 0 after "),
+        "{out}"
+    );
+    // A program that cannot start its script shows what it said (PHP says it on its
+    // standard output).
+    if std::process::Command::new("php").arg("-v").output().is_ok() {
+        let missing = mcsim(&["test", "--clients", "2", "--", "php", "nosuchfile.php"]);
+        let out = stdout(&missing);
+        assert_eq!(missing.status.code(), Some(2), "{out}");
+        assert!(out.contains("(the program exited 1 after "), "{out}");
+        assert!(
+            out.contains("Could not open input file: nosuchfile.php"),
+            "{out}"
+        );
     }
 }

@@ -159,6 +159,15 @@ impl Running {
         self.shared.turn.notify_all();
     }
 
+    /// The participants of this run so far, in the order they named themselves (each
+    /// name once): without lockstep, none.
+    pub fn participants(&self) -> Vec<String> {
+        let w = lock(&self.shared);
+        w.lockstep
+            .as_ref()
+            .map_or(Vec::new(), |ls| ls.named().to_vec())
+    }
+
     /// The failures the client program declared or its sections showed, in order
     /// (`mcsim fail`, `mcsim enter`).
     pub fn failures(&self) -> Vec<String> {

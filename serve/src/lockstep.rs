@@ -66,6 +66,8 @@ pub(crate) struct Lockstep {
     clients: usize,
     /// Participants that have named themselves so far (closed ones included).
     joined: usize,
+    /// Their names, in the order they named themselves, each once.
+    named: Vec<String>,
     /// Participants still open, by id, with their name.
     live: BTreeMap<u64, String>,
     /// Those with a command waiting.
@@ -89,6 +91,7 @@ impl Lockstep {
         Lockstep {
             clients: clients.max(1),
             joined: 0,
+            named: Vec::new(),
             live: BTreeMap::new(),
             waiting: BTreeMap::new(),
             granted: None,
@@ -151,7 +154,15 @@ impl Lockstep {
     pub fn join(&mut self, id: u64, label: &str) {
         if self.live.insert(id, label.to_string()).is_none() {
             self.joined += 1;
+            if !self.named.iter().any(|n| n == label) {
+                self.named.push(label.to_string());
+            }
         }
+    }
+
+    /// The participants' names, in the order they named themselves, each once.
+    pub fn named(&self) -> &[String] {
+        &self.named
     }
 
     /// Connection `id` (named `label`) has a command ready.

@@ -203,9 +203,10 @@ pub(crate) enum Command {
     /// order the strategy picks; a run passes when the program exits 0. The first
     /// failing run is printed with its timeline and the line that replays it.
     Test {
-        /// Participants: each run waits for this many connections to name themselves
-        /// before it releases a command (the program reads it as `MCSIM_CLIENTS`).
-        #[arg(long, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=64))]
+        /// How many participants the program starts. Each run waits for this many
+        /// connections to name themselves before it releases a command (the program
+        /// reads it as `MCSIM_CLIENTS`); a run in which fewer did is not judged.
+        #[arg(long, value_name = "N", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=64))]
         clients: usize,
         /// Simulated servers (`MCSIM_SERVERS` lists them).
         #[arg(long, default_value_t = 1, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=16))]
@@ -275,7 +276,7 @@ pub(crate) enum Command {
         /// it).
         #[arg(long, value_parser = ["pass", "fail", "vacuous"])]
         expect: Option<String>,
-        /// The program and its arguments, after `--`.
+        /// The program to test and its arguments, after `--`.
         #[arg(last = true, required = true, value_name = "CMD")]
         command: Vec<String>,
     },

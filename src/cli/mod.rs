@@ -33,6 +33,7 @@ mod gate;
 mod merge;
 mod progress;
 mod test;
+mod usage;
 mod vacuous;
 
 use std::ffi::OsString;
@@ -93,22 +94,10 @@ pub fn main_with(
     {
         mcsim::report::name_program(name);
     }
-    let cli = match args::Cli::try_parse_from(args) {
+    let cli = match args::Cli::try_parse_from(&args) {
         Ok(cli) => cli,
         Err(e) if e.use_stderr() => {
-            // One line: clap's own message, with the values it takes where it lists them,
-            // without its usage and help hint.
-            let text = e.render().to_string();
-            let first = text
-                .lines()
-                .find(|l| !l.trim().is_empty())
-                .unwrap_or("bad arguments");
-            let values = text
-                .lines()
-                .map(str::trim)
-                .find(|l| l.starts_with("[possible values:"))
-                .map_or(String::new(), |l| format!(" {l}"));
-            eprintln!("{first}{values} (see {} --help)", program());
+            eprintln!("{}", usage::one_line(&e, &args));
             return ExitCode::from(2);
         }
         Err(e) => {

@@ -30,6 +30,7 @@ use mcsim::trace::fnv1a;
 use mcsim_serve::{ClockMode, FaultPolicy, ServeConfig};
 
 mod chooser;
+mod process;
 mod program;
 mod report;
 mod shrink;
@@ -106,8 +107,15 @@ struct Outcome {
     /// Of those, the ones that preempted the participant that ran before (it was waiting
     /// too).
     preemptions: usize,
-    /// The participants' names.
+    /// The participants' names, by client number (those that ran a command).
     names: Vec<String>,
+    /// Every participant that named itself, in the order it did.
+    participants: Vec<String>,
+    /// How the run ended ("the program exited 0 after 0.02 s").
+    ended: String,
+    /// The last lines the program wrote, if it exited or was killed (indented, each
+    /// after a line end).
+    output: String,
     /// The participants the run waited for (`MCSIM_CLIENTS`).
     clients: usize,
     /// What the program declared: its figures and the dangers it saw.
@@ -142,6 +150,29 @@ impl Outcome {
             }
         }
         out
+    }
+
+    /// True if every participant the run waited for named itself: only then is the run
+    /// one of the program's recipe, to be judged.
+    fn took_part(&self) -> bool {
+        self.participants.len() >= self.clients
+    }
+
+    /// Why the run cannot be judged, if its participants did not all take part.
+    fn absent(&self, run: u64) -> Option<String> {
+        if self.took_part() {
+            return None;
+        }
+        let who = match self.participants.as_slice() {
+            [] => String::new(),
+            named => format!(": {}", named.join(", ")),
+        };
+        Some(format!(
+            "run {run}: {} of {} participants named themselves{who} ({})",
+            self.participants.len(),
+            self.clients,
+            self.ended
+        ))
     }
 
     fn hash(&self) -> String {
@@ -255,6 +286,8 @@ fn search(program: &mut Program, options: &TestOptions) -> Result<(u8, &'static 
     let started = Instant::now();
     let shown = options.command.join(" ");
     let (mut released, mut faults) = (0, 0);
+    // Commands released per run: a pass says how many, so that none can hide.
+    let mut per_run = mcsim::run::Summary::default();
     let mut report = Report {
         command: &options.command,
         clients: options.clients,
@@ -269,6 +302,7 @@ fn search(program: &mut Program, options: &TestOptions) -> Result<(u8, &'static 
         sometimes: options.sometimes.iter().map(|n| (n.clone(), 0)).collect(),
         verdict: "pass",
         commands_released: 0,
+        commands_per_run: mcsim::run::Summary::default(),
         faults_injected: 0,
         failure: None,
     };
@@ -291,7 +325,11 @@ fn search(program: &mut Program, options: &TestOptions) -> Result<(u8, &'static 
         runs = i + 1;
         let seed = options.seed.wrapping_add(i);
         let outcome = program.run(options, &strategy, (i, seed))?;
+        if let Some(absent) = outcome.absent(i) {
+            return Ok(not_judged(&absent, &outcome.output));
+        }
         released += outcome.released;
+        per_run.add(outcome.released as f64);
         faults += outcome.faults();
         for (name, v) in &outcome.metrics {
             report.metrics.entry(name.clone()).or_default().add(*v);
@@ -308,20 +346,13 @@ fn search(program: &mut Program, options: &TestOptions) -> Result<(u8, &'static 
                 list.join(", ")
             );
         }
-        let Some(failure) = &outcome.failure else {
+        if outcome.failure.is_none() {
             continue;
-        };
+        }
         failing += 1;
         if first.is_some() {
             // `--all`: the first failure is reported; the others are counted.
             continue;
-        }
-        if outcome.released == 0 {
-            // Nothing of the program was scheduled: there is no run to judge.
-            bail!(
-                "run {i} of `{shown}` failed before any of its {} clients took part (none named itself with `mcsim name X` or a read of {NAME_KEY}X): {failure}",
-                options.clients
-            );
         }
         // The same schedule again: the same trace, or the program is not deterministic.
         let replay = Replay::new(outcome.schedule.clone());
@@ -358,6 +389,7 @@ fn search(program: &mut Program, options: &TestOptions) -> Result<(u8, &'static 
         outln!("  {found_replay}   # as found");
         report.runs = i + 1;
         (report.commands_released, report.faults_injected) = (released, faults);
+        report.commands_per_run = per_run.clone();
         report.verdict = "fail";
         report.failure = Some(FailureReport {
             run: i,
@@ -390,6 +422,7 @@ fn search(program: &mut Program, options: &TestOptions) -> Result<(u8, &'static 
         outln!("{rate}");
         report.runs = runs;
         report.failing = Some(failing);
+        report.commands_per_run = per_run.clone();
         report.rate_interval = Some((lo, hi));
         write_json(options, &report)?;
         write_junit(
@@ -405,6 +438,7 @@ fn search(program: &mut Program, options: &TestOptions) -> Result<(u8, &'static 
     }
     report.runs = runs;
     (report.commands_released, report.faults_injected) = (released, faults);
+    report.commands_per_run = per_run.clone();
     report.complete = options.exhaustive.map(|_| complete);
     // A danger that must happen and never did: the pass shows nothing about it.
     let missing: Vec<&String> = options
@@ -422,13 +456,20 @@ fn search(program: &mut Program, options: &TestOptions) -> Result<(u8, &'static 
     } else {
         String::new()
     };
+    let released_text = format!(
+        "{released} commands released in turn, {:.0} to {:.0} a run (mean {:.1})",
+        per_run.min,
+        per_run.max,
+        per_run.mean()
+    );
     let bound = |p: u32| format!("at most {p} preemption{}", if p == 1 { "" } else { "s" });
     let passed = match options.exhaustive {
         _ if !missing.is_empty() => String::new(),
         Some(p) if complete => format!(
-            "passed: every schedule of `{shown}` with {} exited 0: {runs} runs, {} clients, {released} commands released in turn{injected} (no reduction: every interleaving of the participants' commands run apart)",
+            "passed: every schedule of `{shown}` with {} exited 0: {runs} runs, {} clients, {}{injected} (no reduction: every interleaving of the participants' commands run apart)",
             bound(p),
             options.clients,
+            released_text,
         ),
         Some(p) => format!(
             "passed, not a proof: {runs} runs of `{shown}` exited 0, but the cap (--executions {}) stopped the search of every schedule with {} before its end",
@@ -436,11 +477,12 @@ fn search(program: &mut Program, options: &TestOptions) -> Result<(u8, &'static 
             bound(p),
         ),
         None => format!(
-            "passed: {runs} runs of `{shown}` exited 0 ({} clients, strategy {}, seeds {}..{}, {released} commands released in turn{injected})",
+            "passed: {runs} runs of `{shown}` exited 0 ({} clients, strategy {}, seeds {}..{}, {}{injected})",
             options.clients,
             options.strategy.name(),
             options.seed,
             options.seed.wrapping_add(runs - 1),
+            released_text,
         ),
     };
     if !passed.is_empty() {
@@ -472,6 +514,16 @@ fn search(program: &mut Program, options: &TestOptions) -> Result<(u8, &'static 
     Ok((PASSED, "pass"))
 }
 
+/// A run in which not every participant took part is not judged, nor is the program:
+/// says why (`absent`), with the last lines the program wrote.
+fn not_judged(absent: &str, output: &str) -> (u8, &'static str) {
+    outln!("NOT JUDGED: {absent}");
+    if !output.is_empty() {
+        outln!("  the program's last lines:{output}");
+    }
+    (NOT_JUDGED, "not judged")
+}
+
 /// Replays one schedule and prints its run.
 fn replay(
     program: &mut Program,
@@ -480,6 +532,9 @@ fn replay(
 ) -> Result<(u8, &'static str)> {
     let replay = shared(Box::new(Replay::new(schedule.clone())));
     let outcome = program.run(options, &replay, (0, options.seed))?;
+    if let Some(absent) = outcome.absent(0) {
+        return Ok(not_judged(&absent, &outcome.output));
+    }
     print_trace(&outcome.trace);
     let hash = outcome.hash();
     match &outcome.failure {

@@ -3,10 +3,9 @@
 //! helper does), started once and given one execution after another, the servers reset
 //! between them.
 
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::ExitStatus;
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
@@ -15,6 +14,7 @@ use mcsim::explore::Schedule;
 use mcsim_serve::{NextRequest, Running};
 
 use super::chooser::{Record, SharedStrategy, StrategyChooser};
+use super::process::Process;
 use super::{Outcome, TestOptions};
 
 /// How often a run looks whether the program exited while it waits for a request.
@@ -28,8 +28,8 @@ pub(super) struct Program {
     pub(super) running: Running,
     /// Its requests for executions (`mcsim next`).
     requests: Receiver<NextRequest>,
-    /// The process running now, and the thread collecting its standard error.
-    child: Option<(Child, JoinHandle<String>)>,
+    /// The process running now.
+    child: Option<Process>,
     /// Its request for the next execution, held until that execution begins.
     waiting: Option<NextRequest>,
     /// It asked for an execution at least once: it runs many in one process.
@@ -40,9 +40,9 @@ pub(super) struct Program {
 enum End {
     /// The program asked for the next one (kept in [`Program::waiting`]).
     Next,
-    /// The program exited, with what it wrote on its standard error.
+    /// The program exited, with the last lines it wrote.
     Exited(ExitStatus, String),
-    /// It was still running at the timeout and was killed.
+    /// It was still running at the timeout and was killed; the last lines it wrote.
     Stuck(String),
 }
 
@@ -81,6 +81,9 @@ impl Program {
         let mut asked = match self.waiting.take() {
             Some(request) => {
                 reset(&self.running);
+                if let Some(child) = self.child.as_mut() {
+                    child.clear_output();
+                }
                 request.answer(&given);
                 true
             }
@@ -113,14 +116,19 @@ impl Program {
                 self.kill();
                 bail!("run {execution} of the program asked mcsim what it cannot do: {first}");
             }
-            let (child, _) = self.child.as_mut().context("the program is not running")?;
+            let child = self.child.as_mut().context("the program is not running")?;
             if let Some(status) = child.try_wait()? {
-                let (_, stderr) = self.child.take().expect("running");
-                break End::Exited(status, stderr.join().unwrap_or_default());
+                let mut child = self.child.take().expect("running");
+                break End::Exited(status, child.last_lines());
             }
             if started.elapsed() > options.timeout {
                 break End::Stuck(self.kill());
             }
+        };
+        let ended = end.describe(started.elapsed());
+        let output = match &end {
+            End::Exited(_, output) | End::Stuck(output) => output.clone(),
+            End::Next => String::new(),
         };
         // The program's connections close as its execution ends; their last lines follow.
         self.running.wait_closed(Instant::now() + CLOSING);
@@ -130,13 +138,12 @@ impl Program {
         let (stuck, exit) = match end {
             End::Next => (false, None),
             End::Exited(s, _) if s.success() => (false, None),
-            End::Exited(s, stderr) => (false, Some(format!("{s}{}", last_lines(&stderr)))),
-            End::Stuck(stderr) => (
+            End::Exited(s, output) => (false, Some(format!("{s}{output}"))),
+            End::Stuck(output) => (
                 true,
                 Some(format!(
-                    "stuck: still running after {:?} (killed){}",
+                    "stuck: still running after {:?} (killed){output}",
                     options.timeout,
-                    last_lines(&stderr)
                 )),
             ),
         };
@@ -154,6 +161,9 @@ impl Program {
         let record = std::mem::take(&mut *record.lock().expect("never poisoned"));
         let (metrics, sometimes) = self.running.declared();
         Ok(Outcome {
+            participants: self.running.participants(),
+            output,
+            ended,
             metrics,
             sometimes,
             failure,
@@ -174,36 +184,23 @@ impl Program {
     /// Starts the program for `execution`, given in its environment.
     fn spawn(&mut self, options: &TestOptions, (execution, seed): (u64, u64)) -> Result<()> {
         let servers: Vec<String> = self.running.addrs().iter().map(|a| a.to_string()).collect();
-        let (program, args) = options.command.split_first().context("no command given")?;
-        let mut child = Command::new(program)
-            .args(args)
-            .env("MCSIM_SERVERS", servers.join(","))
-            .env("MCSIM_SEED", seed.to_string())
-            .env("MCSIM_EXECUTION", execution.to_string())
-            .env("MCSIM_CLIENTS", options.clients.to_string())
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .with_context(|| format!("cannot run {program:?}"))?;
-        let mut pipe = child.stderr.take().context("no pipe for standard error")?;
-        let stderr = std::thread::spawn(move || {
-            let mut text = String::new();
-            let _ = std::io::Read::read_to_string(&mut pipe, &mut text);
-            text
-        });
-        self.child = Some((child, stderr));
+        let env = [
+            ("MCSIM_SERVERS", servers.join(",")),
+            ("MCSIM_SEED", seed.to_string()),
+            ("MCSIM_EXECUTION", execution.to_string()),
+            ("MCSIM_CLIENTS", options.clients.to_string()),
+        ];
+        self.child = Some(Process::spawn(&options.command, &env)?);
         Ok(())
     }
 
-    /// Kills the program if it runs; what it wrote on its standard error.
+    /// Kills the program if it runs, with whatever it started; the last lines it wrote.
     fn kill(&mut self) -> String {
-        let Some((mut child, stderr)) = self.child.take() else {
+        let Some(mut child) = self.child.take() else {
             return String::new();
         };
-        let _ = child.kill();
-        let _ = child.wait();
-        stderr.join().unwrap_or_default()
+        child.kill();
+        child.last_lines()
     }
 
     /// The executions are over: a program waiting for the next is told `done` and the
@@ -214,13 +211,12 @@ impl Program {
         let request = self.waiting.take()?;
         request.answer(&format!("done {verdict}"));
         let by = Instant::now() + timeout;
-        while let Some((child, _)) = self.child.as_mut() {
+        while let Some(child) = self.child.as_mut() {
             match child.try_wait() {
                 Ok(Some(status)) => {
-                    let (_, stderr) = self.child.take().expect("running");
-                    let stderr = stderr.join().unwrap_or_default();
+                    let mut child = self.child.take().expect("running");
                     return (!status.success() && verdict == "pass")
-                        .then(|| format!("{status}{}", last_lines(&stderr)));
+                        .then(|| format!("{status}{}", child.last_lines()));
                 }
                 Ok(None) if Instant::now() < by => std::thread::sleep(POLL),
                 _ => {
@@ -245,9 +241,25 @@ impl Drop for Program {
     }
 }
 
-/// The last lines of what the program wrote on its standard error, indented.
-pub(super) fn last_lines(stderr: &str) -> String {
-    let lines: Vec<&str> = stderr.lines().collect();
-    let tail = &lines[lines.len().saturating_sub(8)..];
-    tail.iter().map(|l| format!("\n    {l}")).collect()
+impl End {
+    /// How the execution ended, `elapsed` after it began: "the program exited 0 after
+    /// 0.02 s".
+    fn describe(&self, elapsed: Duration) -> String {
+        let after = format!("after {:.2} s", elapsed.as_secs_f64());
+        match self {
+            End::Next => format!("the program asked for its next execution {after}"),
+            End::Exited(status, _) => format!("the program {} {after}", exited(status)),
+            End::Stuck(_) => format!("the program was still running {after} (killed)"),
+        }
+    }
+}
+
+/// "exited 3", or "was killed by signal 9".
+pub(super) fn exited(status: &ExitStatus) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    match (status.code(), status.signal()) {
+        (Some(code), _) => format!("exited {code}"),
+        (None, Some(signal)) => format!("was killed by signal {signal}"),
+        (None, None) => format!("ended ({status})"),
+    }
 }

@@ -22,6 +22,9 @@ pub(super) struct Report<'a> {
     /// `pass` or `fail`.
     pub(super) verdict: &'static str,
     pub(super) commands_released: usize,
+    /// Commands released per run: min, mean, max over the runs.
+    #[serde(serialize_with = "figure")]
+    pub(super) commands_per_run: Summary,
     pub(super) faults_injected: usize,
     /// With `--exhaustive`: whether the search covered every schedule within its bound.
     pub(super) complete: Option<bool>,
@@ -42,6 +45,11 @@ fn figures<S: serde::Serializer>(
     serializer: S,
 ) -> Result<S::Ok, S::Error> {
     serializer.collect_map(metrics.iter().map(|(name, s)| (name, Figure::from(s))))
+}
+
+/// One figure over runs, as its runs, min, mean and max.
+fn figure<S: serde::Serializer>(summary: &Summary, serializer: S) -> Result<S::Ok, S::Error> {
+    serde::Serialize::serialize(&Figure::from(summary), serializer)
 }
 
 /// A declared figure over runs, as the report shows it.

@@ -51,7 +51,7 @@ pub(super) fn shrink(
         for (strategy, execution) in tries {
             tried += 1;
             let candidate = program.run(&with_fewer, &strategy, (execution, run.1))?;
-            if candidate.failure.is_some() && candidate.kind == kind {
+            if candidate.failure.is_some() && candidate.kind == kind && candidate.took_part() {
                 found = Some(candidate);
                 break;
             }
@@ -81,7 +81,9 @@ fn shrink_schedule(
 ) -> Result<(Outcome, usize)> {
     // The same failure: stuck, or the program's exit status, or what it declared, as found.
     let kind = found.kind;
-    let fails_alike = |o: &Outcome| o.failure.is_some() && o.kind == kind && o.diverged.is_none();
+    let fails_alike = |o: &Outcome| {
+        o.failure.is_some() && o.kind == kind && o.diverged.is_none() && o.took_part()
+    };
     let smaller = |a: &Outcome, b: &Outcome| {
         (a.preemptions, a.schedule.choices.len()) < (b.preemptions, b.schedule.choices.len())
     };
