@@ -333,6 +333,19 @@ fn bad_input_is_a_clear_error_with_exit_2() {
         "/bin/true",
     ]);
     assert_eq!(bad.status.code(), Some(2));
+    // Chances outside 0..1 and a pause of no time: one line each, naming the flag.
+    for (flag, value) in [
+        ("--lose-request", "1.5"),
+        ("--lose-reply", "-0.1"),
+        ("--pause", "2"),
+        ("--pause-ms", "0"),
+    ] {
+        let bad = mcsim(&["test", "--clients", "2", flag, value, "--", "/bin/true"]);
+        let err = String::from_utf8_lossy(&bad.stderr);
+        assert_eq!(bad.status.code(), Some(2), "{flag} {value}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+        assert!(err.contains(flag), "{flag} {value}: {err}");
+    }
 }
 
 #[test]

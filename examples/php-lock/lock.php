@@ -16,15 +16,6 @@ require __DIR__ . '/../../helpers/php/McsimControl.php';
 
 const ROUNDS = 2;
 
-function client(bool $binary): Memcached {
-    [$host, $port] = mcsim_servers()[0];
-    $m = new Memcached();
-    $m->setOption(Memcached::OPT_BINARY_PROTOCOL, $binary);
-    $m->setOption(Memcached::OPT_COMPRESSION, false);
-    $m->addServer($host, $port);
-    return $m;
-}
-
 function acquire(Memcached $m, string $variant, string $owner, ?McsimParticipant $waits): bool {
     for ($attempt = 0; $attempt < 20; $attempt++) {
         if ($attempt > 0 && $waits !== null) {
@@ -45,7 +36,7 @@ function acquire(Memcached $m, string $variant, string $owner, ?McsimParticipant
 function worker(int $i, string $variant, bool $binary, float $hold): void {
     $name = "t$i";
     $me = new McsimParticipant($name);
-    $m = client($binary);
+    $m = mcsim_memcached($binary);
     $m->get($me->nameKey);
     for ($r = 0; $r < ROUNDS; $r++) {
         if (acquire($m, $variant, $name, $hold > 0 ? $me : null)) {
@@ -68,7 +59,7 @@ $binary = ($argv[2] ?? 'text') === 'binary';
 $hold = (float) ($argv[3] ?? 0);
 $workers = getenv('MCSIM_CLIENTS') !== false ? mcsim_clients() : 3;
 
-$setup = client($binary);
+$setup = mcsim_memcached($binary);
 $setup->set('log', '');
 $setup->quit();
 
@@ -85,7 +76,7 @@ foreach ($children as $pid) {
     pcntl_waitpid($pid, $status);
 }
 
-$check = client($binary);
+$check = mcsim_memcached($binary);
 $log = $check->get('log') ?: '';
 $check->quit();
 $inside = null;

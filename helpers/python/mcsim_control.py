@@ -33,6 +33,9 @@ from dataclasses import dataclass
 
 UNDER_MCSIM = "MCSIM_EXECUTION" in os.environ
 
+# Outside `mcsim test`: when the execution began, for `Participant.now`.
+_began = time.monotonic()
+
 
 def servers() -> list[tuple[str, int]]:
     """The simulated servers of this run (`MCSIM_SERVERS`), the first first."""
@@ -77,16 +80,29 @@ def fail(message: str) -> None:
         line.close()
 
 
+# The participants made on each thread (`Participant`), told `done` when the thread's
+# worker ends, however it ends.
+_mine = threading.local()
+
+
 def run_participants(worker, n: int | None = None) -> None:
     """Runs `worker(i)` on a thread of its own for each participant `i` (`clients()` of
-    them unless told) and waits for all. A worker's exception fails the run."""
+    them unless told) and waits for all. A worker's exception fails the run, named with
+    its participant; either way its participants are done when it ends, so that mcsim
+    does not wait for them (after a lost reply, say)."""
 
     def guarded(i: int) -> None:
+        _mine.participants = []
         try:
             worker(i)
         except BaseException as e:  # noqa: BLE001: every exception fails the run
             traceback.print_exc()
-            fail(f"participant {i} raised {type(e).__name__}: {e}")
+            names = ", ".join(p.name for p in _mine.participants) or f"participant {i}"
+            detail = f": {e}" if str(e) else ""
+            fail(f"{names} raised {type(e).__name__}{detail}")
+        finally:
+            for p in _mine.participants:
+                p.close()
 
     threads = [threading.Thread(target=guarded, args=(i,)) for i in range(n or clients())]
     for t in threads:
@@ -117,8 +133,10 @@ def executions():
     failed. Outside `mcsim test`, `MCSIM_EXECUTIONS` executions (one by default), each
     against the servers as the last left them. One process runs hundreds of executions
     this way, as a test framework's test does, with no process start for each."""
+    global _began
     if not UNDER_MCSIM:
         for number in range(int(os.environ.get("MCSIM_EXECUTIONS", "1"))):
+            _began = time.monotonic()
             yield Execution(number, 0, clients())
         return
     control = _Line()
@@ -139,12 +157,16 @@ class Participant:
     """One participant's link to mcsim."""
 
     def __init__(self, name: str):
+        if not name or any(c.isspace() for c in name) or len(name) > 200:
+            raise ValueError(f"a participant's name is one word (no spaces): {name!r}")
         self.name = name
         #: The key whose read, in any form, names a client's connection `name`.
         self.name_key = f"mcsim:name:{name}"
         #: The first server's address, as clients take it.
         self.server = servers()[0]
         self._line = _Line() if UNDER_MCSIM else None
+        if hasattr(_mine, "participants"):
+            _mine.participants.append(self)
 
     def _say(self, line: str) -> None:
         if self._line is not None:
@@ -166,10 +188,11 @@ class Participant:
             self._say(f"sleep {round(seconds * 1000)} {self.name}")
 
     def now(self) -> float:
-        """The servers' clock, in seconds: virtual under `mcsim test` (from 0 at each
-        execution's start), the unix time outside it."""
+        """Seconds since the execution began: on the servers' virtual clock under `mcsim
+        test` (from 0 at each execution's start), on a monotonic clock outside it (from
+        the execution's start too, so a `while me.now() < 8` loop means the same)."""
         if self._line is None:
-            return time.time()
+            return time.monotonic() - _began
         return float(self._line.say("time").split()[1])
 
     def fail(self, message: str) -> None:
@@ -186,6 +209,11 @@ class Participant:
         self._say(f"sometimes {name}")
 
     def close(self) -> None:
+        """The participant is done: mcsim no longer waits for its commands (after an
+        error broke its connection, say). Closed again, nothing happens."""
         if self._line is not None:
-            self._line.close()
-            self._line = None
+            try:
+                self._line.say(f"done {self.name}")
+            finally:
+                self._line.close()
+                self._line = None

@@ -25,13 +25,20 @@ pub(crate) struct Connection {
     server: usize,
     label: String,
     epoch: u64,
-    /// It named itself: in lockstep, its commands are held and released in turn.
-    named: bool,
+    /// The participant it is, by its id in lockstep, once it named itself (or took the
+    /// place of one whose connection a fault broke): its commands are held and released
+    /// in turn.
+    member: Option<u64>,
     /// The server's `-I` (fixed for the run).
     item_size_max: u32,
     /// It asked for an execution (`mcsim next`): it drives the program's executions and
     /// outlives each of them.
     controller: bool,
+    /// Its identity in lockstep, unique over every run (`id` counts from 1 each run).
+    serial: u64,
+    /// The run it was opened in ([`World::runs`]): a connection of an earlier run takes
+    /// no part in this one.
+    run: u64,
 }
 
 impl Connection {
@@ -45,10 +52,17 @@ impl Connection {
             server,
             label: format!("c{id}"),
             epoch: w.epochs[server],
-            named: false,
+            member: None,
             item_size_max: w.servers[server].config().item_size_max,
             controller: false,
+            serial: w.serial(),
+            run: w.runs,
         }
+    }
+
+    /// True if the connection was opened in an earlier run than the world's.
+    fn stale(&self, w: &World) -> bool {
+        self.run != w.runs
     }
 
     pub(crate) fn close(&mut self, shared: &Shared) {
@@ -59,8 +73,8 @@ impl Connection {
         if self.controller {
             w.controllers = w.controllers.saturating_sub(1);
         }
-        if let Some(ls) = &mut w.lockstep {
-            ls.leave(self.id);
+        if let (Some(ls), Some(member)) = (&mut w.lockstep, self.member) {
+            ls.leave(member);
         }
         drop(w);
         shared.turn.notify_all();
@@ -73,21 +87,20 @@ impl Connection {
         let mut out = Vec::new();
         loop {
             // A lockstep participant says it is reading (one look at the world).
-            let participant = self.named
-                && match &mut lock(shared).lockstep {
-                    Some(ls) => {
-                        ls.reading(self.id, &stream);
-                        true
-                    }
-                    None => false,
-                };
-            if participant {
+            let participant = self.member.filter(|&m| match &mut lock(shared).lockstep {
+                Some(ls) => {
+                    ls.reading(m, &stream);
+                    true
+                }
+                None => false,
+            });
+            if let Some(member) = participant {
                 shared.turn.notify_all();
                 // Waits for bytes without taking them, so that from the moment they arrive
                 // until this connection counts as busy, lockstep sees them unread.
                 let _ = stream.peek(&mut buf[..1]);
                 if let Some(ls) = &mut lock(shared).lockstep {
-                    ls.busy(self.id);
+                    ls.busy(member);
                 }
             }
             let n = match stream.read(&mut buf) {
@@ -97,6 +110,7 @@ impl Connection {
             let mut gate = ServeGate::new(self, shared);
             out.clear();
             session.feed_into(&buf[..n], &mut gate, &mut out);
+            let broken = gate.broken;
             if !out.is_empty() {
                 if !shared.delay.is_zero() {
                     std::thread::sleep(shared.delay);
@@ -105,28 +119,60 @@ impl Connection {
                     return;
                 }
             }
-            if session.is_closed() {
+            if session.is_closed() || broken {
                 return;
             }
         }
     }
 
-    /// The connection names itself: in lockstep it takes part from now on.
+    /// The connection names itself: in lockstep it takes part from now on, as a new
+    /// participant or in the place of one whose connection a fault broke.
     fn name(&mut self, shared: &Shared, name: String) {
         let mut w = lock(shared);
+        let mut member = self.serial;
+        if self.stale(&w) {
+            return;
+        }
         if let Some(ls) = &mut w.lockstep {
-            if let Some(other) = ls.id_of(&name).filter(|&other| other != self.id) {
-                let message = format!(
-                    "the participant name {name} is taken twice (connections c{other} and c{})",
-                    self.id
-                );
-                w.declared.misuse.push(message);
-            } else {
-                ls.join(self.id, &name);
+            match ls.id_of(&name) {
+                Some(other) if Some(other) == self.member => {}
+                Some(other) if ls.is_broken(other) => {
+                    ls.adopt_as(other);
+                    member = other;
+                    let (now, n) = (w.now(), w.commands);
+                    w.record(format!(
+                        "{n:>8} {now}  {name}  reconnected: connection c{} takes its place",
+                        self.id
+                    ));
+                }
+                Some(_) => {
+                    let message = format!(
+                        "the participant name {name} is taken twice (connection c{} named itself {name} while another connection of that name was open)",
+                        self.id
+                    );
+                    w.declared.misuse.push(message);
+                }
+                None => ls.join(self.serial, &name),
             }
         }
         self.label = name;
-        self.named = true;
+        self.member = Some(member);
+    }
+
+    /// Under lockstep, a connection that is no participant takes the place of the one
+    /// awaited after a fault broke its connection (its client reconnected), if any: a
+    /// line of the trace says so.
+    fn adopt(&mut self, w: &mut World) {
+        let Some((member, name)) = w.lockstep.as_mut().and_then(|ls| ls.adopt()) else {
+            return;
+        };
+        let (now, n) = (w.now(), w.commands);
+        w.record(format!(
+            "{n:>8} {now}  {name}  reconnected: connection c{} takes its place",
+            self.id
+        ));
+        self.label = name;
+        self.member = Some(member);
     }
 
     /// `mcsim next`: asks whoever runs the executions ([`crate::Running::executions`])
@@ -179,24 +225,62 @@ impl Connection {
         let ls = w.lockstep.as_mut().expect("lockstep is on");
         ls.sleep(id, now + by);
         w.record(format!("{n:>8} {now}  {who}  sleep {} ms", by.as_millis()));
-        shared.turn.notify_all();
-        loop {
-            w.wake_sleepers();
-            if w.lockstep.as_mut().is_none_or(|ls| ls.woke(id)) {
-                break;
-            }
-            shared.turn.wait_for(&mut w, Duration::from_millis(20));
-        }
+        let w = sleep_through(shared, w, id);
         drop(w);
         shared.turn.notify_all();
         b"OK\r\n".to_vec()
+    }
+
+    /// A pause of this participant before its command (a GC pause, a slow disk): under
+    /// lockstep it sleeps `by` in virtual time while the others go on, then takes its
+    /// turn again; without lockstep the clock moves ahead. Returns the world, locked,
+    /// with its turn taken.
+    fn pause<'a>(
+        &mut self,
+        shared: &'a Shared,
+        mut w: MutexGuard<'a, World>,
+        (member, by): (u64, Duration),
+    ) -> MutexGuard<'a, World> {
+        let (now, n, who) = (w.now(), w.commands, self.label.clone());
+        let ms = by.as_millis();
+        let Some(ls) = &mut w.lockstep else {
+            w.advance(by);
+            w.record(format!(
+                "{n:>8} {now}  {who}  FAULT pause {who} for {ms} ms"
+            ));
+            return w;
+        };
+        ls.sleep(member, now + by);
+        w.record(format!(
+            "{n:>8} {now}  {who}  FAULT pause {who} for {ms} ms (its command waits until {}; the others go on)",
+            now + by
+        ));
+        let w = sleep_through(shared, w, member);
+        if w.lockstep.is_none() {
+            return w;
+        }
+        take_turn(shared, w, member, &self.label)
     }
 
     /// Blocks until this connection may run a command: in lockstep, a participant's turn;
     /// anyone else's, once no participant has a command on its way.
     fn wait_turn<'a>(&mut self, shared: &'a Shared) -> MutexGuard<'a, World> {
         let mut w = lock(shared);
-        if !self.named {
+        // A participant that said it is done takes no more part.
+        if let (Some(ls), Some(member)) = (&w.lockstep, self.member)
+            && !ls.is_live(member)
+        {
+            self.member = None;
+        }
+        if self.stale(&w) {
+            // Its run is over: it is closed at its command, outside the schedule.
+            self.member = None;
+            return w;
+        }
+        if self.member.is_none() && !self.controller {
+            self.adopt(&mut w);
+        }
+        let Some(member) = self.member else {
             let since = Instant::now();
             while let Some(ls) = &w.lockstep
                 && !ls.quiet()
@@ -205,11 +289,28 @@ impl Connection {
                 shared.turn.wait_for(&mut w, Duration::from_millis(1));
             }
             return w;
-        }
+        };
         if w.lockstep.is_none() {
             return w;
         }
-        take_turn(shared, w, self.id, &self.label)
+        take_turn(shared, w, member, &self.label)
+    }
+}
+
+/// Blocks until participant `id`, put to sleep, has woken (or left). Returns the world,
+/// locked.
+fn sleep_through<'a>(
+    shared: &'a Shared,
+    mut w: MutexGuard<'a, World>,
+    id: u64,
+) -> MutexGuard<'a, World> {
+    shared.turn.notify_all();
+    loop {
+        w.wake_sleepers();
+        if w.lockstep.as_mut().is_none_or(|ls| ls.woke(id)) {
+            return w;
+        }
+        shared.turn.wait_for(&mut w, Duration::from_millis(20));
     }
 }
 
@@ -256,6 +357,8 @@ pub(crate) struct ServeGate<'a> {
     conn: &'a mut Connection,
     shared: &'a Shared,
     world: Option<MutexGuard<'a, World>>,
+    /// A fault broke the connection: nothing more of it runs, and it closes.
+    pub(crate) broken: bool,
 }
 
 impl<'a> ServeGate<'a> {
@@ -265,7 +368,18 @@ impl<'a> ServeGate<'a> {
             conn,
             shared,
             world: None,
+            broken: false,
         }
+    }
+
+    /// A fault broke the connection of participant `member`: the participant is awaited
+    /// on a new one, and this connection closes, a participant no more.
+    fn cut(&mut self, w: &mut World, member: u64) {
+        if let Some(ls) = &mut w.lockstep {
+            ls.cut(member);
+        }
+        self.conn.member = None;
+        self.broken = true;
     }
 
     /// Lets the world go: other connections may run.
@@ -323,8 +437,24 @@ impl Gate for ServeGate<'_> {
     }
 
     fn admit(&mut self) -> Admit<'_> {
+        if self.broken {
+            // The rest of what was sent with a command whose connection a fault broke.
+            return Admit::Close;
+        }
         let mut w = self.conn.wait_turn(self.shared);
         let server = self.conn.server;
+        if self.conn.stale(&w) {
+            // A connection of a run that is over: nothing of it enters this run's trace.
+            drop(w);
+            self.release();
+            return Admit::Close;
+        }
+        let member = self.conn.member.filter(|_| w.lockstep.is_some());
+        if let Some(member) = member
+            && let Some(by) = w.pause_due(&self.conn.label)
+        {
+            w = self.conn.pause(self.shared, w, (member, by));
+        }
         w.tick_command();
         let (now, n, who) = (w.now(), w.commands, &self.conn.label);
         if w.down[server] || w.epochs[server] != self.conn.epoch {
@@ -344,15 +474,17 @@ impl Gate for ServeGate<'_> {
             self.release();
             return Admit::Close;
         }
-        let pause = w.policy.pause;
-        if self.conn.named && w.chance(pause) {
-            let by = w.policy.pause_for;
-            w.advance(by);
-            let now = w.now();
-            w.record(format!(
-                "{n:>8} {now}  {who}  FAULT pause {who} for {} ms",
-                by.as_millis()
-            ));
+        if let Some(member) = member {
+            let lose = w.policy.lose_request;
+            if w.chance(lose) {
+                w.record(format!(
+                    "{n:>8} {now}  {who}  FAULT request lost: the server never sees it; the connection breaks"
+                ));
+                self.cut(&mut w, member);
+                drop(w);
+                self.release();
+                return Admit::Close;
+            }
         }
         let now = w.now();
         let evict = w.policy.evict;
@@ -368,16 +500,23 @@ impl Gate for ServeGate<'_> {
     }
 
     fn ran(&mut self, what: Ran<'_>) -> bool {
-        let Some(w) = self.world.as_mut() else {
+        let Some(mut w) = self.world.take() else {
             return true;
         };
         let server = self.conn.server;
+        // Under lockstep a lost reply breaks the participant's connection: its client sees
+        // the error at once, reconnects, and is awaited meanwhile (see `lockstep`). Only
+        // participants' replies are lost by policy there: the others' commands (a test's
+        // setup and final check) are not in the schedule.
+        let member = self.conn.member.filter(|_| w.lockstep.is_some());
         let lost = if w.armed[server].lose_replies > 0 {
             w.armed[server].lose_replies -= 1;
             true
-        } else {
+        } else if w.lockstep.is_none() || member.is_some() {
             let lose = w.policy.lose_reply;
             w.chance(lose)
+        } else {
+            false
         };
         let (now, n, who) = (w.now(), w.commands, &self.conn.label);
         w.record_with(|line| {
@@ -388,10 +527,16 @@ impl Gate for ServeGate<'_> {
             line.push_str(who);
             line.push_str("  ");
             describe(&what, line);
-            if lost {
+            if lost && member.is_some() {
+                line.push_str(" (reply lost: FAULT; the connection breaks)");
+            } else if lost {
                 line.push_str(" (reply lost: FAULT)");
             }
         });
+        if lost && let Some(member) = member {
+            self.cut(&mut w, member);
+        }
+        drop(w);
         self.release();
         !lost
     }

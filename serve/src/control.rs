@@ -13,6 +13,8 @@
 //! | `mcsim down`                | the server leaves: connections close, new ones are closed at their first command |
 //! | `mcsim up`                  | it returns, empty (sent on any server's port: `mcsim up` acts on that server) |
 //! | `mcsim lose-reply [N]`      | the next N replies of this server are dropped, their commands applied |
+//! | `mcsim pause WHO MS`        | participant WHO pauses MS ms before its next command (its command waits in virtual time; the others go on) |
+//! | `mcsim done WHO`            | participant WHO takes no more part: its connection's commands run at once, and it is not awaited after a fault broke its connection |
 //! | `mcsim close-next [N]`      | the next N connections to send a command are closed before it runs |
 //! | `mcsim advance SECONDS`     | moves every server's clock ahead (fractions allowed)   |
 //! | `mcsim skip-second`         | this server's clock jumps one second ahead             |
@@ -80,7 +82,7 @@ pub(crate) fn run(world: &mut World, server: usize, who: &str, line: &str) -> Ef
     let words: Vec<&str> = line.split_whitespace().skip(1).collect();
     let (Some(&verb), args) = (words.first(), &words[words.len().min(1)..]) else {
         return error(
-            "mcsim: give a command (evict, evict-fraction, evict-random, flush, crash, down, up, lose-reply, close-next, advance, skip-second, name, fail, enter, leave, metric, sometimes, sleep, trace, time, next)",
+            "mcsim: give a command (evict, evict-fraction, evict-random, flush, crash, down, up, lose-reply, close-next, pause, done, advance, skip-second, name, fail, enter, leave, metric, sometimes, sleep, trace, time, next)",
         );
     };
     let now = world.now();
@@ -144,6 +146,21 @@ pub(crate) fn run(world: &mut World, server: usize, who: &str, line: &str) -> Ef
         }
         ("skip-second", []) => {
             world.servers[server].skip_second();
+            ok("")
+        }
+        ("pause", [who, ms]) => match ms.parse::<u64>() {
+            Ok(ms) if (1..=1_000_000_000).contains(&ms) => {
+                world
+                    .pauses
+                    .insert((*who).to_string(), Duration::from_millis(ms));
+                ok("")
+            }
+            _ => error(format!("{ms:?} is not a number of milliseconds above 0")),
+        },
+        ("done", [who]) => {
+            if let Some(ls) = &mut world.lockstep {
+                ls.done(who);
+            }
             ok("")
         }
         ("name", [name]) => Effect::Name((*name).to_string()),
@@ -216,7 +233,17 @@ pub(crate) fn run(world: &mut World, server: usize, who: &str, line: &str) -> Ef
     }
     if !matches!(
         verb,
-        "trace" | "time" | "name" | "enter" | "leave" | "metric" | "sometimes" | "sleep"
+        "trace"
+            | "time"
+            | "name"
+            | "enter"
+            | "leave"
+            | "metric"
+            | "sometimes"
+            | "sleep"
+            | "pause"
+            | "done"
+            | "fail"
     ) && !matches!(effect, Effect::Reply(ref b) if b.starts_with(b"CLIENT_ERROR"))
     {
         let at = world.now();

@@ -19,6 +19,13 @@
 //! when every participant is asleep it jumps to the first wake time: a sleep costs no
 //! real time, and who wakes before which command depends on the schedule alone.
 //!
+//! A fault that breaks a participant's connection (a lost request or reply) leaves the
+//! participant awaited: nothing is released until a connection that is no participant
+//! runs a command, and that connection takes the participant's place (a stock client
+//! reconnects after an error on its own), or the participant says it is done (`mcsim
+//! done WHO`). So where it returns is the same in every run, whatever its reconnect
+//! costs in real time.
+//!
 //! The others' commands wait until every participant is quiet: its command held, or its
 //! connection read to the end with nothing more arrived (neither bytes nor its close). A participant that sent
 //! commands with `noreply` (or sent them and closed) does not wait for their replies, so
@@ -82,6 +89,13 @@ pub(crate) struct Lockstep {
     asleep: BTreeMap<u64, VirtualTime>,
     /// Participants woken whose sleep has not returned yet.
     woken: BTreeSet<u64>,
+    /// Participants whose connection a fault broke, awaited on a new one: they stay
+    /// participants (a sleep of theirs is taken in turn), but none has a command to wait
+    /// for until a new connection takes their place ([`adopt`](Lockstep::adopt)).
+    broken: BTreeSet<u64>,
+    /// Participants that said they are done (`mcsim done`) while their connection was
+    /// open: not waited for once they have nothing on their way ([`gone`](Lockstep::gone)).
+    finished: BTreeSet<u64>,
     /// How long a release waits for a participant that sends nothing.
     pub wait_limit: Duration,
 }
@@ -100,6 +114,8 @@ impl Lockstep {
             chooser,
             asleep: BTreeMap::new(),
             woken: BTreeSet::new(),
+            broken: BTreeSet::new(),
+            finished: BTreeSet::new(),
             wait_limit,
         }
     }
@@ -130,7 +146,8 @@ impl Lockstep {
         let all_asleep = self.granted.is_none()
             && self.waiting.is_empty()
             && self.joined >= self.clients
-            && self.asleep.len() == self.live.len();
+            && !self.asleep.is_empty()
+            && self.live.keys().all(|&id| self.here(id));
         let jump = match self.asleep.values().min() {
             Some(&first) if all_asleep && first > now => first - now,
             _ => Duration::ZERO,
@@ -171,8 +188,82 @@ impl Lockstep {
         self.waiting.insert(id, label.to_string());
     }
 
+    /// True if participant `id` takes part now (it named itself, and has not left or
+    /// said it is done).
+    pub fn is_live(&self, id: u64) -> bool {
+        self.live.contains_key(&id)
+    }
+
+    /// A fault broke participant `id`'s connection: it is awaited on a new one, unless it
+    /// said it is done.
+    pub fn cut(&mut self, id: u64) {
+        if self.finished.contains(&id) {
+            // It said it is done (before its last command ran: a `quit` is sent without
+            // waiting for its answer): nothing more of it is to come.
+            self.leave(id);
+        } else if self.live.contains_key(&id) {
+            self.broken.insert(id);
+            self.reading.remove(&id);
+            self.sockets.remove(&id);
+            self.waiting.remove(&id);
+        }
+    }
+
+    /// True if participant `id` is awaited on a new connection.
+    pub fn is_broken(&self, id: u64) -> bool {
+        self.broken.contains(&id)
+    }
+
+    /// A connection that is no participant runs a command while a participant is
+    /// awaited on a new connection (the first by name, if ever more than one): it takes
+    /// that participant's place. The participant's id and name.
+    pub fn adopt(&mut self) -> Option<(u64, String)> {
+        let (id, name) = (self.broken.iter())
+            .filter_map(|id| Some((*id, self.live.get(id)?.clone())))
+            .min_by(|a, b| a.1.cmp(&b.1))?;
+        self.broken.remove(&id);
+        Some((id, name))
+    }
+
+    /// A connection that named itself `id`'s name takes the place of participant `id`,
+    /// awaited after a fault broke its connection.
+    pub fn adopt_as(&mut self, id: u64) {
+        self.broken.remove(&id);
+    }
+
+    /// Participant `name` is done (`mcsim done`): awaited after a fault broke its
+    /// connection, it is not any more; with its connection open, it is not waited for
+    /// once that connection has nothing on its way (what it sent before it said so still
+    /// runs in its turn).
+    pub fn done(&mut self, name: &str) {
+        let Some(id) = self.id_of(name) else {
+            return;
+        };
+        if self.broken.contains(&id) {
+            self.leave(id);
+        } else {
+            self.finished.insert(id);
+        }
+    }
+
+    /// True if participant `id` said it is done and has nothing on its way: it read all
+    /// it was sent, and nothing more arrived.
+    fn gone(&self, id: u64) -> bool {
+        self.finished.contains(&id)
+            && self.reading.contains(&id)
+            && self.sockets.get(&id).is_some_and(|s| !has_unread(s))
+    }
+
+    /// True if participant `id` has its next step held (a command, or a sleep), or
+    /// said it is done and has nothing on its way.
+    fn here(&self, id: u64) -> bool {
+        self.waiting.contains_key(&id) || self.asleep.contains_key(&id) || self.gone(id)
+    }
+
     /// Connection `id` closed.
     pub fn leave(&mut self, id: u64) {
+        self.broken.remove(&id);
+        self.finished.remove(&id);
         self.live.remove(&id);
         self.reading.remove(&id);
         self.sockets.remove(&id);
@@ -223,7 +314,7 @@ impl Lockstep {
     /// True if every participant expected has come and every one still open has a
     /// command waiting or sleeps.
     fn all_here(&self) -> bool {
-        self.joined >= self.clients && self.waiting.len() + self.asleep.len() == self.live.len()
+        self.joined >= self.clients && self.live.keys().all(|&id| self.here(id))
     }
 
     /// True if `id` may run its command now (and takes the grant).
@@ -251,12 +342,15 @@ impl Lockstep {
         let names: Vec<&str> = order.iter().map(|(l, _)| l.as_str()).collect();
         let pick = order[self.chooser.choose(&names).min(order.len() - 1)].1;
         self.granted = Some(pick);
-        let passed: Vec<String> = self
+        let mut passed: Vec<String> = self
             .live
             .iter()
-            .filter(|(id, _)| !self.waiting.contains_key(id) && !self.asleep.contains_key(id))
+            .filter(|(id, _)| !self.here(**id))
             .map(|(_, l)| l.clone())
             .collect();
+        // In name order: connections are numbered in the order they came, which differs
+        // from run to run.
+        passed.sort();
         Some(passed)
     }
 }

@@ -32,15 +32,20 @@ pub enum ClockMode {
 /// Faults injected by policy, on every command with these chances.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct FaultPolicy {
-    /// A command's reply is dropped after the server applied it (the connection stays).
+    /// A command's reply is dropped after the server applied it: the connection stays,
+    /// or, for a lockstep participant, breaks (its client sees the error at once and
+    /// reconnects; see `lockstep`).
     pub lose_reply: f64,
+    /// A lockstep participant's command never reaches the server, and its connection
+    /// breaks.
+    pub lose_request: f64,
     /// Before a command, one key of its server is evicted.
     pub evict: f64,
     /// Every reply is held this long.
     pub delay: Duration,
     /// Before a lockstep participant's command, the participant pauses (a GC pause, a
-    /// slow disk) with this chance: the clock moves ahead by `pause_for` before the
-    /// command runs.
+    /// slow disk) with this chance: its command waits `pause_for` of virtual time while
+    /// the others go on.
     pub pause: f64,
     /// How long a pause lasts.
     pub pause_for: Duration,
@@ -53,6 +58,18 @@ pub(crate) struct Armed {
     pub lose_replies: u32,
     /// Connections to close at their next command (without applying it).
     pub close_next: u32,
+}
+
+impl World {
+    /// A pause due before the next command of participant `who`: one armed for it
+    /// (`mcsim pause WHO MS`), or one drawn by the policy's chance.
+    pub fn pause_due(&mut self, who: &str) -> Option<Duration> {
+        if let Some(by) = self.pauses.remove(who) {
+            return Some(by);
+        }
+        let pause = self.policy.pause;
+        self.chance(pause).then_some(self.policy.pause_for)
+    }
 }
 
 /// What a client program declared about its run (`mcsim fail`, `mcsim enter` and
@@ -127,6 +144,12 @@ pub(crate) struct World {
     pub commands: u64,
     /// What the client program declared.
     pub declared: Declared,
+    /// Pauses armed for participants' next commands (`mcsim pause WHO MS`), by name.
+    pub pauses: std::collections::BTreeMap<String, Duration>,
+    /// Runs started afresh ([`reset`](World::reset)) so far.
+    pub runs: u64,
+    /// Connections opened so far, over every run.
+    serials: u64,
 }
 
 impl World {
@@ -166,6 +189,9 @@ impl World {
             trace_file,
             commands: 0,
             declared: Declared::default(),
+            pauses: std::collections::BTreeMap::new(),
+            runs: 0,
+            serials: 0,
         }
     }
 
@@ -187,6 +213,14 @@ impl World {
         self.trace_dropped = 0;
         self.commands = 0;
         self.declared = Declared::default();
+        self.pauses.clear();
+        self.runs += 1;
+    }
+
+    /// A number for a new connection, never given before.
+    pub fn serial(&mut self) -> u64 {
+        self.serials += 1;
+        self.serials
     }
 
     /// The servers' current virtual time.

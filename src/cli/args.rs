@@ -238,16 +238,21 @@ pub(crate) enum Command {
         #[arg(long, requires = "replay")]
         expect_hash: Option<String>,
         /// Seconds a run may take before it is stuck and its program is killed.
-        #[arg(long, default_value_t = 30.0)]
+        #[arg(long, allow_negative_numbers = true, default_value_t = 30.0)]
         timeout: f64,
         /// Before each command, evict one live key of its server with this chance
         /// (drawn from the run's seed).
-        #[arg(long, default_value_t = 0.0)]
+        #[arg(long, allow_negative_numbers = true, default_value_t = 0.0)]
         evict: f64,
-        /// Drop a command's reply after the server applied it with this chance (the
-        /// client sees its own timeout).
-        #[arg(long, default_value_t = 0.0)]
+        /// Lose a participant's reply with this chance: the server applies the command,
+        /// and the connection breaks before the reply arrives (the client sees the error
+        /// at once and reconnects: the participant is awaited on its new connection).
+        #[arg(long, allow_negative_numbers = true, default_value_t = 0.0)]
         lose_reply: f64,
+        /// Lose a participant's request with this chance: the server never sees the
+        /// command, and the connection breaks (the client reconnects, as above).
+        #[arg(long, allow_negative_numbers = true, default_value_t = 0.0)]
+        lose_request: f64,
         /// Keep going after the first failure (reported and shrunk as without it) and
         /// count the failing runs: the failure rate with its 95% interval.
         #[arg(long)]
@@ -256,9 +261,10 @@ pub(crate) enum Command {
         /// `mcsim sometimes NAME` when it does (repeatable); none: `vacuous`, exit 1.
         #[arg(long = "sometimes", value_name = "NAME")]
         sometimes: Vec<String>,
-        /// Before a participant's command, pause it with this chance: virtual time moves
-        /// ahead by `--pause-ms` before the command runs (its TTLs may run out meanwhile).
-        #[arg(long, default_value_t = 0.0)]
+        /// Before a participant's command, pause it with this chance (a GC pause, a slow
+        /// disk): its command waits `--pause-ms` of virtual time while the others go on
+        /// (its TTLs may run out meanwhile).
+        #[arg(long, allow_negative_numbers = true, default_value_t = 0.0)]
         pause: f64,
         /// How long a pause lasts, in milliseconds.
         #[arg(long, default_value_t = 6000)]

@@ -415,6 +415,7 @@ pub(crate) fn dispatch(command: Command, families: &[&'static dyn Family]) -> Re
             timeout,
             evict,
             lose_reply,
+            lose_request,
             pause,
             pause_ms,
             sometimes,
@@ -436,11 +437,15 @@ pub(crate) fn dispatch(command: Command, families: &[&'static dyn Family]) -> Re
             for (flag, p) in [
                 ("--evict", evict),
                 ("--lose-reply", lose_reply),
+                ("--lose-request", lose_request),
                 ("--pause", pause),
             ] {
                 if !(0.0..=1.0).contains(&p) {
                     bail!("{flag} {p}: give a chance from 0 to 1");
                 }
+            }
+            if pause_ms == 0 {
+                bail!("--pause-ms 0: give a pause of at least 1 ms");
             }
             let options = crate::cli::test::TestOptions {
                 clients,
@@ -460,6 +465,7 @@ pub(crate) fn dispatch(command: Command, families: &[&'static dyn Family]) -> Re
                 faults: mcsim_serve::FaultPolicy {
                     evict,
                     lose_reply,
+                    lose_request,
                     delay: std::time::Duration::ZERO,
                     pause,
                     pause_for: std::time::Duration::from_millis(pause_ms),

@@ -220,6 +220,9 @@ fn replay_line(options: &TestOptions, seed: u64, outcome: &Outcome) -> String {
     if options.faults.lose_reply > 0.0 {
         faults.push_str(&format!(" --lose-reply {}", options.faults.lose_reply));
     }
+    if options.faults.lose_request > 0.0 {
+        faults.push_str(&format!(" --lose-request {}", options.faults.lose_request));
+    }
     if options.faults.pause > 0.0 {
         faults.push_str(&format!(
             " --pause {} --pause-ms {}",
@@ -451,7 +454,7 @@ fn search(program: &mut Program, options: &TestOptions) -> Result<(u8, &'static 
     }
     write_json(options, &report)?;
     let f = &options.faults;
-    let injected = if f.evict > 0.0 || f.lose_reply > 0.0 || f.pause > 0.0 {
+    let injected = if f.evict > 0.0 || f.lose_reply > 0.0 || f.lose_request > 0.0 || f.pause > 0.0 {
         format!(", {faults} faults injected")
     } else {
         String::new()
@@ -558,19 +561,24 @@ fn replay(
     })
 }
 
-/// The first line where two traces differ, shown from both.
+/// The first line where two traces differ, shown from both with the lines around it.
 fn first_difference(a: &[String], b: &[String]) -> Option<String> {
     let n = a.len().max(b.len());
-    (0..n).find_map(|i| {
-        let (x, y) = (a.get(i), b.get(i));
-        (x != y).then(|| {
-            let show = |l: Option<&String>| l.map_or("(no line)".to_string(), |l| l.clone());
-            format!(
-                "  line {}:\n    first:  {}\n    replay: {}",
-                i + 1,
-                show(x),
-                show(y)
-            )
-        })
-    })
+    let at = (0..n).find(|&i| a.get(i) != b.get(i))?;
+    let from = at.saturating_sub(4);
+    let show = |trace: &[String]| -> String {
+        (from..(at + 3).min(trace.len().max(at + 1)))
+            .map(|i| {
+                let mark = if i == at { ">" } else { " " };
+                let line = trace.get(i).map_or("(no line)", String::as_str);
+                format!("\n    {mark} {line}")
+            })
+            .collect()
+    };
+    Some(format!(
+        "  line {} differs; the first run:{}\n  its replay:{}",
+        at + 1,
+        show(a),
+        show(b)
+    ))
 }

@@ -132,9 +132,9 @@ fn shrink_schedule(
     }
     // The shrunk run's own schedule gives its trace again, or the run as found stands.
     let again = try_schedule(&best.schedule.choices.clone(), false, &mut tried)?;
-    if first_difference(&best.trace, &again.trace).is_some() {
+    if let Some(difference) = first_difference(&best.trace, &again.trace) {
         bail!(
-            "a shrunk run of the program gave another trace when replayed: the program is not deterministic under a fixed schedule; not judged"
+            "a shrunk run of the program gave another trace when replayed: the program is not deterministic under a fixed schedule; not judged\n{difference}"
         );
     }
     Ok((best, tried))

@@ -1,0 +1,146 @@
+//! Faults of `mcsim test` as a program's participants meet them: a pause holds only the
+//! paused participant while the others go on in virtual time.
+//!
+//! The programs need `/usr/bin/python3` with pymemcache (CI installs it); without it
+//! these tests say so and pass.
+
+mod common;
+
+use common::{PYTHON, example, python_with, stdout};
+use std::process::Command;
+
+/// `mcsim test ARGS -- python3 tests/programs/PROGRAM`, with the Python helper on its path.
+fn test_program(args: &[&str], program: &str) -> (Option<i32>, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_mcsim"))
+        .arg("test")
+        .args(args)
+        .args(["--", PYTHON, &example(&format!("tests/programs/{program}"))])
+        .env("PYTHONPATH", example("helpers/python"))
+        .output()
+        .unwrap();
+    (out.status.code(), stdout(&out))
+}
+
+#[test]
+fn a_paused_participant_waits_alone_and_the_others_keep_their_cadence() {
+    if !python_with("pymemcache") {
+        return;
+    }
+    // w0 sleeps 0.5 s twelve times while w1 is paused 6 s before its first command: w0's
+    // wakes stay half a second apart and w1's command runs after 6 s (the program
+    // checks both and fails the run otherwise), in every order the strategy picks.
+    let (code, out) = test_program(
+        &["--clients", "2", "--executions", "30"],
+        "pause_cadence.py",
+    );
+    assert_eq!(code, Some(0), "{out}");
+    assert!(out.starts_with("passed: 30 runs"), "{out}");
+    // The timeline names the paused participant, when its pause began and when its
+    // command ran.
+    let (code, out) = test_program(&["--clients", "2", "--replay", "mc1:0"], "pause_cadence.py");
+    assert_eq!(code, Some(0), "{out}");
+    assert!(
+        out.contains(
+            "0 0.000000  w1  FAULT pause w1 for 6000 ms (its command waits until 6.000000; the others go on)"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains("6.000001  w1  set k \"w1\" -> STORED"),
+        "{out}"
+    );
+    assert!(out.contains("5.500011  w0  get k -> MISS"), "{out}");
+}
+
+/// `mcsim test ARGS -- CMD…` twice: the exit code and the output, which must be the same.
+fn twice(args: &[&str], command: &[&str]) -> (Option<i32>, String) {
+    let once = || {
+        let out = Command::new(env!("CARGO_BIN_EXE_mcsim"))
+            .arg("test")
+            .args(args)
+            .arg("--")
+            .args(command)
+            .env("PYTHONPATH", example("helpers/python"))
+            .output()
+            .unwrap();
+        (out.status.code(), stdout(&out))
+    };
+    let first = once();
+    let second = once();
+    assert_eq!(first, second, "the same command gave another output");
+    first
+}
+
+#[test]
+fn a_lost_reply_breaks_the_connection_and_the_client_that_reconnects_stays_its_participant() {
+    if !python_with("pymemcache") {
+        return;
+    }
+    let program = example("examples/python-recipes/counter_program.py");
+    let faults = ["--clients", "3", "--executions", "100", "--timeout", "10"];
+    // pymemcache: the counter that makes an increment again after an error counts one
+    // twice when the increment had reached the server; the thread's new connection takes
+    // its place in the schedule, and the same command prints the same output.
+    let args = [&faults[..], &["--lose-reply", "0.02"]].concat();
+    let (code, out) = twice(&args, &[PYTHON, &program, "incr-retry", "3"]);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(out.contains("increments counted twice"), "{out}");
+    assert!(
+        out.contains("(reply lost: FAULT; the connection breaks)"),
+        "{out}"
+    );
+    assert!(out.contains("reconnected: connection c"), "{out}");
+    // The counter that gives up on an error fails too, named with the thread and its
+    // exception.
+    let (code, out) = twice(&args, &[PYTHON, &program, "incr-add", "3"]);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(out.contains("raised MemcacheUnexpectedCloseError"), "{out}");
+    // A lost request never reached the server: making it again is right.
+    let args = [&faults[..], &["--lose-request", "0.05"]].concat();
+    let (code, out) = twice(&args, &[PYTHON, &program, "incr-retry", "3"]);
+    assert_eq!(code, Some(0), "{out}");
+    assert!(out.contains("faults injected"), "{out}");
+    // pylibmc (libmemcached) in both protocols reconnects on its own.
+    if python_with("pylibmc") {
+        let program = example("tests/programs/pylibmc_retry_counter.py");
+        let args = [&faults[..], &["--lose-reply", "0.05"]].concat();
+        for protocol in ["text", "binary"] {
+            let (code, out) = twice(&args, &[PYTHON, &program, protocol]);
+            assert_eq!(code, Some(1), "{protocol}:\n{out}");
+            assert!(out.contains("the counter holds 7, 6 increments"), "{out}");
+            assert!(out.contains("reconnected: connection c"), "{out}");
+        }
+    }
+}
+
+#[test]
+fn a_php_counter_under_lost_replies_gets_a_verdict_in_both_protocols() {
+    let php = Command::new("php")
+        .args(["-r", "exit(extension_loaded('memcached') ? 0 : 1);"])
+        .status()
+        .is_ok_and(|s| s.success());
+    if !php {
+        eprintln!("skipped: no php with php-memcached");
+        return;
+    }
+    let program = example("examples/php-recipes/counter.php");
+    let args = [
+        "--clients",
+        "3",
+        "--executions",
+        "100",
+        "--timeout",
+        "10",
+        "--lose-reply",
+        "0.02",
+    ];
+    for protocol in ["text", "binary"] {
+        let (code, out) = twice(&args, &["php", &program, "incr-retry", protocol]);
+        assert_eq!(code, Some(1), "{protocol}:\n{out}");
+        assert!(out.contains("increments counted twice"), "{out}");
+        assert!(out.contains("reconnected: connection c"), "{out}");
+        let (code, out) = twice(&args, &["php", &program, "incr-add", protocol]);
+        assert_eq!(code, Some(1), "{protocol}:\n{out}");
+        assert!(out.contains("lost increments"), "{out}");
+    }
+}
