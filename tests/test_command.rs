@@ -570,3 +570,38 @@ s.close()
         );
     }
 }
+
+/// A failure with a long timeline prints a screenful of it, says how much it left out
+/// and where the whole one is (`--timeline FILE`).
+#[test]
+fn a_long_failure_prints_a_screenful_and_says_where_the_rest_is() {
+    if !python_with("pymemcache") {
+        return;
+    }
+    let program = example("examples/python-recipes/counter_program.py");
+    let file = std::env::temp_dir().join(format!("mcsim-timeline-{}.txt", std::process::id()));
+    let path = file.display().to_string();
+    let run = mcsim(&[
+        "test",
+        "--clients",
+        "3",
+        "--timeline",
+        &path,
+        "--",
+        PYTHON,
+        &program,
+        "get-set",
+        "30",
+    ]);
+    let out = stdout(&run);
+    assert_eq!(run.status.code(), Some(1), "{out}");
+    assert!(out.lines().count() <= 50, "{out}");
+    assert!(
+        out.contains(&format!("; the whole timeline is in {path}:")),
+        "{out}"
+    );
+    assert!(out.contains("earlier lines left out"), "{out}");
+    let whole = std::fs::read_to_string(&file).unwrap();
+    std::fs::remove_file(&file).unwrap();
+    assert!(whole.lines().count() > 100, "{whole}");
+}

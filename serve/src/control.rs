@@ -172,7 +172,7 @@ pub(crate) fn run(world: &mut World, server: usize, who: &str, line: &str) -> Ef
             _ => error(format!("{ms:?} is not a number of milliseconds")),
         },
         ("fail", message) if !message.is_empty() => {
-            world.declared.failures.push(message.join(" "));
+            world.fail(message.join(" "));
             ok("")
         }
         ("metric", [name, value]) => match value.parse::<f64>() {
@@ -188,7 +188,13 @@ pub(crate) fn run(world: &mut World, server: usize, who: &str, line: &str) -> Ef
         }
         ("enter", [section]) | ("enter", [section, _]) => {
             let holder = args.get(1).copied().unwrap_or(who);
+            let failures = world.declared.failures.len();
             world.declared.enter(section, holder, now);
+            if world.declared.failures.len() > failures {
+                // The ENTER line that follows is where exclusion broke.
+                let at = world.lines();
+                world.declared.failed_at.get_or_insert(at);
+            }
             let n = world.commands;
             world.record(format!("{n:>8} {now}  {holder}  ENTER {section}"));
             ok("")

@@ -174,6 +174,15 @@ impl Running {
         lock(&self.shared).declared.failures.clone()
     }
 
+    /// Where the first failure was declared or found, as an index into
+    /// [`trace`](Running::trace) (`None`: none was, or its line left the window).
+    pub fn failed_at(&self) -> Option<usize> {
+        let w = lock(&self.shared);
+        let (_, dropped) = w.trace();
+        let at = w.declared.failed_at?;
+        at.checked_sub(dropped).map(|i| i as usize)
+    }
+
     /// What the client program asked of mcsim that it could not do, in order: a control
     /// command unknown or with wrong arguments, a participant's name taken twice.
     pub fn misuse(&self) -> Vec<String> {

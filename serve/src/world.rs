@@ -78,6 +78,8 @@ impl World {
 pub(crate) struct Declared {
     /// Failures, in the order declared or found.
     pub failures: Vec<String>,
+    /// Where the first one was: the trace's lines written before it, over the run.
+    pub failed_at: Option<u64>,
     /// By section, who is inside and since when.
     pub inside: std::collections::BTreeMap<String, Vec<(String, VirtualTime)>>,
     /// Figures, in the order declared (`mcsim metric`).
@@ -343,6 +345,18 @@ impl World {
             return;
         }
         self.trace.push_back(line);
+    }
+
+    /// Lines written to the trace in this run.
+    pub fn lines(&self) -> u64 {
+        self.trace_dropped + self.trace.len() as u64
+    }
+
+    /// A failure declared or found now (`mcsim fail`, a section entered twice).
+    pub fn fail(&mut self, message: String) {
+        let at = self.lines();
+        self.declared.failed_at.get_or_insert(at);
+        self.declared.failures.push(message);
     }
 
     /// The lines of the trace kept in memory, and how many earlier lines left the window.

@@ -277,6 +277,10 @@ pub(crate) enum Command {
         /// schedule, replay line and timeline.
         #[arg(long)]
         json: Option<PathBuf>,
+        /// Write a failure's whole timeline to this file (the output shows a screenful
+        /// of it around the failure).
+        #[arg(long)]
+        timeline: Option<PathBuf>,
         /// The verdict the program must get (`pass`, `fail` or `vacuous`): exit 0 when it
         /// does, 1 when it gets another (a broken variant kept as a test that mcsim finds
         /// it).

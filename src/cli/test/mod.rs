@@ -67,6 +67,8 @@ pub(crate) struct TestOptions {
     pub(crate) sometimes: Vec<String>,
     /// Keep going after the first failure and count the failing runs.
     pub(crate) all: bool,
+    /// Where to write a failure's whole timeline (the output shows a screenful).
+    pub(crate) timeline: Option<PathBuf>,
     /// Where to write the result as JSON.
     pub(crate) json: Option<PathBuf>,
     /// Where to write the result as a JUnit report (one test case: the program).
@@ -111,6 +113,8 @@ struct Outcome {
     names: Vec<String>,
     /// Every participant that named itself, in the order it did.
     participants: Vec<String>,
+    /// Where in the trace the program's first failure was declared or found.
+    failed_at: Option<usize>,
     /// How the run ended ("the program exited 0 after 0.02 s").
     ended: String,
     /// The last lines the program wrote, if it exited or was killed (indented, each
@@ -243,6 +247,51 @@ fn print_trace(trace: &[String]) {
     for line in trace {
         outln!("  {line}");
     }
+}
+
+/// Lines of a failure's timeline printed: a screenful.
+const SCREENFUL: usize = 40;
+
+/// A failure's timeline, a screenful of it around where the failure was (the end, if
+/// it was not declared: the program's exit), with a line saying how much was left out
+/// and where the whole of it is; the whole, with `--timeline FILE`, to that file.
+fn print_failure_trace(options: &TestOptions, outcome: &Outcome) -> Result<()> {
+    let trace = &outcome.trace;
+    if let Some(path) = &options.timeline {
+        let mut text = trace.join("\n");
+        text.push('\n');
+        std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    if trace.len() <= SCREENFUL {
+        print_trace(trace);
+        return Ok(());
+    }
+    let focus = outcome
+        .failed_at
+        .unwrap_or(trace.len() - 1)
+        .min(trace.len() - 1);
+    let end = (focus + SCREENFUL / 4).clamp(SCREENFUL, trace.len());
+    let start = end - SCREENFUL;
+    let whole = match &options.timeline {
+        Some(path) => format!("the whole timeline is in {}", path.display()),
+        None => "the whole timeline: --timeline FILE, or failure.timeline in --json".into(),
+    };
+    outln!(
+        "timeline (command, virtual time, connection, command -> reply), lines {} to {} of {}; {whole}:",
+        start + 1,
+        end,
+        trace.len()
+    );
+    if start > 0 {
+        outln!("  … {start} earlier lines left out");
+    }
+    for line in &trace[start..end] {
+        outln!("  {line}");
+    }
+    if end < trace.len() {
+        outln!("  … {} later lines left out", trace.len() - end);
+    }
+    Ok(())
 }
 
 /// Exit statuses of `mcsim test`: every run passed, a run failed (or a danger never
@@ -385,7 +434,7 @@ fn search(program: &mut Program, options: &TestOptions) -> Result<(u8, &'static 
             again.schedule.choices.len(),
             again.preemptions,
         );
-        print_trace(&outcome.trace);
+        print_failure_trace(options, &outcome)?;
         let replay = replay_line(options, seed, &outcome);
         outln!("replay (each gives its trace again, checked by its hash):");
         outln!("  {replay}   # shrunk");

@@ -162,6 +162,7 @@ impl Program {
         let (metrics, sometimes) = self.running.declared();
         Ok(Outcome {
             participants: self.running.participants(),
+            failed_at: self.running.failed_at(),
             output,
             ended,
             metrics,
