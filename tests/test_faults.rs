@@ -144,3 +144,22 @@ fn a_php_counter_under_lost_replies_gets_a_verdict_in_both_protocols() {
         assert!(out.contains("lost increments"), "{out}");
     }
 }
+
+#[test]
+fn a_program_that_exits_non_zero_fails_with_its_status_in_words_and_replays() {
+    if !python_with("pymemcache") {
+        return;
+    }
+    let (code, out) = test_program(&["--clients", "2"], "exit_after_threads.py");
+    assert_eq!(code, Some(1), "{out}");
+    assert!(
+        out.starts_with("FAILED: run 0 of `")
+            && out
+                .lines()
+                .next()
+                .unwrap()
+                .ends_with("): the program exited 3"),
+        "{out}"
+    );
+    assert!(out.contains("# shrunk"), "{out}");
+}

@@ -168,6 +168,13 @@ impl Running {
             .map_or(Vec::new(), |ls| ls.named().to_vec())
     }
 
+    /// The participants still taking part now (not done, connection not closed), in
+    /// name order.
+    pub fn running_participants(&self) -> Vec<String> {
+        let w = lock(&self.shared);
+        w.lockstep.as_ref().map_or(Vec::new(), |ls| ls.running())
+    }
+
     /// The failures the client program declared or its sections showed, in order
     /// (`mcsim fail`, `mcsim enter`).
     pub fn failures(&self) -> Vec<String> {

@@ -177,6 +177,16 @@ impl Lockstep {
         }
     }
 
+    /// The participants still taking part (not done), in name order.
+    pub fn running(&self) -> Vec<String> {
+        let mut names: Vec<String> = (self.live.iter())
+            .filter(|(id, _)| !self.finished.contains(id))
+            .map(|(_, n)| n.clone())
+            .collect();
+        names.sort();
+        names
+    }
+
     /// The participants' names, in the order they named themselves, each once.
     pub fn named(&self) -> &[String] {
         &self.named

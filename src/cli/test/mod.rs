@@ -409,7 +409,7 @@ fn search(program: &mut Program, options: &TestOptions) -> Result<(u8, &'static 
         // The same schedule again: the same trace, or the program is not deterministic.
         let replay = Replay::new(outcome.schedule.clone());
         let again = program.run(options, &shared(Box::new(replay)), (i, seed))?;
-        if let Some(line) = first_difference(&outcome.trace, &again.trace) {
+        if let Some(line) = diverges(&outcome, &again) {
             outln!(
                 "NOT DETERMINISTIC: run {i} (seed {seed}) of `{shown}` gave another trace when its schedule was replayed; not judged"
             );
@@ -608,6 +608,18 @@ fn replay(
         Some(_) => (FAILED, "fail"),
         None => (PASSED, "pass"),
     })
+}
+
+/// Where a run and its replay under the same schedule differ, if they do. A program that
+/// exited non-zero in both may have exited at another point of its schedule (its exit is
+/// not a step of the schedule): only what both traces hold is compared.
+fn diverges(run: &Outcome, replay: &Outcome) -> Option<String> {
+    let (a, b) = (&run.trace, &replay.trace);
+    if run.kind.1 && replay.kind.1 {
+        let n = a.len().min(b.len());
+        return first_difference(&a[..n], &b[..n]);
+    }
+    first_difference(a, b)
 }
 
 /// The first line where two traces differ, shown from both with the lines around it.

@@ -71,13 +71,10 @@ impl Process {
         })
     }
 
-    /// Its exit status, if it exited; then whatever it started is killed too.
+    /// Its exit status, if it exited (whatever it started may still run: [`kill`](Process::kill)
+    /// ends it).
     pub(super) fn try_wait(&mut self) -> Result<Option<ExitStatus>> {
-        let status = self.child.try_wait()?;
-        if status.is_some() {
-            self.kill_group();
-        }
-        Ok(status)
+        Ok(self.child.try_wait()?)
     }
 
     /// Kills it and whatever it started, and waits for it.

@@ -40,7 +40,8 @@ pub(super) struct Program {
 enum End {
     /// The program asked for the next one (kept in [`Program::waiting`]).
     Next,
-    /// The program exited, with the last lines it wrote.
+    /// The program exited: how ("the program exited 3 while t1 was still running"),
+    /// then the last lines it wrote.
     Exited(ExitStatus, String),
     /// It was still running at the timeout and was killed; the last lines it wrote.
     Stuck(String),
@@ -118,8 +119,12 @@ impl Program {
             }
             let child = self.child.as_mut().context("the program is not running")?;
             if let Some(status) = child.try_wait()? {
+                // Who was still taking part when it exited, before what it started ends.
+                let running = self.running.running_participants();
                 let mut child = self.child.take().expect("running");
-                break End::Exited(status, child.last_lines());
+                child.kill();
+                let output = child.last_lines();
+                break End::Exited(status, exited_while(&status, &running, &output));
             }
             if started.elapsed() > options.timeout {
                 break End::Stuck(self.kill());
@@ -127,7 +132,10 @@ impl Program {
         };
         let ended = end.describe(started.elapsed());
         let output = match &end {
-            End::Exited(_, output) | End::Stuck(output) => output.clone(),
+            End::Exited(_, failure) => failure
+                .split_once('\n')
+                .map_or(String::new(), |(_, rest)| format!("\n{rest}")),
+            End::Stuck(output) => output.clone(),
             End::Next => String::new(),
         };
         // The program's connections close as its execution ends; their last lines follow.
@@ -138,7 +146,7 @@ impl Program {
         let (stuck, exit) = match end {
             End::Next => (false, None),
             End::Exited(s, _) if s.success() => (false, None),
-            End::Exited(s, output) => (false, Some(format!("{s}{output}"))),
+            End::Exited(_, failure) => (false, Some(failure)),
             End::Stuck(output) => (
                 true,
                 Some(format!(
@@ -253,6 +261,17 @@ impl End {
             End::Stuck(_) => format!("the program was still running {after} (killed)"),
         }
     }
+}
+
+/// How a program that exited non-zero did: "the program exited 3 while t1 and t2 were
+/// still running", then its last lines.
+fn exited_while(status: &ExitStatus, running: &[String], output: &str) -> String {
+    let still = match running {
+        [] => String::new(),
+        [one] => format!(" while {one} was still running"),
+        [rest @ .., last] => format!(" while {} and {last} were still running", rest.join(", ")),
+    };
+    format!("the program {}{still}{output}", exited(status))
 }
 
 /// "exited 3", or "was killed by signal 9".

@@ -4,7 +4,7 @@ use anyhow::{Result, bail};
 
 use super::chooser::{SharedStrategy, shared};
 use super::program::Program;
-use super::{Outcome, TestOptions, first_difference};
+use super::{Outcome, TestOptions, diverges};
 use mcsim::explore::{Choice, Replay, Schedule};
 
 /// Runs of the strategy tried with each smaller number of participants.
@@ -132,7 +132,7 @@ fn shrink_schedule(
     }
     // The shrunk run's own schedule gives its trace again, or the run as found stands.
     let again = try_schedule(&best.schedule.choices.clone(), false, &mut tried)?;
-    if let Some(difference) = first_difference(&best.trace, &again.trace) {
+    if let Some(difference) = diverges(&best, &again) {
         bail!(
             "a shrunk run of the program gave another trace when replayed: the program is not deterministic under a fixed schedule; not judged\n{difference}"
         );
