@@ -129,21 +129,17 @@ impl Connection {
     /// participant or in the place of one whose connection a fault broke.
     fn name(&mut self, shared: &Shared, name: String) {
         let mut w = lock(shared);
-        let mut member = self.serial;
         if self.stale(&w) {
             return;
         }
         if let Some(ls) = &mut w.lockstep {
             match ls.id_of(&name) {
-                Some(other) if Some(other) == self.member => {}
+                // Named so already (after it took a broken participant's place, too).
+                Some(other) if Some(other) == self.member => return,
                 Some(other) if ls.is_broken(other) => {
                     ls.adopt_as(other);
-                    member = other;
-                    let (now, n) = (w.now(), w.commands);
-                    w.record(format!(
-                        "{n:>8} {now}  {name}  reconnected: connection c{} takes its place",
-                        self.id
-                    ));
+                    self.take_place(&mut w, other, name);
+                    return;
                 }
                 Some(_) => {
                     let message = format!(
@@ -156,16 +152,21 @@ impl Connection {
             }
         }
         self.label = name;
-        self.member = Some(member);
+        self.member = Some(self.serial);
     }
 
     /// Under lockstep, a connection that is no participant takes the place of the one
     /// awaited after a fault broke its connection (its client reconnected), if any: a
     /// line of the trace says so.
     fn adopt(&mut self, w: &mut World) {
-        let Some((member, name)) = w.lockstep.as_mut().and_then(|ls| ls.adopt()) else {
-            return;
-        };
+        if let Some((member, name)) = w.lockstep.as_mut().and_then(|ls| ls.adopt()) {
+            self.take_place(w, member, name);
+        }
+    }
+
+    /// This connection takes the place of participant `member` (named `name`), whose
+    /// connection a fault broke: a line of the trace says so.
+    fn take_place(&mut self, w: &mut World, member: u64, name: String) {
         let (now, n) = (w.now(), w.commands);
         w.record(format!(
             "{n:>8} {now}  {name}  reconnected: connection c{} takes its place",
@@ -266,16 +267,16 @@ impl Connection {
     /// anyone else's, once no participant has a command on its way.
     fn wait_turn<'a>(&mut self, shared: &'a Shared) -> MutexGuard<'a, World> {
         let mut w = lock(shared);
+        if self.stale(&w) {
+            // Its run is over: it is closed at its command, outside the schedule.
+            self.member = None;
+            return w;
+        }
         // A participant that said it is done takes no more part.
         if let (Some(ls), Some(member)) = (&w.lockstep, self.member)
             && !ls.is_live(member)
         {
             self.member = None;
-        }
-        if self.stale(&w) {
-            // Its run is over: it is closed at its command, outside the schedule.
-            self.member = None;
-            return w;
         }
         if self.member.is_none() && !self.controller {
             self.adopt(&mut w);

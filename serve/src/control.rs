@@ -188,12 +188,9 @@ pub(crate) fn run(world: &mut World, server: usize, who: &str, line: &str) -> Ef
         }
         ("enter", [section]) | ("enter", [section, _]) => {
             let holder = args.get(1).copied().unwrap_or(who);
-            let failures = world.declared.failures.len();
-            world.declared.enter(section, holder, now);
-            if world.declared.failures.len() > failures {
-                // The ENTER line that follows is where exclusion broke.
-                let at = world.lines();
-                world.declared.failed_at.get_or_insert(at);
+            // A failure is where the ENTER line that follows is.
+            if let Some(broken) = world.declared.enter(section, holder, now) {
+                world.fail(broken);
             }
             let n = world.commands;
             world.record(format!("{n:>8} {now}  {holder}  ENTER {section}"));

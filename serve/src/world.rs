@@ -60,18 +60,6 @@ pub(crate) struct Armed {
     pub close_next: u32,
 }
 
-impl World {
-    /// A pause due before the next command of participant `who`: one armed for it
-    /// (`mcsim pause WHO MS`), or one drawn by the policy's chance.
-    pub fn pause_due(&mut self, who: &str) -> Option<Duration> {
-        if let Some(by) = self.pauses.remove(who) {
-            return Some(by);
-        }
-        let pause = self.policy.pause;
-        self.chance(pause).then_some(self.policy.pause_for)
-    }
-}
-
 /// What a client program declared about its run (`mcsim fail`, `mcsim enter` and
 /// `mcsim leave`): the failures `mcsim test` judges it by.
 #[derive(Debug, Default)]
@@ -93,15 +81,17 @@ pub(crate) struct Declared {
 }
 
 impl Declared {
-    /// `who` enters `section` at `now`: a failure if someone else is inside.
-    pub fn enter(&mut self, section: &str, who: &str, now: VirtualTime) {
+    /// `who` enters `section` at `now`; the failure if someone else is inside (for
+    /// [`World::fail`]).
+    pub fn enter(&mut self, section: &str, who: &str, now: VirtualTime) -> Option<String> {
         let inside = self.inside.entry(section.to_string()).or_default();
-        if let Some((other, since)) = inside.iter().find(|(o, _)| o != who) {
-            self.failures.push(format!(
+        let broken = inside.iter().find(|(o, _)| o != who).map(|(other, since)| {
+            format!(
                 "exclusion of {section} broken: {who} entered at {now} while {other} was inside (since {since})"
-            ));
-        }
+            )
+        });
         inside.push((who.to_string(), now));
+        broken
     }
 
     /// `who` leaves `section`.
@@ -275,6 +265,16 @@ impl World {
     /// without faults draws nothing).
     pub fn chance(&mut self, p: f64) -> bool {
         p > 0.0 && self.rng.random_bool(p.min(1.0))
+    }
+
+    /// A pause due before the next command of participant `who`: one armed for it
+    /// (`mcsim pause WHO MS`), or one drawn by the policy's chance.
+    pub fn pause_due(&mut self, who: &str) -> Option<Duration> {
+        if let Some(by) = self.pauses.remove(who) {
+            return Some(by);
+        }
+        let pause = self.policy.pause;
+        self.chance(pause).then_some(self.policy.pause_for)
     }
 
     /// The keys live on `server` now, in key order.

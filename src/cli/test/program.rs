@@ -40,9 +40,9 @@ pub(super) struct Program {
 enum End {
     /// The program asked for the next one (kept in [`Program::waiting`]).
     Next,
-    /// The program exited: how ("the program exited 3 while t1 was still running"),
-    /// then the last lines it wrote.
-    Exited(ExitStatus, String),
+    /// The program exited, with the participants still taking part when it did and the
+    /// last lines it wrote.
+    Exited(ExitStatus, Vec<String>, String),
     /// It was still running at the timeout and was killed; the last lines it wrote.
     Stuck(String),
 }
@@ -123,8 +123,7 @@ impl Program {
                 let running = self.running.running_participants();
                 let mut child = self.child.take().expect("running");
                 child.kill();
-                let output = child.last_lines();
-                break End::Exited(status, exited_while(&status, &running, &output));
+                break End::Exited(status, running, child.last_lines());
             }
             if started.elapsed() > options.timeout {
                 break End::Stuck(self.kill());
@@ -132,10 +131,7 @@ impl Program {
         };
         let ended = end.describe(started.elapsed());
         let output = match &end {
-            End::Exited(_, failure) => failure
-                .split_once('\n')
-                .map_or(String::new(), |(_, rest)| format!("\n{rest}")),
-            End::Stuck(output) => output.clone(),
+            End::Exited(_, _, output) | End::Stuck(output) => output.clone(),
             End::Next => String::new(),
         };
         // The program's connections close as its execution ends; their last lines follow.
@@ -145,8 +141,8 @@ impl Program {
         }
         let (stuck, exit) = match end {
             End::Next => (false, None),
-            End::Exited(s, _) if s.success() => (false, None),
-            End::Exited(_, failure) => (false, Some(failure)),
+            End::Exited(s, _, _) if s.success() => (false, None),
+            End::Exited(s, running, output) => (false, Some(exited_while(&s, &running, &output))),
             End::Stuck(output) => (
                 true,
                 Some(format!(
@@ -163,7 +159,7 @@ impl Program {
             (exit, false) => Some(format!(
                 "{}{}",
                 declared.join("; "),
-                exit.map_or(String::new(), |e| format!("; the program: {e}"))
+                exit.map_or(String::new(), |e| format!("; {e}"))
             )),
         };
         let record = std::mem::take(&mut *record.lock().expect("never poisoned"));
@@ -257,7 +253,7 @@ impl End {
         let after = format!("after {:.2} s", elapsed.as_secs_f64());
         match self {
             End::Next => format!("the program asked for its next execution {after}"),
-            End::Exited(status, _) => format!("the program {} {after}", exited(status)),
+            End::Exited(status, _, _) => format!("the program {} {after}", exited(status)),
             End::Stuck(_) => format!("the program was still running {after} (killed)"),
         }
     }
