@@ -368,12 +368,41 @@ fn commands_of_a_connection_that_never_named_itself_are_pointed_out() {
     ]);
     let out = stdout(&run);
     assert_eq!(run.status.code(), Some(0), "{out}");
+    // The note names each connection's command and when it ran, and says how to bring it
+    // into the schedule.
+    let note = out
+        .lines()
+        .find(|l| l.starts_with("note:"))
+        .unwrap_or_default();
     assert!(
-        out.contains(
-            "connections that never named themselves sent commands while the participants ran"
+        note.contains(
+            "connections that never named themselves ran commands while the participants ran"
         ),
         "{out}"
     );
+    assert!(note.contains("sent `set side"), "{note}");
+    assert!(note.contains(" s"), "{note}");
+    assert!(note.contains("To schedule such a command"), "{note}");
+    // A second connection that only asks the server's version and stats touches nothing a
+    // participant sees: no note.
+    let quiet = script.replace(
+        "other.set(f'side{i}',str(r),noreply=False)",
+        "other.version(); other.stats()",
+    );
+    let run = mcsim(&[
+        "test",
+        "--clients",
+        "2",
+        "--executions",
+        "2",
+        "--",
+        PYTHON,
+        "-c",
+        &quiet,
+    ]);
+    let out = stdout(&run);
+    assert_eq!(run.status.code(), Some(0), "{out}");
+    assert!(!out.contains("note:"), "{out}");
 }
 
 #[test]

@@ -520,6 +520,16 @@ impl Gate for ServeGate<'_> {
             false
         };
         let (now, n, who) = (w.now(), w.commands, &self.conn.label);
+        let at = w.lines();
+        if let Some(ls) = &mut w.lockstep
+            && !self.conn.controller
+        {
+            match (member, &what) {
+                (Some(_), _) => ls.outside.in_turn(at),
+                (None, Ran::Request(request, _)) => ls.outside.ran(who, request, now, at),
+                (None, Ran::Line(..)) => {}
+            }
+        }
         w.record_with(|line| {
             write_decimal(line, n, 8);
             line.push(' ');

@@ -21,6 +21,7 @@
 mod connection;
 pub mod control;
 mod lockstep;
+mod outside;
 mod workers;
 mod world;
 
@@ -35,6 +36,7 @@ use mcsim::server::ServerConfig;
 use workers::Inbox;
 
 pub use lockstep::{Chooser, SeededOrder};
+pub use outside::Unscheduled;
 pub use world::{ClockMode, FaultPolicy};
 
 /// The default port of the first server (memcached's 11211, a hundred up).
@@ -166,6 +168,14 @@ impl Running {
         w.lockstep
             .as_ref()
             .map_or(Vec::new(), |ls| ls.named().to_vec())
+    }
+
+    /// The commands of connections that never named themselves, run between the
+    /// participants' first command and their last, by connection: outside the schedule
+    /// (see `outside`). Without lockstep, none.
+    pub fn unscheduled(&self) -> Vec<Unscheduled> {
+        let w = lock(&self.shared);
+        (w.lockstep.as_ref()).map_or(Vec::new(), |ls| ls.outside.unscheduled())
     }
 
     /// The participants still taking part now (not done, connection not closed), in

@@ -41,6 +41,8 @@ use socket2::SockRef;
 
 use mcsim::clock::VirtualTime;
 
+use crate::outside::Outside;
+
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -98,6 +100,9 @@ pub(crate) struct Lockstep {
     finished: BTreeSet<u64>,
     /// How long a release waits for a participant that sends nothing.
     pub wait_limit: Duration,
+    /// Commands of connections that never named themselves, run while the participants
+    /// ran.
+    pub outside: Outside,
 }
 
 impl Lockstep {
@@ -117,6 +122,7 @@ impl Lockstep {
             broken: BTreeSet::new(),
             finished: BTreeSet::new(),
             wait_limit,
+            outside: Outside::default(),
         }
     }
 

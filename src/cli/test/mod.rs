@@ -27,7 +27,7 @@ use mcsim::exhaustive::Dfs;
 use mcsim::explore::{Replay, Schedule};
 use mcsim::scenario::StrategyKind;
 use mcsim::trace::fnv1a;
-use mcsim_serve::{ClockMode, FaultPolicy, ServeConfig};
+use mcsim_serve::{ClockMode, FaultPolicy, ServeConfig, Unscheduled};
 
 mod chooser;
 mod process;
@@ -109,10 +109,11 @@ struct Outcome {
     /// Of those, the ones that preempted the participant that ran before (it was waiting
     /// too).
     preemptions: usize,
-    /// The participants' names, by client number (those that ran a command).
-    names: Vec<String>,
     /// Every participant that named itself, in the order it did.
     participants: Vec<String>,
+    /// Commands of connections that never named themselves, run while the participants
+    /// ran: outside the schedule.
+    unscheduled: Vec<Unscheduled>,
     /// Where in the trace the program's first failure was declared or found.
     failed_at: Option<usize>,
     /// How the run ended ("the program exited 0 after 0.02 s").
@@ -128,34 +129,6 @@ struct Outcome {
 }
 
 impl Outcome {
-    /// Commands of connections that never named themselves, run while the participants
-    /// were running (between the first participant's command and the last one's), by
-    /// connection: they ran outside the schedule, so their place among the participants'
-    /// is not the strategy's to choose, and a replay need not put them there again.
-    fn unscheduled(&self) -> Vec<(String, usize)> {
-        let who = |line: &String| line.split_whitespace().nth(2).map(str::to_string);
-        let named = |w: &str| self.names.iter().any(|n| n == w);
-        let positions: Vec<usize> = (0..self.trace.len())
-            .filter(|&i| who(&self.trace[i]).is_some_and(|w| named(&w)))
-            .collect();
-        let (Some(&first), Some(&last)) = (positions.first(), positions.last()) else {
-            return Vec::new();
-        };
-        let mut out: Vec<(String, usize)> = Vec::new();
-        for line in &self.trace[first..last] {
-            let Some(w) = who(line) else { continue };
-            let connection = w.starts_with('c') && w[1..].chars().all(|c| c.is_ascii_digit());
-            if !connection || line.contains("  CONTROL ") {
-                continue;
-            }
-            match out.iter_mut().find(|(c, _)| *c == w) {
-                Some((_, n)) => *n += 1,
-                None => out.push((w, 1)),
-            }
-        }
-        out
-    }
-
     /// True if every participant the run waited for named itself: only then is the run
     /// one of the program's recipe, to be judged.
     fn took_part(&self) -> bool {
@@ -389,14 +362,9 @@ fn search(program: &mut Program, options: &TestOptions) -> Result<(u8, &'static 
         for name in &outcome.sometimes {
             *report.sometimes.entry(name.clone()).or_default() += 1;
         }
-        let outside = outcome.unscheduled();
-        if !outside.is_empty() && !warned {
+        if !warned && !outcome.unscheduled.is_empty() {
             warned = true;
-            let list: Vec<String> = outside.iter().map(|(c, n)| format!("{c} ({n})")).collect();
-            outln!(
-                "note: in run {i}, connections that never named themselves sent commands while the participants ran: {}; those ran outside the schedule, so their order among the participants' is not reproducible (name each connection a thread uses, or give it one)",
-                list.join(", ")
-            );
+            outln!("{}", unscheduled_note(i, &outcome.unscheduled));
         }
         if outcome.failure.is_none() {
             continue;
@@ -642,4 +610,25 @@ fn first_difference(a: &[String], b: &[String]) -> Option<String> {
         show(a),
         show(b)
     ))
+}
+
+/// The note on commands that ran outside the schedule in run `run`: which connection sent
+/// what and when, and how to bring it into the schedule.
+fn unscheduled_note(run: u64, outside: &[Unscheduled]) -> String {
+    let each: Vec<String> = (outside.iter())
+        .map(|u| {
+            let more = match u.count {
+                0 | 1 => String::new(),
+                n => format!(" and {} more", n - 1),
+            };
+            format!("{} sent `{}` at {} s{more}", u.who, u.command, u.at)
+        })
+        .collect();
+    format!(
+        "note: in run {run}, connections that never named themselves ran commands while the participants ran: {}. \
+         Their place among the participants' commands is the threads' timing, not the schedule's, so a replay may put them elsewhere. \
+         To schedule such a command, send it from a participant (name the connection: `mcsim name NAME`, or the helper's Participant, and count it in --clients); \
+         a setup or a final check belongs before the participants start or after they are done.",
+        each.join("; ")
+    )
 }

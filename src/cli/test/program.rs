@@ -166,6 +166,7 @@ impl Program {
         let (metrics, sometimes) = self.running.declared();
         Ok(Outcome {
             participants: self.running.participants(),
+            unscheduled: self.running.unscheduled(),
             failed_at: self.running.failed_at(),
             output,
             ended,
@@ -176,7 +177,6 @@ impl Program {
             trace: self.running.trace(),
             released: record.choices.len(),
             preemptions: record.preemptions,
-            names: record.names,
             clients: options.clients,
             schedule: Schedule {
                 phase: None,
