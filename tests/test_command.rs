@@ -355,19 +355,22 @@ fn commands_of_a_connection_that_never_named_itself_are_pointed_out() {
     }
     // Each thread names one connection and writes on a second one it never names.
     let script = "import os,threading\nfrom pymemcache.client.base import Client\nh,p=os.environ['MCSIM_SERVERS'].rsplit(':',1)\ns=(h,int(p))\ndef w(i):\n    c=Client(s); c.get(f'mcsim:name:t{i}')\n    other=Client(s)\n    for r in range(3):\n        c.get('n')\n        other.set(f'side{i}',str(r),noreply=False)\nts=[threading.Thread(target=w,args=(i,)) for i in range(2)]\n[t.start() for t in ts]\n[t.join() for t in ts]\n";
-    let run = mcsim(&[
-        "test",
-        "--clients",
-        "2",
-        "--executions",
-        "2",
-        "--",
-        PYTHON,
-        "-c",
-        script,
-    ]);
-    let out = stdout(&run);
-    assert_eq!(run.status.code(), Some(0), "{out}");
+    let run = |script: &str| {
+        let o = mcsim(&[
+            "test",
+            "--clients",
+            "2",
+            "--executions",
+            "2",
+            "--",
+            PYTHON,
+            "-c",
+            script,
+        ]);
+        (o.status.code(), stdout(&o))
+    };
+    let (code, out) = run(script);
+    assert_eq!(code, Some(0), "{out}");
     // The note names each connection's command and when it ran, and says how to bring it
     // into the schedule.
     let note = out
@@ -389,19 +392,8 @@ fn commands_of_a_connection_that_never_named_itself_are_pointed_out() {
         "other.set(f'side{i}',str(r),noreply=False)",
         "other.version(); other.stats()",
     );
-    let run = mcsim(&[
-        "test",
-        "--clients",
-        "2",
-        "--executions",
-        "2",
-        "--",
-        PYTHON,
-        "-c",
-        &quiet,
-    ]);
-    let out = stdout(&run);
-    assert_eq!(run.status.code(), Some(0), "{out}");
+    let (code, out) = run(&quiet);
+    assert_eq!(code, Some(0), "{out}");
     assert!(!out.contains("note:"), "{out}");
 }
 

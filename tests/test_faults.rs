@@ -115,11 +115,7 @@ fn a_lost_reply_breaks_the_connection_and_the_client_that_reconnects_stays_its_p
 
 #[test]
 fn a_php_counter_under_lost_replies_gets_a_verdict_in_both_protocols() {
-    let php = Command::new("php")
-        .args(["-r", "exit(extension_loaded('memcached') ? 0 : 1);"])
-        .status()
-        .is_ok_and(|s| s.success());
-    if !php {
+    if !php_with_memcached() {
         eprintln!("skipped: no php with php-memcached");
         return;
     }
@@ -162,4 +158,73 @@ fn a_program_that_exits_non_zero_fails_with_its_status_in_words_and_replays() {
         "{out}"
     );
     assert!(out.contains("# shrunk"), "{out}");
+}
+
+#[test]
+fn a_leader_lease_under_pauses_and_lost_replies_gets_a_verdict_in_python_and_php() {
+    let pause = [
+        "--clients",
+        "3",
+        "--executions",
+        "60",
+        "--pause",
+        "0.02",
+        "--pause-ms",
+        "6000",
+    ];
+    let lose = [
+        "--clients",
+        "3",
+        "--executions",
+        "100",
+        "--lose-reply",
+        "0.02",
+    ];
+    let mut programs: Vec<Vec<String>> = Vec::new();
+    if python_with("pymemcache") {
+        let program = example("examples/python-recipes/lease_program.py");
+        programs.push(vec![PYTHON.into(), program]);
+    }
+    if php_with_memcached() {
+        let program = example("examples/php-recipes/lease.php");
+        programs.push(vec!["php".into(), program]);
+    }
+    for program in programs {
+        let with = |variant: &str| -> Vec<String> {
+            let mut c = program.clone();
+            c.push(variant.into());
+            if c[0] == "php" {
+                c.push("binary".into());
+            }
+            c
+        };
+        // A leader paused past its lease's TTL renews its successor's lease with `touch`,
+        // and both lead.
+        let touch = with("touch");
+        let (code, out) = twice(&pause, &strs(&touch));
+        assert_eq!(code, Some(1), "{touch:?}:\n{out}");
+        assert!(out.contains("exclusion of leader broken"), "{out}");
+        assert!(out.contains("mcsim test"), "the replay line: {out}");
+        // The lease that renews only its own and counts its time from before it asked
+        // holds under pauses and under lost replies (its reconnects included).
+        let checked = with("checked");
+        let (code, out) = twice(&pause, &strs(&checked));
+        assert_eq!(code, Some(0), "{checked:?}:\n{out}");
+        assert!(out.contains("faults injected"), "{out}");
+        let (code, out) = twice(&lose, &strs(&checked));
+        assert_eq!(code, Some(0), "{checked:?}:\n{out}");
+        assert!(out.contains("faults injected"), "{out}");
+    }
+}
+
+/// True if `php` runs with the memcached extension (CI installs it).
+fn php_with_memcached() -> bool {
+    Command::new("php")
+        .args(["-r", "exit(extension_loaded('memcached') ? 0 : 1);"])
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+fn strs(v: &[String]) -> Vec<&str> {
+    v.iter().map(String::as_str).collect()
 }

@@ -232,6 +232,23 @@ impl Connection {
         b"OK\r\n".to_vec()
     }
 
+    /// Under lockstep, waits for the turn of participant `who` (this connection if
+    /// `None`) before a control command that is one of its steps (entering or leaving a
+    /// section): two participants that enter or leave at once do so in the schedule's
+    /// order, so a section's verdict is the schedule's. Returns the world, locked.
+    fn step<'a>(
+        &mut self,
+        shared: &'a Shared,
+        w: MutexGuard<'a, World>,
+        who: Option<&str>,
+    ) -> MutexGuard<'a, World> {
+        let who = who.unwrap_or(&self.label).to_string();
+        match w.lockstep.as_ref().and_then(|ls| ls.id_of(&who)) {
+            Some(id) if !self.stale(&w) => take_turn(shared, w, id, &who),
+            _ => w,
+        }
+    }
+
     /// A pause of this participant before its command (a GC pause, a slow disk): under
     /// lockstep it sleeps `by` in virtual time while the others go on, then takes its
     /// turn again; without lockstep the clock moves ahead. Returns the world, locked,
@@ -246,13 +263,13 @@ impl Connection {
         let ms = by.as_millis();
         let Some(ls) = &mut w.lockstep else {
             w.advance(by);
-            w.record(format!(
+            w.record_fault(format!(
                 "{n:>8} {now}  {who}  FAULT pause {who} for {ms} ms"
             ));
             return w;
         };
         ls.sleep(member, now + by);
-        w.record(format!(
+        w.record_fault(format!(
             "{n:>8} {now}  {who}  FAULT pause {who} for {ms} ms (its command waits until {}; the others go on)",
             now + by
         ));
@@ -400,6 +417,9 @@ impl Gate for ServeGate<'_> {
         if control::is_control(line) {
             let line = String::from_utf8_lossy(line);
             let mut w = lock(self.shared);
+            if let Some(who) = control::in_turn(&line) {
+                w = self.conn.step(self.shared, w, who);
+            }
             let effect = control::run(&mut w, self.conn.server, &self.conn.label, &line);
             drop(w);
             self.shared.turn.notify_all();
@@ -468,7 +488,7 @@ impl Gate for ServeGate<'_> {
         }
         if w.armed[server].close_next > 0 {
             w.armed[server].close_next -= 1;
-            w.record(format!(
+            w.record_fault(format!(
                 "{n:>8} {now}  {who}  FAULT connection closed before its command"
             ));
             drop(w);
@@ -478,7 +498,7 @@ impl Gate for ServeGate<'_> {
         if let Some(member) = member {
             let lose = w.policy.lose_request;
             if w.chance(lose) {
-                w.record(format!(
+                w.record_fault(format!(
                     "{n:>8} {now}  {who}  FAULT request lost: the server never sees it; the connection breaks"
                 ));
                 self.cut(&mut w, member);
@@ -492,7 +512,7 @@ impl Gate for ServeGate<'_> {
         if w.chance(evict)
             && let Some(key) = w.evict_one(server)
         {
-            w.record(format!(
+            w.record_fault(format!(
                 "{n:>8} {now}  --  FAULT evict {key} from server {server}"
             ));
         }
@@ -544,6 +564,9 @@ impl Gate for ServeGate<'_> {
                 line.push_str(" (reply lost: FAULT)");
             }
         });
+        if lost {
+            w.faults.push(at);
+        }
         if lost && let Some(member) = member {
             self.cut(&mut w, member);
         }

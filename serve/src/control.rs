@@ -20,8 +20,8 @@
 //! | `mcsim skip-second`         | this server's clock jumps one second ahead             |
 //! | `mcsim name NAME`           | names this connection in the trace (and in lockstep)   |
 //! | `mcsim fail MESSAGE`        | the run fails with MESSAGE (what `mcsim test` judges) |
-//! | `mcsim enter SECTION [WHO]` | WHO (default: this connection's name) enters SECTION; someone else inside fails the run |
-//! | `mcsim leave SECTION [WHO]` | WHO leaves SECTION                                     |
+//! | `mcsim enter SECTION [WHO]` | WHO (default: this connection's name) enters SECTION; someone else inside fails the run (under lockstep, in WHO's turn) |
+//! | `mcsim leave SECTION [WHO]` | WHO leaves SECTION (under lockstep, in WHO's turn)    |
 //! | `mcsim metric NAME VALUE`   | a figure of the run (`mcsim test` sums them up)       |
 //! | `mcsim sometimes NAME`      | the danger NAME happened in this run                  |
 //! | `mcsim trace`               | the trace's last lines (`--trace-window`), then `END` |
@@ -74,6 +74,17 @@ fn count(word: Option<&str>) -> Result<u32, Effect> {
             .ok()
             .filter(|n| *n >= 1)
             .ok_or_else(|| error(format!("{w:?} is not a count"))),
+    }
+}
+
+/// If the control command `line` is a step of a participant's, to be taken in its turn
+/// under lockstep (`enter` and `leave`): `Some` with the participant it names (`None`
+/// inside: the connection that sent it).
+pub(crate) fn in_turn(line: &str) -> Option<Option<&str>> {
+    let mut words = line.split_whitespace().skip(1);
+    match (words.next(), words.next(), words.next(), words.next()) {
+        (Some("enter" | "leave"), Some(_), who, None) => Some(who),
+        _ => None,
     }
 }
 

@@ -178,6 +178,18 @@ impl Running {
         (w.lockstep.as_ref()).map_or(Vec::new(), |ls| ls.outside.unscheduled())
     }
 
+    /// The faults injected in this run so far (lost replies and requests, evictions,
+    /// pauses, connections closed): where each one's line is, as an index into
+    /// [`trace`](Running::trace) (those whose line left the window are counted, as
+    /// `None`).
+    pub fn faults(&self) -> Vec<Option<usize>> {
+        let w = lock(&self.shared);
+        let (_, dropped) = w.trace();
+        (w.faults.iter())
+            .map(|at| at.checked_sub(dropped).map(|i| i as usize))
+            .collect()
+    }
+
     /// The participants still taking part now (not done, connection not closed), in
     /// name order.
     pub fn running_participants(&self) -> Vec<String> {

@@ -159,10 +159,28 @@ impl Lockstep {
             _ => Duration::ZERO,
         };
         let at = now + jump;
-        let due: Vec<u64> = (self.asleep.iter())
+        let mut due: Vec<u64> = (self.asleep.iter())
             .filter(|(_, until)| **until <= at)
             .map(|(id, _)| *id)
             .collect();
+        // A participant awaited on a new connection wakes only when no other such is
+        // awake: a stock client's new connection does not say whose it is, so one
+        // participant at a time may be the one it belongs to. The first by name wakes;
+        // the others when it has its new connection.
+        let mut one_awake = self.broken_awake().is_some();
+        let mut broken_due: Vec<(&String, u64)> = (due.iter())
+            .filter(|id| self.broken.contains(id))
+            .filter_map(|id| Some((self.live.get(id)?, *id)))
+            .collect();
+        broken_due.sort();
+        let mut held = Vec::new();
+        for (_, id) in broken_due {
+            if one_awake {
+                held.push(id);
+            }
+            one_awake = true;
+        }
+        due.retain(|id| !held.contains(id));
         let mut names = Vec::new();
         for id in due {
             self.asleep.remove(&id);
@@ -230,13 +248,21 @@ impl Lockstep {
         self.broken.contains(&id)
     }
 
+    /// The participant awaited on a new connection that is awake (one at most: see
+    /// [`wake`](Lockstep::wake)), the first by name if ever more, with its name. One
+    /// asleep sends nothing until it wakes.
+    fn broken_awake(&self) -> Option<(u64, &String)> {
+        (self.broken.iter())
+            .filter(|id| !self.asleep.contains_key(id))
+            .filter_map(|id| Some((*id, self.live.get(id)?)))
+            .min_by(|a, b| a.1.cmp(b.1))
+    }
+
     /// A connection that is no participant runs a command while a participant is
-    /// awaited on a new connection (the first by name, if ever more than one): it takes
-    /// that participant's place. The participant's id and name.
+    /// awaited on a new connection and awake: it takes that participant's place. The
+    /// participant's id and name.
     pub fn adopt(&mut self) -> Option<(u64, String)> {
-        let (id, name) = (self.broken.iter())
-            .filter_map(|id| Some((*id, self.live.get(id)?.clone())))
-            .min_by(|a, b| a.1.cmp(&b.1))?;
+        let (id, name) = self.broken_awake().map(|(id, n)| (id, n.clone()))?;
         self.broken.remove(&id);
         Some((id, name))
     }

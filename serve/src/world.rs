@@ -134,6 +134,9 @@ pub(crate) struct World {
     trace_dropped: u64,
     trace_file: Option<std::fs::File>,
     pub commands: u64,
+    /// The faults injected in this run: where each one's line is in the trace (counted
+    /// over the run).
+    pub faults: Vec<u64>,
     /// What the client program declared.
     pub declared: Declared,
     /// Pauses armed for participants' next commands (`mcsim pause WHO MS`), by name.
@@ -180,6 +183,7 @@ impl World {
             trace_dropped: 0,
             trace_file,
             commands: 0,
+            faults: Vec::new(),
             declared: Declared::default(),
             pauses: std::collections::BTreeMap::new(),
             runs: 0,
@@ -204,6 +208,7 @@ impl World {
         self.trace.clear();
         self.trace_dropped = 0;
         self.commands = 0;
+        self.faults.clear();
         self.declared = Declared::default();
         self.pauses.clear();
         self.runs += 1;
@@ -253,11 +258,13 @@ impl World {
     }
 
     /// A command is about to run: in manual mode time moves one microsecond, so each
-    /// command has its own instant.
+    /// command has its own instant. A sleeper whose time that is wakes once the command
+    /// has run (at the next turn taken), so what the command did (a fault that broke its
+    /// connection) is settled before anyone wakes.
     pub fn tick_command(&mut self) {
         self.commands += 1;
         if self.mode == ClockMode::Manual {
-            self.advance(Duration::from_micros(1));
+            self.advanced += Duration::from_micros(1);
         }
     }
 
@@ -350,6 +357,13 @@ impl World {
     /// Lines written to the trace in this run.
     pub fn lines(&self) -> u64 {
         self.trace_dropped + self.trace.len() as u64
+    }
+
+    /// Adds the line of a fault injected now to the trace ([`record`](World::record)), and
+    /// counts it.
+    pub fn record_fault(&mut self, line: String) {
+        self.faults.push(self.lines());
+        self.record(line);
     }
 
     /// A failure declared or found now (`mcsim fail`, a section entered twice).

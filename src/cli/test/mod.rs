@@ -106,6 +106,9 @@ struct Outcome {
     diverged: Option<String>,
     /// Commands released in turn.
     released: usize,
+    /// The faults the servers injected: where each one's line is in the trace (`None`:
+    /// it left the window).
+    faults: Vec<Option<usize>>,
     /// Of those, the ones that preempted the participant that ran before (it was waiting
     /// too).
     preemptions: usize,
@@ -154,11 +157,6 @@ impl Outcome {
 
     fn hash(&self) -> String {
         format!("{:016x}", fnv1a(self.trace.join("\n").as_bytes()))
-    }
-
-    /// Faults the servers injected (their `FAULT` lines).
-    fn faults(&self) -> usize {
-        self.trace.iter().filter(|l| l.contains("  FAULT ")).count()
     }
 }
 
@@ -225,6 +223,10 @@ fn print_trace(trace: &[String]) {
 /// Lines of a failure's timeline printed: a screenful.
 const SCREENFUL: usize = 40;
 
+/// Faults of a failing run shown above its screenful when their lines are left out (the
+/// last ones).
+const EARLIER_FAULTS: usize = 8;
+
 /// A failure's timeline, a screenful of it around where the failure was (the end, if
 /// it was not declared: the program's exit), with a line saying how much was left out
 /// and where the whole of it is; the whole, with `--timeline FILE`, to that file.
@@ -257,6 +259,22 @@ fn print_failure_trace(options: &TestOptions, outcome: &Outcome) -> Result<()> {
     );
     if start > 0 {
         outln!("  … {start} earlier lines left out");
+    }
+    // The faults among them: what the run met before what is shown.
+    let earlier: Vec<usize> = (outcome.faults.iter().flatten())
+        .copied()
+        .filter(|&at| at < start)
+        .collect();
+    if !earlier.is_empty() {
+        outln!("  … of those, the faults:");
+        let shown = earlier.len().min(EARLIER_FAULTS);
+        for &at in &earlier[earlier.len() - shown..] {
+            outln!("  {}", trace[at]);
+        }
+        if earlier.len() > shown {
+            outln!("  … and {} earlier faults", earlier.len() - shown);
+        }
+        outln!("  … then:");
     }
     for line in &trace[start..end] {
         outln!("  {line}");
@@ -355,7 +373,7 @@ fn search(program: &mut Program, options: &TestOptions) -> Result<(u8, &'static 
         }
         released += outcome.released;
         per_run.add(outcome.released as f64);
-        faults += outcome.faults();
+        faults += outcome.faults.len() as u64;
         for (name, v) in &outcome.metrics {
             report.metrics.entry(name.clone()).or_default().add(*v);
         }

@@ -176,6 +176,7 @@ impl Program {
             kind: (stuck, exited_badly, !declared.is_empty()),
             trace: self.running.trace(),
             released: record.choices.len(),
+            faults: self.running.faults(),
             preemptions: record.preemptions,
             clients: options.clients,
             schedule: Schedule {

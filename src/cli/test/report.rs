@@ -25,7 +25,7 @@ pub(super) struct Report<'a> {
     /// Commands released per run: min, mean, max over the runs.
     #[serde(serialize_with = "figure")]
     pub(super) commands_per_run: Summary,
-    pub(super) faults_injected: usize,
+    pub(super) faults_injected: u64,
     /// With `--exhaustive`: whether the search covered every schedule within its bound.
     pub(super) complete: Option<bool>,
     /// With `--all`: the failing runs, and the 95% interval of the failure rate.
