@@ -33,6 +33,8 @@ pub(crate) struct Args {
     /// child process of its own ([`layouts`]).
     pub(crate) rate_rounds: Option<(String, u64, u64)>,
     pub(crate) serve_only: bool,
+    /// Only §12, `mcsim test` on a real program, printed, the report left as it is.
+    pub(crate) program_only: bool,
     /// Commands of the serve memory run (§10).
     pub(crate) serve_commands: u64,
     pub(crate) seeds: u64,
@@ -54,6 +56,7 @@ pub(crate) fn parse_args() -> Result<Args, String> {
         executions: None,
         rate_rounds: None,
         serve_only: false,
+        program_only: false,
         serve_commands: 10_000_000,
         seeds: 100,
         out: root().join("reports/bench.md"),
@@ -69,6 +72,7 @@ pub(crate) fn parse_args() -> Result<Args, String> {
             "--instructions-only" => args.instructions_only = true,
             "--overhead-only" => args.overhead_only = true,
             "--serve-only" => args.serve_only = true,
+            "--program-only" => args.program_only = true,
             "--serve-commands" => {
                 args.serve_commands = it
                     .next()

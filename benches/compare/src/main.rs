@@ -38,6 +38,9 @@
 //!     (`--serve-only`, `--serve-commands N`).
 //! 11. The sampling strategies (`swarm`, `random`, `pct`, `pos`) on every bug of the suite:
 //!     how many executions of 2000 each fails (`--samplers-only`).
+//! 12. `mcsim test` on a real Python program: a command's time released in turn against
+//!     the same program uncontrolled on memcached, the pytest add lock's executions per
+//!     second, a lost reply's reconnect (`--program-only`).
 //!
 //! Writes `reports/bench.md` (or `--out`) and prints it.
 
@@ -174,6 +177,7 @@ mod gate;
 mod instructions;
 mod layouts;
 mod memory;
+mod program;
 mod rates;
 mod samplers;
 mod serve_load;
@@ -193,6 +197,8 @@ use gate::*;
 use instructions::*;
 #[allow(unused_imports)]
 use memory::*;
+#[allow(unused_imports)]
+use program::*;
 use rates::*;
 use samplers::*;
 #[allow(unused_imports)]
@@ -288,6 +294,15 @@ fn main() -> ExitCode {
     if args.instructions_only {
         let mut md = String::new();
         section_instructions(&mut md, None);
+        println!("{md}");
+        return ExitCode::SUCCESS;
+    }
+    if args.program_only {
+        let mut md = String::new();
+        if let Err(e) = section_program(&mut md) {
+            eprintln!("compare: {e}");
+            return ExitCode::FAILURE;
+        }
         println!("{md}");
         return ExitCode::SUCCESS;
     }
@@ -393,6 +408,13 @@ fn main() -> ExitCode {
         }
     };
     section_samplers(&mut md);
+    if let Err(e) = section_program(&mut md) {
+        writeln!(
+            md,
+            "\n## 12. `mcsim test` on a real program\n\nNot measured: {e}"
+        )
+        .unwrap();
+    }
     let overhead = gs_rates.overhead.max(ia_rates.overhead);
     let gs = counter_scenario("get-set");
     let (x, t) = timed(|| dfs_loop(&gs, true));
