@@ -38,323 +38,26 @@ impl StrategyOpts {
 #[derive(Subcommand)]
 pub(crate) enum Command {
     /// Run a scenario's executions; on a failure print the timeline and the replay command.
-    Run {
-        /// The scenario file.
-        scenario: PathBuf,
-        /// First seed (default: the scenario's).
-        #[arg(long)]
-        seed: Option<u64>,
-        /// Number of executions (default: the scenario's budget; at least 1).
-        #[arg(long, value_parser = clap::builder::RangedU64ValueParser::<u64>::new().range(1..))]
-        seeds: Option<u64>,
-        #[command(flatten)]
-        strategy: StrategyOpts,
-        /// Keep going after a failure and count verdicts.
-        #[arg(long)]
-        all: bool,
-        /// Run each of the first seeds twice and compare trace hashes instead.
-        #[arg(long)]
-        check_determinism: bool,
-        /// Set a field of the scenario file, e.g. `--set params.rate_per_s=5`
-        /// (repeatable; a sweep file then runs as this one point).
-        #[arg(long = "set", value_name = "FIELD=VALUE")]
-        set: Vec<String>,
-        /// Also write one self-contained HTML report of the run (its counterexample as
-        /// a timeline, a sweep as plots, metrics as histograms).
-        #[arg(long)]
-        html: Option<PathBuf>,
-    },
+    Run(RunArgs),
     /// Replay one execution from its seed or its schedule and print its timeline.
-    Replay {
-        /// The scenario file.
-        scenario: PathBuf,
-        /// The seed that produced the execution.
-        #[arg(
-            long,
-            conflicts_with = "schedule",
-            required_unless_present = "schedule"
-        )]
-        seed: Option<u64>,
-        /// A schedule string (`mc1:…`).
-        #[arg(long)]
-        schedule: Option<String>,
-        /// Run with this many clients instead of the scenario's (a shrunk counterexample
-        /// may need fewer).
-        #[arg(long)]
-        clients: Option<usize>,
-        /// The trace hash the replay must give (printed replay lines carry it): exit 1 with
-        /// an error if it gives another, as a line from another mcsim version or kept after
-        /// the scenario or the recipe changed would.
-        #[arg(long, value_name = "HASH")]
-        expect_hash: Option<String>,
-        #[command(flatten)]
-        strategy: StrategyOpts,
-        /// Set a field of the scenario file, e.g. `--set params.rate_per_s=5`
-        /// (repeatable; a sweep file then runs as this one point).
-        #[arg(long = "set", value_name = "FIELD=VALUE")]
-        set: Vec<String>,
-    },
+    Replay(ReplayArgs),
     /// Explore every schedule of a scenario within bounds (exhaustive, with partial-order
     /// reduction); print the first counterexample or "no violation within bounds".
-    Explore {
-        /// The scenario file.
-        scenario: PathBuf,
-        /// Explore with this many clients (default: the file's `[explore] clients`, else
-        /// its own count, at most 3).
-        #[arg(long)]
-        clients: Option<usize>,
-        /// At most this many preemptions per execution, or `all` (default: the file's
-        /// `[explore] preemptions`, else 2).
-        #[arg(long, value_name = "N|all")]
-        max_preemptions: Option<Bound>,
-        /// At most this many faults per execution, or `all` for only the fault plan's
-        /// budgets (default: the file's `[explore] faults`, else 2).
-        #[arg(long, value_name = "N|all")]
-        max_faults: Option<Bound>,
-        /// Stop after this many executions (then the result is not exhaustive; at least 1).
-        #[arg(long, value_parser = clap::builder::RangedU64ValueParser::<u64>::new().range(1..))]
-        max_executions: Option<u64>,
-        /// Turn the partial-order reduction off (explore every interleaving).
-        #[arg(long)]
-        no_reduction: bool,
-        /// Turn the visited-state cache off (expand a state every time it is reached).
-        #[arg(long)]
-        no_cache: bool,
-        /// Keep every state apart even where the model declares its clients
-        /// interchangeable (no symmetry reduction).
-        #[arg(long)]
-        no_symmetry: bool,
-        /// Tell a client's states apart by everything it observed, even where its code
-        /// declares it remembers less (`Client::remember_only`).
-        #[arg(long)]
-        whole_memory: bool,
-        /// Run each call only at the earliest instant of its latency window, not also
-        /// where the window crosses a second on its server or its client's clock.
-        #[arg(long)]
-        no_timing: bool,
-        /// Search this many draws of the workload, one after the other: in draw k of N
-        /// each client's first call runs at k/N of its latency window, which seeds what
-        /// workloads draw from their start time (default: the file's `[explore] draws`,
-        /// else 1).
-        #[arg(long)]
-        draws: Option<u32>,
-        /// Search at the bounds at once instead of with at most 0, then 1, then 2
-        /// preemptions and faults first (the smallest counterexample first).
-        #[arg(long)]
-        no_iterative: bool,
-        /// Search at most this many tick-phase classes when the scenario does not pin
-        /// `servers.phase_ms` (each class is a search of its own).
-        /// (default: the scenario's `[explore] phases`, else 8; 1 to 1000)
-        #[arg(long, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1000))]
-        max_phases: Option<usize>,
-        /// Keep exploring after a violation and count the failing executions.
-        #[arg(long)]
-        all: bool,
-        /// Threads sharing the search (default: the number of cores); the verdict and
-        /// the first counterexample are the same on any number.
-        #[arg(long, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=64))]
-        jobs: Option<usize>,
-        /// Set a field of the scenario file, e.g. `--set params.rate_per_s=5`
-        /// (repeatable; a sweep file then runs as this one point).
-        #[arg(long = "set", value_name = "FIELD=VALUE")]
-        set: Vec<String>,
-    },
+    Explore(ExploreArgs),
     /// Replay a counterexample against a real memcached (started on a free port, or
     /// `--server`): the same calls in the same order, faults as a real server allows;
     /// prints "confirmed on memcached …" or where the real run diverged and why.
-    Confirm {
-        /// The scenario file; with `--all`, scenario files or directories of them
-        /// (default `scenarios`).
-        #[arg(required_unless_present = "all")]
-        scenario: Vec<PathBuf>,
-        /// Confirm the counterexample of every scenario that is not a sweep and expects a
-        /// violation, and end with `N of M counterexamples confirmed on memcached …`
-        /// (exit status 1 unless all are).
-        #[arg(long, conflicts_with_all = ["seed", "schedule", "clients", "servers"])]
-        all: bool,
-        /// With `--all`: scenarios confirmed at once, each against its own memcached.
-        #[arg(long, default_value_t = crate::cli::confirm::ALL_JOBS)]
-        jobs: usize,
-        /// The execution of this seed (default: the scenario's first failure, shrunk).
-        #[arg(long, conflicts_with = "schedule")]
-        seed: Option<u64>,
-        /// The execution of this schedule (as `replay` prints it).
-        #[arg(long)]
-        schedule: Option<String>,
-        /// Clients, as in the replay line the schedule came from.
-        #[arg(long)]
-        clients: Option<usize>,
-        /// A memcached to use instead of starting one (repeat for each simulated server).
-        #[arg(long = "server", value_name = "HOST:PORT")]
-        servers: Vec<std::net::SocketAddr>,
-        /// Real seconds all virtual waits together may take; longer ones are shortened
-        /// (default 15, with `--all` 120: a shortened wait can move a TTL's end).
-        #[arg(long)]
-        max_wait_s: Option<f64>,
-        /// Replays in all, each on freshly started servers, while one diverges after a
-        /// call memcached's clock did not hold in its simulated second (its timer skipped
-        /// that second, or the answer came after the next one could have begun); every
-        /// replay that ran is reported. With `--server`, one.
-        #[arg(long, default_value_t = crate::cli::confirm::ATTEMPTS, value_parser = clap::value_parser!(u32).range(1..=100))]
-        attempts: u32,
-    },
+    Confirm(ConfirmArgs),
     /// Test a program in any language: run it again and again against simulated
     /// memcached servers, releasing its named connections' commands one at a time in the
     /// order the strategy picks; a run passes when the program exits 0. The first
     /// failing run is printed with its timeline and the line that replays it.
-    Test {
-        /// How many participants the program starts. Each run waits for this many
-        /// connections to name themselves before it releases a command (the program
-        /// reads it as `MCSIM_CLIENTS`); a run in which fewer did is not judged.
-        #[arg(long, value_name = "N", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=64))]
-        clients: usize,
-        /// Simulated servers (`MCSIM_SERVERS` lists them).
-        #[arg(long, default_value_t = 1, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=16))]
-        servers: usize,
-        /// Runs of the program (at least 1; default 100, or a cap of 10,000 with
-        /// `--exhaustive`).
-        #[arg(long, value_parser = clap::builder::RangedU64ValueParser::<u64>::new().range(1..))]
-        executions: Option<u64>,
-        /// Search every schedule of the participants' commands with at most
-        /// `--max-preemptions` preemptions, one schedule a run, instead of sampling.
-        #[arg(long, conflicts_with = "strategy")]
-        exhaustive: bool,
-        /// With `--exhaustive`: the preemption bound.
-        #[arg(long, default_value_t = 2, requires = "exhaustive")]
-        max_preemptions: u32,
-        /// First seed: run `i` draws from seed + i (`MCSIM_SEED`).
-        #[arg(long, default_value_t = 0)]
-        seed: u64,
-        /// Strategy.
-        #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(StrategyKind::NAMES))]
-        strategy: Option<String>,
-        /// PCT depth (1 to 64).
-        #[arg(long, default_value_t = 3, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=64))]
-        depth: usize,
-        /// Replay one run from its schedule (`mc1:…`, as a failure prints it).
-        #[arg(long)]
-        replay: Option<String>,
-        /// With `--replay`: the trace hash the replay must give (exit 2 otherwise).
-        #[arg(long, requires = "replay")]
-        expect_hash: Option<String>,
-        /// Seconds a run may take before it is stuck and its program is killed.
-        #[arg(long, allow_negative_numbers = true, default_value_t = 30.0)]
-        timeout: f64,
-        /// Before each command, evict one live key of its server with this chance
-        /// (drawn from the run's seed).
-        #[arg(long, allow_negative_numbers = true, default_value_t = 0.0)]
-        evict: f64,
-        /// Lose a participant's reply with this chance: the server applies the command,
-        /// and the connection breaks before the reply arrives (the client sees the error
-        /// at once and reconnects: the participant is awaited on its new connection).
-        #[arg(long, allow_negative_numbers = true, default_value_t = 0.0)]
-        lose_reply: f64,
-        /// Lose a participant's request with this chance: the server never sees the
-        /// command, and the connection breaks (the client reconnects, as above).
-        #[arg(long, allow_negative_numbers = true, default_value_t = 0.0)]
-        lose_request: f64,
-        /// Keep going after the first failure (reported and shrunk as without it) and
-        /// count the failing runs: the failure rate with its 95% interval.
-        #[arg(long)]
-        all: bool,
-        /// A danger that must happen in some run for a pass to count: the program says
-        /// `mcsim sometimes NAME` when it does (repeatable); none: `vacuous`, exit 1.
-        #[arg(long = "sometimes", value_name = "NAME")]
-        sometimes: Vec<String>,
-        /// Before a participant's command, pause it with this chance (a GC pause, a slow
-        /// disk): its command waits `--pause-ms` of virtual time while the others go on
-        /// (its TTLs may run out meanwhile).
-        #[arg(long, allow_negative_numbers = true, default_value_t = 0.0)]
-        pause: f64,
-        /// How long a pause lasts, in milliseconds.
-        #[arg(long, default_value_t = 6000)]
-        pause_ms: u64,
-        /// Also write a JUnit report: one test case, the program, failed with its timeline
-        /// and replay lines, or passed with what the runs covered.
-        #[arg(long)]
-        junit: Option<PathBuf>,
-        /// Also write the result as JSON: the runs, the verdict, and the failure with its
-        /// schedule, replay line and timeline.
-        #[arg(long)]
-        json: Option<PathBuf>,
-        /// Write a failure's whole timeline to this file (the output shows a screenful
-        /// of it around the failure).
-        #[arg(long)]
-        timeline: Option<PathBuf>,
-        /// The verdict the program must get (`pass`, `fail` or `vacuous`): exit 0 when it
-        /// does, 1 when it gets another (a broken variant kept as a test that mcsim finds
-        /// it).
-        #[arg(long, value_parser = ["pass", "fail", "vacuous"])]
-        expect: Option<String>,
-        /// The program to test and its arguments, after `--`.
-        #[arg(last = true, required = true, value_name = "CMD")]
-        command: Vec<String>,
-    },
+    Test(TestArgs),
     /// Serve the simulated memcached on TCP, with injected faults, for clients in any
     /// language; prints `listening on 127.0.0.1:PORT` per server, then serves until
     /// stopped. Control commands (`mcsim evict KEY`, `mcsim advance 30`, …) go over the
     /// same connections.
-    Serve {
-        /// The first server's port; `0` picks free ports (printed).
-        #[arg(long, default_value_t = mcsim_serve::DEFAULT_PORT)]
-        port: u16,
-        /// Servers, on consecutive ports.
-        #[arg(long, default_value_t = 1)]
-        servers: usize,
-        /// `real`: the clock follows real time; `manual`: it moves only with
-        /// `mcsim advance` (default in lockstep).
-        #[arg(long, value_parser = ["real", "manual"])]
-        clock: Option<String>,
-        /// Chance that a command's reply is dropped after the server applied it.
-        #[arg(long, default_value_t = 0.0)]
-        lose_reply: f64,
-        /// Chance that a key of the server is evicted before a command.
-        #[arg(long, default_value_t = 0.0)]
-        evict: f64,
-        /// Hold every reply this many milliseconds.
-        #[arg(long, default_value_t = 0)]
-        delay_ms: u64,
-        /// Seeds the fault policy and the lockstep order.
-        #[arg(long, default_value_t = 0)]
-        seed: u64,
-        /// Release the commands of N client connections one at a time, in an order drawn
-        /// from the seed (name connections with `mcsim name X` for identical traces).
-        #[arg(long, value_name = "N")]
-        lockstep: Option<usize>,
-        /// In lockstep, pass over a participant that sends nothing for this long.
-        #[arg(long, default_value_t = 2000)]
-        lockstep_wait_ms: u64,
-        /// Write the trace here as it happens (one line per command, fault and control
-        /// command, in the timeline format).
-        #[arg(long)]
-        trace: Option<PathBuf>,
-        /// Let a read of a key starting with PREFIX name the connection (for lockstep),
-        /// for client libraries that cannot send `mcsim name X`: `--name-key mcsim:name:`
-        /// and `get mcsim:name:t1`, as `get`, `gets`, `gat`, `mg` or a binary GET or GAT of
-        /// any kind, answered as a miss. Pick a prefix none of the recipe's keys start
-        /// with; without it no read is intercepted.
-        #[arg(long, value_name = "PREFIX")]
-        name_key: Option<String>,
-        /// Trace lines kept in memory for `mcsim trace` (the oldest leave first; the file
-        /// of `--trace` has every line).
-        #[arg(long, default_value_t = mcsim_serve::DEFAULT_TRACE_WINDOW)]
-        trace_window: usize,
-        /// Memory limit per server, MiB (memcached's -m).
-        #[arg(long, default_value_t = 64)]
-        memory_mb: u64,
-        /// Largest item, bytes (memcached's -I).
-        #[arg(long, default_value_t = 1024 * 1024)]
-        item_size_max: u32,
-        /// Largest slab chunk, bytes (memcached's -o slab_chunk_max); an --item-size-max
-        /// below 512 KiB needs it as low. Settings memcached refuses are refused in its
-        /// words, with its exit status 64.
-        #[arg(long, default_value_t = mcsim::server::SLAB_CHUNK_MAX_DEFAULT)]
-        slab_chunk_max: u32,
-        /// Event-loop workers serving the connections (memcached's -t); under
-        /// --lockstep or --delay-ms each connection has a thread of its own instead.
-        #[arg(long, default_value_t = mcsim_serve::DEFAULT_THREADS as u64, value_parser = clap::value_parser!(u64).range(1..=256))]
-        threads: u64,
-    },
+    Serve(ServeArgs),
     /// Run the whole scenario suite as a gate: exit non-zero if any verdict differs from
     /// the one its scenario expects.
     Check {
@@ -424,6 +127,327 @@ pub(crate) enum Command {
         #[command(flatten)]
         outputs: crate::cli::gate::Outputs,
     },
+}
+
+/// The arguments of `mcsim run`.
+#[derive(clap::Args)]
+pub(crate) struct RunArgs {
+    /// The scenario file.
+    pub(crate) scenario: PathBuf,
+    /// First seed (default: the scenario's).
+    #[arg(long)]
+    pub(crate) seed: Option<u64>,
+    /// Number of executions (default: the scenario's budget; at least 1).
+    #[arg(long, value_parser = clap::builder::RangedU64ValueParser::<u64>::new().range(1..))]
+    pub(crate) seeds: Option<u64>,
+    #[command(flatten)]
+    pub(crate) strategy: StrategyOpts,
+    /// Keep going after a failure and count verdicts.
+    #[arg(long)]
+    pub(crate) all: bool,
+    /// Run each of the first seeds twice and compare trace hashes instead.
+    #[arg(long)]
+    pub(crate) check_determinism: bool,
+    /// Set a field of the scenario file, e.g. `--set params.rate_per_s=5`
+    /// (repeatable; a sweep file then runs as this one point).
+    #[arg(long = "set", value_name = "FIELD=VALUE")]
+    pub(crate) set: Vec<String>,
+    /// Also write one self-contained HTML report of the run (its counterexample as
+    /// a timeline, a sweep as plots, metrics as histograms).
+    #[arg(long)]
+    pub(crate) html: Option<PathBuf>,
+}
+
+/// The arguments of `mcsim replay`.
+#[derive(clap::Args)]
+pub(crate) struct ReplayArgs {
+    /// The scenario file.
+    pub(crate) scenario: PathBuf,
+    /// The seed that produced the execution.
+    #[arg(
+        long,
+        conflicts_with = "schedule",
+        required_unless_present = "schedule"
+    )]
+    pub(crate) seed: Option<u64>,
+    /// A schedule string (`mc1:…`).
+    #[arg(long)]
+    pub(crate) schedule: Option<String>,
+    /// Run with this many clients instead of the scenario's (a shrunk counterexample
+    /// may need fewer).
+    #[arg(long)]
+    pub(crate) clients: Option<usize>,
+    /// The trace hash the replay must give (printed replay lines carry it): exit 1 with
+    /// an error if it gives another, as a line from another mcsim version or kept after
+    /// the scenario or the recipe changed would.
+    #[arg(long, value_name = "HASH")]
+    pub(crate) expect_hash: Option<String>,
+    #[command(flatten)]
+    pub(crate) strategy: StrategyOpts,
+    /// Set a field of the scenario file, e.g. `--set params.rate_per_s=5`
+    /// (repeatable; a sweep file then runs as this one point).
+    #[arg(long = "set", value_name = "FIELD=VALUE")]
+    pub(crate) set: Vec<String>,
+}
+
+/// The arguments of `mcsim explore`.
+#[derive(clap::Args)]
+pub(crate) struct ExploreArgs {
+    /// The scenario file.
+    pub(crate) scenario: PathBuf,
+    /// Explore with this many clients (default: the file's `[explore] clients`, else
+    /// its own count, at most 3).
+    #[arg(long)]
+    pub(crate) clients: Option<usize>,
+    /// At most this many preemptions per execution, or `all` (default: the file's
+    /// `[explore] preemptions`, else 2).
+    #[arg(long, value_name = "N|all")]
+    pub(crate) max_preemptions: Option<Bound>,
+    /// At most this many faults per execution, or `all` for only the fault plan's
+    /// budgets (default: the file's `[explore] faults`, else 2).
+    #[arg(long, value_name = "N|all")]
+    pub(crate) max_faults: Option<Bound>,
+    /// Stop after this many executions (then the result is not exhaustive; at least 1).
+    #[arg(long, value_parser = clap::builder::RangedU64ValueParser::<u64>::new().range(1..))]
+    pub(crate) max_executions: Option<u64>,
+    /// Turn the partial-order reduction off (explore every interleaving).
+    #[arg(long)]
+    pub(crate) no_reduction: bool,
+    /// Turn the visited-state cache off (expand a state every time it is reached).
+    #[arg(long)]
+    pub(crate) no_cache: bool,
+    /// Keep every state apart even where the model declares its clients
+    /// interchangeable (no symmetry reduction).
+    #[arg(long)]
+    pub(crate) no_symmetry: bool,
+    /// Tell a client's states apart by everything it observed, even where its code
+    /// declares it remembers less (`Client::remember_only`).
+    #[arg(long)]
+    pub(crate) whole_memory: bool,
+    /// Run each call only at the earliest instant of its latency window, not also
+    /// where the window crosses a second on its server or its client's clock.
+    #[arg(long)]
+    pub(crate) no_timing: bool,
+    /// Search this many draws of the workload, one after the other: in draw k of N
+    /// each client's first call runs at k/N of its latency window, which seeds what
+    /// workloads draw from their start time (default: the file's `[explore] draws`,
+    /// else 1).
+    #[arg(long)]
+    pub(crate) draws: Option<u32>,
+    /// Search at the bounds at once instead of with at most 0, then 1, then 2
+    /// preemptions and faults first (the smallest counterexample first).
+    #[arg(long)]
+    pub(crate) no_iterative: bool,
+    /// Search at most this many tick-phase classes when the scenario does not pin
+    /// `servers.phase_ms` (each class is a search of its own).
+    /// (default: the scenario's `[explore] phases`, else 8; 1 to 1000)
+    #[arg(long, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1000))]
+    pub(crate) max_phases: Option<usize>,
+    /// Keep exploring after a violation and count the failing executions.
+    #[arg(long)]
+    pub(crate) all: bool,
+    /// Threads sharing the search (default: the number of cores); the verdict and
+    /// the first counterexample are the same on any number.
+    #[arg(long, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=64))]
+    pub(crate) jobs: Option<usize>,
+    /// Set a field of the scenario file, e.g. `--set params.rate_per_s=5`
+    /// (repeatable; a sweep file then runs as this one point).
+    #[arg(long = "set", value_name = "FIELD=VALUE")]
+    pub(crate) set: Vec<String>,
+}
+
+/// The arguments of `mcsim confirm`.
+#[derive(clap::Args)]
+pub(crate) struct ConfirmArgs {
+    /// The scenario file; with `--all`, scenario files or directories of them
+    /// (default `scenarios`).
+    #[arg(required_unless_present = "all")]
+    pub(crate) scenario: Vec<PathBuf>,
+    /// Confirm the counterexample of every scenario that is not a sweep and expects a
+    /// violation, and end with `N of M counterexamples confirmed on memcached …`
+    /// (exit status 1 unless all are).
+    #[arg(long, conflicts_with_all = ["seed", "schedule", "clients", "servers"])]
+    pub(crate) all: bool,
+    /// With `--all`: scenarios confirmed at once, each against its own memcached.
+    #[arg(long, default_value_t = crate::cli::confirm::ALL_JOBS)]
+    pub(crate) jobs: usize,
+    /// The execution of this seed (default: the scenario's first failure, shrunk).
+    #[arg(long, conflicts_with = "schedule")]
+    pub(crate) seed: Option<u64>,
+    /// The execution of this schedule (as `replay` prints it).
+    #[arg(long)]
+    pub(crate) schedule: Option<String>,
+    /// Clients, as in the replay line the schedule came from.
+    #[arg(long)]
+    pub(crate) clients: Option<usize>,
+    /// A memcached to use instead of starting one (repeat for each simulated server).
+    #[arg(long = "server", value_name = "HOST:PORT")]
+    pub(crate) servers: Vec<std::net::SocketAddr>,
+    /// Real seconds all virtual waits together may take; longer ones are shortened
+    /// (default 15, with `--all` 120: a shortened wait can move a TTL's end).
+    #[arg(long)]
+    pub(crate) max_wait_s: Option<f64>,
+    /// Replays in all, each on freshly started servers, while one diverges after a
+    /// call memcached's clock did not hold in its simulated second (its timer skipped
+    /// that second, or the answer came after the next one could have begun); every
+    /// replay that ran is reported. With `--server`, one.
+    #[arg(long, default_value_t = crate::cli::confirm::ATTEMPTS, value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub(crate) attempts: u32,
+}
+
+/// The arguments of `mcsim test`.
+#[derive(clap::Args)]
+pub(crate) struct TestArgs {
+    /// How many participants the program starts. Each run waits for this many
+    /// connections to name themselves before it releases a command (the program
+    /// reads it as `MCSIM_CLIENTS`); a run in which fewer did is not judged.
+    #[arg(long, value_name = "N", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=64))]
+    pub(crate) clients: usize,
+    /// Simulated servers (`MCSIM_SERVERS` lists them).
+    #[arg(long, default_value_t = 1, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=16))]
+    pub(crate) servers: usize,
+    /// Runs of the program (at least 1; default 100, or a cap of 10,000 with
+    /// `--exhaustive`).
+    #[arg(long, value_parser = clap::builder::RangedU64ValueParser::<u64>::new().range(1..))]
+    pub(crate) executions: Option<u64>,
+    /// Search every schedule of the participants' commands with at most
+    /// `--max-preemptions` preemptions, one schedule a run, instead of sampling.
+    #[arg(long, conflicts_with = "strategy")]
+    pub(crate) exhaustive: bool,
+    /// With `--exhaustive`: the preemption bound.
+    #[arg(long, default_value_t = 2, requires = "exhaustive")]
+    pub(crate) max_preemptions: u32,
+    /// First seed: run `i` draws from seed + i (`MCSIM_SEED`).
+    #[arg(long, default_value_t = 0)]
+    pub(crate) seed: u64,
+    /// Strategy.
+    #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(StrategyKind::NAMES))]
+    pub(crate) strategy: Option<String>,
+    /// PCT depth (1 to 64).
+    #[arg(long, default_value_t = 3, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=64))]
+    pub(crate) depth: usize,
+    /// Replay one run from its schedule (`mc1:…`, as a failure prints it).
+    #[arg(long)]
+    pub(crate) replay: Option<String>,
+    /// With `--replay`: the trace hash the replay must give (exit 2 otherwise).
+    #[arg(long, requires = "replay")]
+    pub(crate) expect_hash: Option<String>,
+    /// Seconds a run may take before it is stuck and its program is killed.
+    #[arg(long, allow_negative_numbers = true, default_value_t = 30.0)]
+    pub(crate) timeout: f64,
+    /// Before each command, evict one live key of its server with this chance
+    /// (drawn from the run's seed).
+    #[arg(long, allow_negative_numbers = true, default_value_t = 0.0)]
+    pub(crate) evict: f64,
+    /// Lose a participant's reply with this chance: the server applies the command,
+    /// and the connection breaks before the reply arrives (the client sees the error
+    /// at once and reconnects: the participant is awaited on its new connection).
+    #[arg(long, allow_negative_numbers = true, default_value_t = 0.0)]
+    pub(crate) lose_reply: f64,
+    /// Lose a participant's request with this chance: the server never sees the
+    /// command, and the connection breaks (the client reconnects, as above).
+    #[arg(long, allow_negative_numbers = true, default_value_t = 0.0)]
+    pub(crate) lose_request: f64,
+    /// Keep going after the first failure (reported and shrunk as without it) and
+    /// count the failing runs: the failure rate with its 95% interval.
+    #[arg(long)]
+    pub(crate) all: bool,
+    /// A danger that must happen in some run for a pass to count: the program says
+    /// `mcsim sometimes NAME` when it does (repeatable); none: `vacuous`, exit 1.
+    #[arg(long = "sometimes", value_name = "NAME")]
+    pub(crate) sometimes: Vec<String>,
+    /// Before a participant's command, pause it with this chance (a GC pause, a slow
+    /// disk): its command waits `--pause-ms` of virtual time while the others go on
+    /// (its TTLs may run out meanwhile).
+    #[arg(long, allow_negative_numbers = true, default_value_t = 0.0)]
+    pub(crate) pause: f64,
+    /// How long a pause lasts, in milliseconds.
+    #[arg(long, default_value_t = 6000)]
+    pub(crate) pause_ms: u64,
+    /// Also write a JUnit report: one test case, the program, failed with its timeline
+    /// and replay lines, or passed with what the runs covered.
+    #[arg(long)]
+    pub(crate) junit: Option<PathBuf>,
+    /// Also write the result as JSON: the runs, the verdict, and the failure with its
+    /// schedule, replay line and timeline.
+    #[arg(long)]
+    pub(crate) json: Option<PathBuf>,
+    /// Write a failure's whole timeline to this file (the output shows a screenful
+    /// of it around the failure).
+    #[arg(long)]
+    pub(crate) timeline: Option<PathBuf>,
+    /// The verdict the program must get (`pass`, `fail` or `vacuous`): exit 0 when it
+    /// does, 1 when it gets another (a broken variant kept as a test that mcsim finds
+    /// it).
+    #[arg(long, value_parser = ["pass", "fail", "vacuous"])]
+    pub(crate) expect: Option<String>,
+    /// The program to test and its arguments, after `--`.
+    #[arg(last = true, required = true, value_name = "CMD")]
+    pub(crate) command: Vec<String>,
+}
+
+/// The arguments of `mcsim serve`.
+#[derive(clap::Args)]
+pub(crate) struct ServeArgs {
+    /// The first server's port; `0` picks free ports (printed).
+    #[arg(long, default_value_t = mcsim_serve::DEFAULT_PORT)]
+    pub(crate) port: u16,
+    /// Servers, on consecutive ports.
+    #[arg(long, default_value_t = 1)]
+    pub(crate) servers: usize,
+    /// `real`: the clock follows real time; `manual`: it moves only with
+    /// `mcsim advance` (default in lockstep).
+    #[arg(long, value_parser = ["real", "manual"])]
+    pub(crate) clock: Option<String>,
+    /// Chance that a command's reply is dropped after the server applied it.
+    #[arg(long, default_value_t = 0.0)]
+    pub(crate) lose_reply: f64,
+    /// Chance that a key of the server is evicted before a command.
+    #[arg(long, default_value_t = 0.0)]
+    pub(crate) evict: f64,
+    /// Hold every reply this many milliseconds.
+    #[arg(long, default_value_t = 0)]
+    pub(crate) delay_ms: u64,
+    /// Seeds the fault policy and the lockstep order.
+    #[arg(long, default_value_t = 0)]
+    pub(crate) seed: u64,
+    /// Release the commands of N client connections one at a time, in an order drawn
+    /// from the seed (name connections with `mcsim name X` for identical traces).
+    #[arg(long, value_name = "N")]
+    pub(crate) lockstep: Option<usize>,
+    /// In lockstep, pass over a participant that sends nothing for this long.
+    #[arg(long, default_value_t = 2000)]
+    pub(crate) lockstep_wait_ms: u64,
+    /// Write the trace here as it happens (one line per command, fault and control
+    /// command, in the timeline format).
+    #[arg(long)]
+    pub(crate) trace: Option<PathBuf>,
+    /// Let a read of a key starting with PREFIX name the connection (for lockstep),
+    /// for client libraries that cannot send `mcsim name X`: `--name-key mcsim:name:`
+    /// and `get mcsim:name:t1`, as `get`, `gets`, `gat`, `mg` or a binary GET or GAT of
+    /// any kind, answered as a miss. Pick a prefix none of the recipe's keys start
+    /// with; without it no read is intercepted.
+    #[arg(long, value_name = "PREFIX")]
+    pub(crate) name_key: Option<String>,
+    /// Trace lines kept in memory for `mcsim trace` (the oldest leave first; the file
+    /// of `--trace` has every line).
+    #[arg(long, default_value_t = mcsim_serve::DEFAULT_TRACE_WINDOW)]
+    pub(crate) trace_window: usize,
+    /// Memory limit per server, MiB (memcached's -m).
+    #[arg(long, default_value_t = 64)]
+    pub(crate) memory_mb: u64,
+    /// Largest item, bytes (memcached's -I).
+    #[arg(long, default_value_t = 1024 * 1024)]
+    pub(crate) item_size_max: u32,
+    /// Largest slab chunk, bytes (memcached's -o slab_chunk_max); an --item-size-max
+    /// below 512 KiB needs it as low. Settings memcached refuses are refused in its
+    /// words, with its exit status 64.
+    #[arg(long, default_value_t = mcsim::server::SLAB_CHUNK_MAX_DEFAULT)]
+    pub(crate) slab_chunk_max: u32,
+    /// Event-loop workers serving the connections (memcached's -t); under
+    /// --lockstep or --delay-ms each connection has a thread of its own instead.
+    #[arg(long, default_value_t = mcsim_serve::DEFAULT_THREADS as u64, value_parser = clap::value_parser!(u64).range(1..=256))]
+    pub(crate) threads: u64,
 }
 
 pub(crate) fn parse_budget(s: &str) -> Result<f64, String> {

@@ -14,6 +14,9 @@ use mcsim::run::{self, RunOptions};
 use mcsim::scenario::Scenario;
 use mcsim_real::{ConfirmOptions, Confirmation, Outcome};
 
+use crate::cli::args::ConfirmArgs;
+use crate::cli::commands::load;
+
 /// Which execution to confirm.
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct Which<'a> {
@@ -300,4 +303,35 @@ pub(crate) fn confirm_all(
     } else {
         ExitCode::FAILURE
     })
+}
+
+impl ConfirmArgs {
+    /// One scenario's counterexample on a real memcached, or with `--all` every
+    /// scenario's.
+    pub(crate) fn confirm(self, families: &[&'static dyn Family]) -> Result<ExitCode> {
+        if self.all {
+            let inputs = if self.scenario.is_empty() {
+                vec![PathBuf::from("scenarios")]
+            } else {
+                self.scenario
+            };
+            let wait = self.max_wait_s.unwrap_or(ALL_MAX_WAIT_S);
+            let options = options(&[], wait, self.attempts)?;
+            return confirm_all(families, &inputs, self.jobs, &options);
+        }
+        let [path] = &self.scenario[..] else {
+            bail!("give one scenario file (or --all for several)");
+        };
+        let which = Which {
+            seed: self.seed,
+            schedule: self.schedule.as_deref(),
+            clients: self.clients,
+        };
+        let options = options(
+            &self.servers,
+            self.max_wait_s.unwrap_or(15.0),
+            self.attempts,
+        )?;
+        confirm(&load(path, families)?, which, &options)
+    }
 }

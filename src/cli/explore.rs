@@ -6,7 +6,10 @@ use std::time::Instant;
 
 use anyhow::Result;
 
+use crate::cli::args::ExploreArgs;
+use crate::cli::commands::load_set;
 use mcsim::exhaustive::{ExploreOptions, ExploreReport};
+use mcsim::model::Family;
 use mcsim::report;
 use mcsim::run::{self, RunOptions};
 use mcsim::scenario::{Scenario, StrategyKind};
@@ -196,4 +199,50 @@ fn no_violation(s: &Scenario) -> Result<ExitCode> {
     } else {
         ExitCode::FAILURE
     })
+}
+
+impl ExploreArgs {
+    /// The search the arguments ask for, at the scenario's `[explore]` bounds where they
+    /// give none.
+    pub(crate) fn explore(self, families: &[&'static dyn Family]) -> Result<ExitCode> {
+        let ExploreArgs {
+            scenario,
+            clients,
+            max_preemptions,
+            max_faults,
+            max_executions,
+            no_reduction,
+            no_cache,
+            no_symmetry,
+            whole_memory,
+            no_timing,
+            draws,
+            no_iterative,
+            max_phases,
+            all,
+            jobs,
+            set,
+        } = self;
+        let s = load_set(&scenario, &set, families)?;
+        let clients = clients.unwrap_or(s.bounds.clients);
+        let s = s
+            .with_clients(clients)
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
+        let options = ExploreOptions {
+            max_preemptions: max_preemptions.map_or(s.bounds.preemptions, |b| b.0),
+            max_faults: max_faults.map_or(s.bounds.faults, |b| b.0),
+            reduce: !no_reduction,
+            max_executions,
+            keep_going: all,
+            cache: !no_cache,
+            symmetry: !no_symmetry,
+            summaries: !whole_memory,
+            timing: !no_timing,
+            draws: draws.unwrap_or(s.bounds.draws),
+            iterative: !no_iterative,
+            max_phases: max_phases.unwrap_or(s.bounds.phases),
+            jobs: crate::cli::jobs_or_cores(jobs),
+        };
+        explore(&s, &options)
+    }
 }

@@ -32,6 +32,8 @@ mod findings;
 mod gate;
 mod merge;
 mod progress;
+mod run;
+mod serve;
 mod test;
 mod usage;
 mod vacuous;

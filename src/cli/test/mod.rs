@@ -17,77 +17,28 @@
 //! Otherwise the failure is printed with its timeline and the line that replays it.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 
 use mcsim::exhaustive::Dfs;
 use mcsim::explore::{Replay, Schedule};
-use mcsim::scenario::StrategyKind;
 use mcsim::trace::fnv1a;
-use mcsim_serve::{ClockMode, FaultPolicy, ServeConfig, Unscheduled};
+use mcsim_serve::{ClockMode, ServeConfig, Unscheduled};
 
 mod chooser;
+mod options;
 mod process;
 mod program;
 mod report;
 mod shrink;
 
 use chooser::shared;
+pub(crate) use options::TestOptions;
 use program::Program;
 use report::{FailureReport, Report, write_json, write_junit};
 use shrink::shrink;
-
-/// What `mcsim test` is asked.
-#[derive(Clone)]
-pub(crate) struct TestOptions {
-    /// Participants each run waits for before it releases a command.
-    pub(crate) clients: usize,
-    /// Simulated servers.
-    pub(crate) servers: usize,
-    /// Runs (a replay runs once).
-    pub(crate) executions: u64,
-    /// Run `i` draws from seed `seed + i`.
-    pub(crate) seed: u64,
-    pub(crate) strategy: StrategyKind,
-    /// Search every schedule with at most this many preemptions instead (by re-running
-    /// the program, one schedule a run).
-    pub(crate) exhaustive: Option<u32>,
-    /// Replay this schedule instead of searching.
-    pub(crate) replay: Option<Schedule>,
-    /// The trace hash a replay must give.
-    pub(crate) expect_hash: Option<String>,
-    /// How long a run may take before it is `stuck` and its program is killed.
-    pub(crate) timeout: Duration,
-    /// Faults by policy, drawn per command from the run's seed.
-    pub(crate) faults: FaultPolicy,
-    /// Dangers that must happen in some run for a pass to count (`mcsim sometimes`).
-    pub(crate) sometimes: Vec<String>,
-    /// Keep going after the first failure and count the failing runs.
-    pub(crate) all: bool,
-    /// Where to write a failure's whole timeline (the output shows a screenful).
-    pub(crate) timeline: Option<PathBuf>,
-    /// Where to write the result as JSON.
-    pub(crate) json: Option<PathBuf>,
-    /// Where to write the result as a JUnit report (one test case: the program).
-    pub(crate) junit: Option<PathBuf>,
-    /// The verdict the program must get (`pass`, `fail`, `vacuous`).
-    pub(crate) expect: Option<String>,
-    /// The program and its arguments.
-    pub(crate) command: Vec<String>,
-}
-
-impl TestOptions {
-    /// The strategy's name as reports show it (`dfs` for `--exhaustive`).
-    fn strategy_name(&self) -> &'static str {
-        match self.exhaustive {
-            Some(_) => "dfs",
-            None => self.strategy.name(),
-        }
-    }
-}
 
 /// The prefix under which a read names a connection.
 const NAME_KEY: &str = "mcsim:name:";

@@ -1,0 +1,99 @@
+//! `mcsim serve`: the simulated memcached on TCP, its arguments checked first.
+
+use std::process::ExitCode;
+
+use anyhow::{Context, Result, bail};
+
+use crate::cli::args::ServeArgs;
+
+impl ServeArgs {
+    /// Serves until stopped; bad arguments are an error before any port is taken.
+    pub(crate) fn serve(self) -> Result<ExitCode> {
+        let ServeArgs {
+            port,
+            servers,
+            clock,
+            lose_reply,
+            evict,
+            delay_ms,
+            seed,
+            lockstep,
+            lockstep_wait_ms,
+            trace,
+            trace_window,
+            name_key,
+            memory_mb,
+            item_size_max,
+            slab_chunk_max,
+            threads,
+        } = self;
+        for (name, p) in [("--lose-reply", lose_reply), ("--evict", evict)] {
+            if !(0.0..=1.0).contains(&p) {
+                bail!("{name} {p}: give a chance from 0 to 1");
+            }
+        }
+        if servers == 0 || servers > 64 {
+            bail!("--servers {servers}: give 1 to 64");
+        }
+        if let Some(p) = &name_key
+            && (p.is_empty() || p.len() > 200 || p.bytes().any(|b| b <= b' ' || b == 0x7f))
+        {
+            bail!("--name-key {p:?}: give a key prefix of 1 to 200 printable bytes");
+        }
+        if lockstep == Some(0) {
+            bail!("--lockstep 0: give the number of client connections");
+        }
+        let server = mcsim::server::ServerConfig::default()
+            .memory_mb(memory_mb)
+            .item_size_max(item_size_max)
+            .slab_chunk_max(slab_chunk_max);
+        if let Some(refusal) = server.refusal() {
+            // As memcached: its message alone, and EX_USAGE.
+            eprintln!("{refusal}");
+            return Ok(ExitCode::from(64));
+        }
+        let clock = match clock.as_deref() {
+            Some("real") => mcsim_serve::ClockMode::Real,
+            Some(_) => mcsim_serve::ClockMode::Manual,
+            None if lockstep.is_some() => mcsim_serve::ClockMode::Manual,
+            None => mcsim_serve::ClockMode::Real,
+        };
+        let config = mcsim_serve::ServeConfig {
+            port,
+            servers,
+            server,
+            clock,
+            faults: mcsim_serve::FaultPolicy {
+                lose_reply,
+                evict,
+                delay: std::time::Duration::from_millis(delay_ms),
+                ..Default::default()
+            },
+            seed,
+            lockstep,
+            lockstep_wait: std::time::Duration::from_millis(lockstep_wait_ms),
+            trace,
+            trace_window,
+            name_key,
+            threads: threads as usize,
+        };
+        mcsim_serve::serve(&config, |addrs| {
+            // Whoever started it may stop reading after the ports: serving goes on.
+            use std::io::Write;
+            let mut out = std::io::stdout();
+            for a in addrs {
+                let _ = writeln!(out, "listening on {a}");
+            }
+            let clock = if clock == mcsim_serve::ClockMode::Real {
+                "real"
+            } else {
+                "manual"
+            };
+            let steps = lockstep.map_or(String::new(), |n| format!("; lockstep over {n} clients"));
+            let _ = writeln!(out, "clock {clock}; seed {seed}{steps}");
+            let _ = out.flush();
+        })
+        .context("serving")?;
+        Ok(ExitCode::SUCCESS)
+    }
+}
