@@ -250,6 +250,14 @@ fn a_program_that_asks_what_mcsim_cannot_do_is_not_judged() {
         err.contains("the participant name t0 is taken twice"),
         "{err}"
     );
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    // A participant's name with a space, sent by hand (the helpers refuse one).
+    let (code, err) = run("me = Participant('t0')\nme._say('name a b')\n");
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("a participant's name is one word (no spaces): \"a b\""),
+        "{err}"
+    );
 }
 
 #[test]

@@ -175,6 +175,10 @@ pub(crate) fn run(world: &mut World, server: usize, who: &str, line: &str) -> Ef
             ok("")
         }
         ("name", [name]) => Effect::Name((*name).to_string()),
+        ("name", words) if words.len() > 1 => error(format!(
+            "a participant's name is one word (no spaces): {:?}",
+            words.join(" ")
+        )),
         ("sleep", [ms]) | ("sleep", [ms, _]) => match ms.parse::<u64>() {
             Ok(ms) if ms <= 1_000_000_000 => Effect::Sleep(
                 args.get(1).map(|w| (*w).to_string()),
