@@ -73,7 +73,11 @@ impl Connection {
         if self.controller {
             w.controllers = w.controllers.saturating_sub(1);
         }
+        let at = w.lines();
         if let (Some(ls), Some(member)) = (&mut w.lockstep, self.member) {
+            if ls.is_live(member) && !ls.said_done(member) {
+                ls.vanished.get_or_insert(at);
+            }
             ls.leave(member);
         }
         drop(w);
@@ -213,6 +217,15 @@ impl Connection {
             return b"OK\r\n".to_vec();
         };
         let Some(id) = ls.id_of(&who) else {
+            if ls.named().contains(&who) {
+                // A participant whose connection closed (its thread closed its client, or
+                // the program is ending) takes no more part: its sleep returns at once.
+                w.record(format!(
+                    "{n:>8} {now}  {who}  sleep {} ms (its connection has closed: returns at once)",
+                    by.as_millis()
+                ));
+                return b"OK\r\n".to_vec();
+            }
             let message =
                 format!("mcsim sleep: {who} is not a participant (name its connection first)");
             let reply = format!("CLIENT_ERROR {message}\r\n").into_bytes();

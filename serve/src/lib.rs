@@ -212,6 +212,17 @@ impl Running {
         at.checked_sub(dropped).map(|i| i as usize)
     }
 
+    /// Where a participant's connection first closed before the participant said it was
+    /// done, as an index into [`trace`](Running::trace) (`None`: none did, or the line
+    /// left the window): past it, the program may be ending, and its connections close
+    /// in no order the schedule picks.
+    pub fn vanished_at(&self) -> Option<usize> {
+        let w = lock(&self.shared);
+        let (_, dropped) = w.trace();
+        let at = w.lockstep.as_ref()?.vanished?;
+        at.checked_sub(dropped).map(|i| i as usize)
+    }
+
     /// What the client program asked of mcsim that it could not do, in order: a control
     /// command unknown or with wrong arguments, a participant's name taken twice.
     pub fn misuse(&self) -> Vec<String> {

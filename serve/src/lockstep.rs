@@ -103,6 +103,11 @@ pub(crate) struct Lockstep {
     /// Commands of connections that never named themselves, run while the participants
     /// ran.
     pub outside: Outside,
+    /// Where the trace was (its lines so far) when a participant's connection first
+    /// closed before the participant said it was done: from there on, the program may
+    /// be ending (an exit closes every connection at once, in no order the schedule
+    /// picks).
+    pub vanished: Option<u64>,
 }
 
 impl Lockstep {
@@ -123,6 +128,7 @@ impl Lockstep {
             finished: BTreeSet::new(),
             wait_limit,
             outside: Outside::default(),
+            vanished: None,
         }
     }
 
@@ -241,6 +247,11 @@ impl Lockstep {
             self.sockets.remove(&id);
             self.waiting.remove(&id);
         }
+    }
+
+    /// True if participant `id` said it is done (`mcsim done`) and has not left.
+    pub fn said_done(&self, id: u64) -> bool {
+        self.finished.contains(&id)
     }
 
     /// True if participant `id` is awaited on a new connection.

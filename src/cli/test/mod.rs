@@ -68,6 +68,9 @@ struct Outcome {
     /// Commands of connections that never named themselves, run while the participants
     /// ran: outside the schedule.
     unscheduled: Vec<Unscheduled>,
+    /// Where in the trace a participant's connection first closed before it said it was
+    /// done: past it, the program may be ending.
+    vanished: Option<usize>,
     /// Where in the trace the program's first failure was declared or found.
     failed_at: Option<usize>,
     /// How the run ended ("the program exited 0 after 0.02 s").
@@ -553,7 +556,11 @@ fn replay(
 fn diverges(run: &Outcome, replay: &Outcome) -> Option<String> {
     let (a, b) = (&run.trace, &replay.trace);
     if run.kind.1 && replay.kind.1 {
-        let n = a.len().min(b.len());
+        // Both exited badly: the exit is no step of the schedule, so each trace is
+        // compared up to where the program began to end (a participant's connection
+        // closed before it said it was done), or up to the shorter one's end.
+        let ending = |o: &Outcome| o.vanished.unwrap_or(o.trace.len());
+        let n = ending(run).min(ending(replay)).min(a.len()).min(b.len());
         return first_difference(&a[..n], &b[..n]);
     }
     first_difference(a, b)

@@ -168,6 +168,7 @@ impl Program {
             participants: self.running.participants(),
             unscheduled: self.running.unscheduled(),
             failed_at: self.running.failed_at(),
+            vanished: self.running.vanished_at(),
             output,
             ended,
             metrics,

@@ -51,7 +51,10 @@ pub(super) fn shrink(
         for (strategy, execution) in tries {
             tried += 1;
             let candidate = program.run(&with_fewer, &strategy, (execution, run.1))?;
-            if candidate.failure.is_some() && candidate.kind == kind && candidate.took_part() {
+            // Only a program that started that many participants ran with fewer (one that
+            // does not read `MCSIM_CLIENTS` starts as many as ever).
+            let fewer_ran = candidate.participants.len() == fewer;
+            if candidate.failure.is_some() && candidate.kind == kind && fewer_ran {
                 found = Some(candidate);
                 break;
             }
