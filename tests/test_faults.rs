@@ -166,11 +166,12 @@ fn a_program_that_exits_non_zero_fails_with_its_status_in_words_and_replays() {
             "exit_at_a_moment.py",
         );
         assert_eq!(code, Some(1), "{out}");
+        // (with who still ran, when the servers saw it before the connections closed)
         assert!(
             out.lines()
                 .next()
                 .unwrap()
-                .ends_with("): the program exited 3"),
+                .contains("): the program exited 3"),
             "{out}"
         );
     }
