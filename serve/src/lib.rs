@@ -184,10 +184,7 @@ impl Running {
     /// `None`).
     pub fn faults(&self) -> Vec<Option<usize>> {
         let w = lock(&self.shared);
-        let (_, dropped) = w.trace();
-        (w.faults.iter())
-            .map(|at| at.checked_sub(dropped).map(|i| i as usize))
-            .collect()
+        w.faults.iter().map(|&at| w.kept_index(at)).collect()
     }
 
     /// The participants still taking part now (not done, connection not closed), in
@@ -207,9 +204,7 @@ impl Running {
     /// [`trace`](Running::trace) (`None`: none was, or its line left the window).
     pub fn failed_at(&self) -> Option<usize> {
         let w = lock(&self.shared);
-        let (_, dropped) = w.trace();
-        let at = w.declared.failed_at?;
-        at.checked_sub(dropped).map(|i| i as usize)
+        w.kept_index(w.declared.failed_at?)
     }
 
     /// Where a participant's connection first closed before the participant said it was
@@ -218,9 +213,7 @@ impl Running {
     /// in no order the schedule picks.
     pub fn vanished_at(&self) -> Option<usize> {
         let w = lock(&self.shared);
-        let (_, dropped) = w.trace();
-        let at = w.lockstep.as_ref()?.vanished?;
-        at.checked_sub(dropped).map(|i| i as usize)
+        w.kept_index(w.lockstep.as_ref()?.vanished?)
     }
 
     /// What the client program asked of mcsim that it could not do, in order: a control

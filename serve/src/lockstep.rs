@@ -173,20 +173,15 @@ impl Lockstep {
         // awake: a stock client's new connection does not say whose it is, so one
         // participant at a time may be the one it belongs to. The first by name wakes;
         // the others when it has its new connection.
-        let mut one_awake = self.broken_awake().is_some();
-        let mut broken_due: Vec<(&String, u64)> = (due.iter())
+        let mut held: Vec<(&String, u64)> = (due.iter())
             .filter(|id| self.broken.contains(id))
             .filter_map(|id| Some((self.live.get(id)?, *id)))
             .collect();
-        broken_due.sort();
-        let mut held = Vec::new();
-        for (_, id) in broken_due {
-            if one_awake {
-                held.push(id);
-            }
-            one_awake = true;
+        held.sort();
+        if self.broken_awake().is_none() && !held.is_empty() {
+            held.remove(0);
         }
-        due.retain(|id| !held.contains(id));
+        due.retain(|id| !held.iter().any(|(_, h)| h == id));
         let mut names = Vec::new();
         for id in due {
             self.asleep.remove(&id);

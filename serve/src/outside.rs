@@ -22,6 +22,14 @@ pub struct Unscheduled {
     pub at: VirtualTime,
     /// How many such commands it sent while the participants ran.
     pub count: usize,
+}
+
+/// What one connection that is no participant sent once the participants had begun.
+struct Sent {
+    who: String,
+    /// Its first command, name and keys, and when it ran.
+    command: String,
+    at: VirtualTime,
     /// The trace lines of its commands (counted over the run), in order.
     lines: Vec<u64>,
 }
@@ -29,26 +37,26 @@ pub struct Unscheduled {
 /// What ran outside the schedule in one run.
 #[derive(Default)]
 pub(crate) struct Outside {
-    /// The trace lines of the participants' first and last commands so far.
-    span: Option<(u64, u64)>,
+    /// The trace line of the participants' last command so far (`None`: they have not
+    /// begun).
+    last_in_turn: Option<u64>,
     /// By connection, in the order each first sent one.
-    connections: Vec<Unscheduled>,
+    connections: Vec<Sent>,
 }
 
 impl Outside {
     /// A participant's command ran at trace line `line`.
     pub fn in_turn(&mut self, line: u64) {
-        let span = self.span.get_or_insert((line, line));
-        span.1 = line;
+        self.last_in_turn = Some(line);
     }
 
     /// Connection `who`, no participant, ran `request` at trace line `line`: noted when it
     /// touches items and the participants have begun.
     pub fn ran(&mut self, who: &str, request: &Request, at: VirtualTime, line: u64) {
-        if self.span.is_none() || !touches_items(request) {
+        if self.last_in_turn.is_none() || !touches_items(request) {
             return;
         }
-        if let Some(known) = self.connections.iter_mut().find(|u| u.who == who) {
+        if let Some(known) = self.connections.iter_mut().find(|s| s.who == who) {
             known.lines.push(line);
             return;
         }
@@ -57,11 +65,10 @@ impl Outside {
             command.push(' ');
             mcsim::trace::write_lossy(&mut command, key.as_bytes());
         }
-        self.connections.push(Unscheduled {
+        self.connections.push(Sent {
             who: who.to_string(),
             command,
             at,
-            count: 0,
             lines: vec![line],
         });
     }
@@ -70,15 +77,16 @@ impl Outside {
     /// each with the commands it sent in that span (later ones ran after the participants
     /// were through, as a final check does).
     pub fn unscheduled(&self) -> Vec<Unscheduled> {
-        let Some((_, last)) = self.span else {
+        let Some(last) = self.last_in_turn else {
             return Vec::new();
         };
         (self.connections.iter())
-            .filter(|u| u.lines[0] < last)
-            .map(|u| Unscheduled {
-                count: u.lines.iter().filter(|&&l| l < last).count(),
-                lines: Vec::new(),
-                ..u.clone()
+            .filter(|s| s.lines[0] < last)
+            .map(|s| Unscheduled {
+                who: s.who.clone(),
+                command: s.command.clone(),
+                at: s.at,
+                count: s.lines.iter().filter(|&&l| l < last).count(),
             })
             .collect()
     }

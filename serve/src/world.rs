@@ -354,6 +354,12 @@ impl World {
         self.trace.push_back(line);
     }
 
+    /// Where line `at` of the run (counted from its first) is among the lines kept in
+    /// memory, if it is still there.
+    pub fn kept_index(&self, at: u64) -> Option<usize> {
+        at.checked_sub(self.trace_dropped).map(|i| i as usize)
+    }
+
     /// Lines written to the trace in this run.
     pub fn lines(&self) -> u64 {
         self.trace_dropped + self.trace.len() as u64
