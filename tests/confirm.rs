@@ -4,6 +4,13 @@
 use std::process::Command;
 
 fn confirm(args: &[&str]) -> Option<String> {
+    let (status, text) = confirm_status(args)?;
+    assert_eq!(status, 0, "{text}");
+    Some(text)
+}
+
+/// `mcsim confirm ARGS`: its exit status and what it printed.
+fn confirm_status(args: &[&str]) -> Option<(i32, String)> {
     if mcsim_real::MemcachedDaemon::find_binary().is_none() {
         assert!(
             std::env::var("CI").as_deref() != Ok("true"),
@@ -19,12 +26,8 @@ fn confirm(args: &[&str]) -> Option<String> {
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(
-        out.status.success(),
-        "{text}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    Some(text)
+    let text = text + &String::from_utf8_lossy(&out.stderr);
+    Some((out.status.code().unwrap_or(-1), text))
 }
 
 #[test]
@@ -49,6 +52,25 @@ fn a_lock_held_past_its_ttl_is_taken_on_memcached_too() {
         assert!(text.contains("confirmed on memcached 1.6"), "{text}");
         assert!(text.contains("T1 -> STORED"), "{text}");
     }
+}
+
+#[test]
+fn a_replay_whose_waits_were_cut_is_not_called_a_divergence() {
+    // The holder's 1.5 s hold is cut to nothing: the TTL has not run out on the real
+    // server when the waiter asks, so the replies differ, because of the cap alone.
+    let Some((status, text)) =
+        confirm_status(&["scenarios/lock-add-long-hold.toml", "--max-wait-s", "0"])
+    else {
+        return;
+    };
+    assert_eq!(status, 3, "{text}");
+    assert!(
+        text.contains(
+            "not confirmed: waits shortened (1 s asked, 0 s allowed); rerun with --max-wait-s 1"
+        ),
+        "{text}"
+    );
+    assert!(!text.contains("diverged"), "{text}");
 }
 
 #[test]

@@ -15,11 +15,16 @@ struct Serve {
 
 impl Serve {
     fn start(args: &[&str]) -> Serve {
+        Serve::start_with(args, Stdio::inherit())
+    }
+
+    /// [`Serve::start`] with its stderr sent to `stderr`.
+    fn start_with(args: &[&str], stderr: Stdio) -> Serve {
         let mut child = Command::new(env!("CARGO_BIN_EXE_mcsim"))
             .args(["serve", "--port", "0"])
             .args(args)
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
+            .stderr(stderr)
             .spawn()
             .unwrap();
         let mut first = String::new();
@@ -422,5 +427,86 @@ fn settings_memcached_refuses_stop_serve_as_they_stop_memcached() {
     assert_eq!(
         c.line(&format!("set k 0 0 {}\r\n{bigger}\r\n", bigger.len())),
         "SERVER_ERROR object too large for cache\r\n"
+    );
+}
+
+/// Runs `code` with `program` (`/usr/bin/python3 -c` or `php -r`) against `port`; its
+/// standard output, or `None` when the client library is not installed here.
+fn client_output(program: &[&str], code: &str, port: u16) -> Option<String> {
+    let out = Command::new(program[0])
+        .args(&program[1..])
+        .arg(code.replace("PORT", &port.to_string()))
+        .output()
+        .ok()?;
+    if !out.status.success() {
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("No module named") || err.contains("Class \"Memcached\" not found"),
+            "{program:?} failed: {err}"
+        );
+        assert!(std::env::var_os("CI").is_none(), "needs {program:?} on CI");
+        eprintln!("SKIPPED: {program:?} has no memcached client");
+        return None;
+    }
+    Some(String::from_utf8(out.stdout).unwrap())
+}
+
+#[test]
+fn plain_stats_through_pylibmc_and_php_memcached_say_version_pid_and_time() {
+    let serve = Serve::start(&["--clock", "real"]);
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let pid = serve.child.id().to_string();
+    // libmemcached reads 22 fields it knows; php-memcached every one.
+    let python = client_output(
+        &["/usr/bin/python3", "-c"],
+        "import pylibmc\n\
+         s = pylibmc.Client(['127.0.0.1:PORT']).get_stats()[0][1]\n\
+         print(s['version'].decode(), s['pid'].decode(), s['time'].decode())",
+        serve.port,
+    );
+    let php = client_output(
+        &["php", "-r"],
+        "$m = new Memcached(); $m->addServer('127.0.0.1', PORT);\n\
+         $s = array_values($m->getStats())[0];\n\
+         echo $s['version'], ' ', $s['pid'], ' ', $s['time'], ' ', count($s), ' ',\n\
+             array_values($m->getVersion())[0], \"\\n\";",
+        serve.port,
+    );
+    for out in [python, php].into_iter().flatten() {
+        let fields: Vec<&str> = out.split_whitespace().collect();
+        assert_eq!(fields[..2], ["1.6.18", pid.as_str()], "{out}");
+        let time: u64 = fields[2].parse().unwrap();
+        assert!(time.abs_diff(now) <= 2, "time {time}, now {now}");
+        if fields.len() > 3 {
+            // memcached 1.6.18's 92 fields, and `version` answers alike.
+            assert_eq!(fields[3..], ["92", "1.6.18"], "{out}");
+        }
+    }
+}
+
+#[test]
+fn a_stopping_signal_is_said_with_the_exit_status() {
+    let mut serve = Serve::start_with(&[], Stdio::piped());
+    let killed = Command::new("kill")
+        .args(["-TERM", &serve.child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let status = serve.child.wait().unwrap();
+    let mut said = String::new();
+    serve
+        .child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut said)
+        .unwrap();
+    assert_eq!(status.code(), Some(143));
+    assert_eq!(
+        said,
+        "mcsim serve: stopped by signal 15 (SIGTERM); exiting with status 143\n"
     );
 }

@@ -46,7 +46,7 @@ fn figures(r: &ExploreReport) -> String {
 
 #[test]
 fn two_jobs_search_the_same_phases_to_the_same_figures_as_one() {
-    // Passing searches over several classes (up to the cap of 8), with the cache on.
+    // Passing searches over several classes (within the budget), with the cache on.
     for (name, clients) in [
         ("tags-counter", 3),
         ("cache-add-lock", 3),
@@ -85,4 +85,50 @@ fn a_violation_only_a_later_phase_shows_is_the_one_two_jobs_report() {
     for jobs in [2, 3] {
         assert_eq!(figures(&one), figures(&search(&s, jobs)), "on {jobs}");
     }
+}
+
+#[test]
+fn a_cheap_proof_covers_every_phase_class_and_a_capped_one_says_what_it_found() {
+    // tags-counter has 23 classes, cheap to search: the default search covers all of
+    // them (it used to stop at 8, the old cap).
+    let s = scenario("tags-counter", 3);
+    let proof = search(&s, 1);
+    assert!(proof.failure.is_none());
+    let said = proof.phases.describe();
+    assert!(proof.phases.all, "{said}");
+    assert!(proof.phases.searched.len() > 8, "{said}");
+    assert!(said.starts_with(&format!("all {} tick-phase classes", proof.phases.classes)));
+    // With a cap the classes are a lower bound: more may show in classes not searched.
+    let capped = mcsim::exhaustive::explore_seeking(
+        &s,
+        &ExploreOptions {
+            max_phases: Some(2),
+            ..ExploreOptions::for_scenario(&s)
+        },
+        None,
+        &mut |_| true,
+    );
+    let said = capped.phases.describe();
+    assert_eq!(capped.phases.searched.len(), 2, "{said}");
+    assert!(said.starts_with("2 of at least "), "{said}");
+    assert!(said.ends_with("; the cap of 2 classes)"), "{said}");
+}
+
+#[test]
+fn a_costly_phase_search_stops_at_the_budget_past_the_floor_and_says_so() {
+    // lock-add-holder-dies: its first classes take the budget, so it stops at the floor.
+    let s = scenario("lock-add-holder-dies", 3);
+    let r = search(&s, 1);
+    let said = r.phases.describe();
+    assert_eq!(
+        r.phases.searched.len(),
+        mcsim::exhaustive::PHASE_FLOOR,
+        "{said}"
+    );
+    assert!(r.stats.work() >= mcsim::exhaustive::PHASE_BUDGET, "{said}");
+    assert!(said.contains("of at least"), "{said}");
+    assert!(
+        said.ends_with("; the budget of 20000 executions)"),
+        "{said}"
+    );
 }

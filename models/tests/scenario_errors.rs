@@ -281,7 +281,7 @@ fn exhaustive_bounds_default_to_three_clients_two_preemptions_and_one_fault() {
         preemptions: Some(2),
         faults: Some(1),
         draws: 1,
-        phases: mcsim::exhaustive::DEFAULT_MAX_PHASES,
+        phases: None,
     };
     assert_eq!(s.bounds, default);
     let text =
@@ -292,7 +292,7 @@ fn exhaustive_bounds_default_to_three_clients_two_preemptions_and_one_fault() {
         preemptions: None,
         faults: Some(0),
         draws: 1,
-        phases: 3,
+        phases: Some(3),
     };
     assert_eq!(s.bounds, given);
 }

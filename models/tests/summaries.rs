@@ -32,7 +32,7 @@ fn explore(s: &Scenario, reduced: bool) -> ExploreReport {
         summaries: reduced,
         keep_going: true,
         max_executions: Some(300_000),
-        max_phases: 2,
+        max_phases: Some(2),
         max_preemptions: Some(2),
         max_faults: Some(1),
         ..ExploreOptions::default()

@@ -24,7 +24,7 @@ fn explore(s: &Scenario, symmetry: bool) -> ExploreReport {
         symmetry,
         keep_going: true,
         max_executions: Some(200_000),
-        max_phases: 2,
+        max_phases: Some(2),
         ..ExploreOptions::default()
     };
     mcsim::exhaustive::explore(s, &options, &mut |_| true)

@@ -24,8 +24,10 @@ use std::time::Duration;
 use crate::TcpClient;
 use crate::fleet::Fleet;
 use crate::ticks::{Due, Ticks};
+use mcsim::cluster::Spread;
 use mcsim::exec::{Event, ExecConfig, Execution};
 use mcsim::fault::Fault;
+use mcsim::memcache::McError;
 use mcsim::protocol::{Reply, Request};
 use mcsim::trace::{describe_reply, describe_request};
 
@@ -151,9 +153,7 @@ fn replay(
         Reply::Version(v) => v,
         other => describe_reply(&other),
     };
-    // One connection per client and server, opened when first used.
-    let mut conns: std::collections::BTreeMap<(usize, usize, SocketAddr), TcpClient> =
-        Default::default();
+    let mut conns = Clients::default();
     let mut lines = Vec::new();
     // The first call the real clock may not have held in its simulated second.
     let mut clock: Option<String> = None;
@@ -225,6 +225,12 @@ fn replay(
                         )
                     }
                     Fault::Crash { server } => real.crash(*server, config.faults.restart_after)?,
+                    // They happen in the client: the calls that follow carry them (to
+                    // the servers the client's list then maps their keys to, at the
+                    // times the client made them).
+                    Fault::Leave { .. } | Fault::Pause { .. } | Fault::Die { .. } => {
+                        "in the client: the calls after it carry it".to_string()
+                    }
                     other => format!("not reproducible on a real server ({other})"),
                 };
                 lines.push(format!("{step:>5}  --  FAULT {fault}: {did}"));
@@ -233,6 +239,7 @@ fn replay(
                 step,
                 client,
                 server,
+                owners,
                 request,
                 outcome,
                 fault,
@@ -251,21 +258,13 @@ fn replay(
                     ));
                     continue;
                 }
-                let addr = real.addr(*server);
                 let sent = with_real_exptimes(request, shift);
                 let answered = |clock: &mut Option<String>| {
                     if let (None, Some(d)) = (&clock, &second) {
                         *clock = off_second(*step, d, std::time::Instant::now());
                     }
                 };
-                let got = match conns.entry((*client, *server, addr)) {
-                    std::collections::btree_map::Entry::Occupied(mut e) => e.get_mut().call(&sent),
-                    std::collections::btree_map::Entry::Vacant(e) => match TcpClient::connect(addr)
-                    {
-                        Ok(c) => e.insert(c).call(&sent),
-                        Err(err) => Err(err),
-                    },
-                };
+                let got = conns.call(&real, *client, *server, owners, &sent);
                 // A call to a stopped server fails, as the simulated one's did.
                 let got = match (got, outcome) {
                     (Ok(reply), _) => reply,
@@ -368,6 +367,62 @@ pub(super) fn off_second(step: u64, due: &Due, at: std::time::Instant) -> Option
             (at - due.next_edge).as_secs_f64() * 1e3
         )),
         None => None,
+    }
+}
+
+/// The replay's client connections: one per client and server, opened when first used
+/// (a restarted server listens on a new port, and gets new ones).
+#[derive(Default)]
+struct Clients {
+    open: std::collections::BTreeMap<(usize, usize, SocketAddr), TcpClient>,
+}
+
+impl Clients {
+    /// `request` from `client` as its library sends it: to `server`, or, for a read the
+    /// simulation spread over several servers (`owners`, each key's), each server its
+    /// share, the hits merged back in key order. A share whose server fails reads as
+    /// misses, as in the simulation; only when all fail does the call.
+    fn call(
+        &mut self,
+        real: &Fleet,
+        client: usize,
+        server: usize,
+        owners: &[usize],
+        request: &Request,
+    ) -> Result<Reply, McError> {
+        let Some(spread) = Spread::new(request, owners.to_vec()) else {
+            return self.call_one(real, client, server, request);
+        };
+        let shares = spread.shares();
+        let (mut hits, mut failed) = (std::collections::BTreeMap::new(), None);
+        for (s, share) in &shares {
+            match self.call_one(real, client, *s, share) {
+                Ok(Reply::Values(v)) => _ = hits.insert(*s, v),
+                // A server's error answers the whole call, as a client library reports it.
+                Ok(other) => return Ok(other),
+                Err(e) => failed = Some(e),
+            }
+        }
+        match failed {
+            Some(e) if hits.is_empty() => Err(e),
+            _ => Ok(spread.merge(hits)),
+        }
+    }
+
+    fn call_one(
+        &mut self,
+        real: &Fleet,
+        client: usize,
+        server: usize,
+        request: &Request,
+    ) -> Result<Reply, McError> {
+        let addr = real.addr(server);
+        match self.open.entry((client, server, addr)) {
+            std::collections::btree_map::Entry::Occupied(mut e) => e.get_mut().call(request),
+            std::collections::btree_map::Entry::Vacant(e) => {
+                e.insert(TcpClient::connect(addr)?).call(request)
+            }
+        }
     }
 }
 

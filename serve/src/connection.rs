@@ -39,6 +39,8 @@ pub(crate) struct Connection {
     /// The run it was opened in ([`World::runs`]): a connection of an earlier run takes
     /// no part in this one.
     run: u64,
+    /// Bytes of replies made since the server last counted them (`bytes_written`).
+    written: u64,
 }
 
 impl Connection {
@@ -57,7 +59,21 @@ impl Connection {
             controller: false,
             serial: w.serial(),
             run: w.runs,
+            written: 0,
         }
+    }
+
+    /// Bytes just read, before they are answered, and the replies made since the last
+    /// count: the server's `bytes_read` and `bytes_written` (a `stats` counts itself
+    /// read, as memcached's does, and its own reply not yet written).
+    pub(crate) fn count_read(&mut self, shared: &Shared, read: usize) {
+        let written = std::mem::take(&mut self.written);
+        lock(shared).servers[self.server].count_bytes(read as u64, written);
+    }
+
+    /// Replies made, counted as written at the next read.
+    pub(crate) fn made(&mut self, bytes: usize) {
+        self.written += bytes as u64;
     }
 
     /// True if the connection was opened in an earlier run than the world's.
@@ -111,10 +127,13 @@ impl Connection {
                 Ok(0) | Err(_) => return,
                 Ok(n) => n,
             };
+            self.count_read(shared, n);
             let mut gate = ServeGate::new(self, shared);
             out.clear();
             session.feed_into(&buf[..n], &mut gate, &mut out);
             let broken = gate.broken;
+            drop(gate);
+            self.made(out.len());
             if !out.is_empty() {
                 if !shared.delay.is_zero() {
                     std::thread::sleep(shared.delay);

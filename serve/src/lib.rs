@@ -22,6 +22,7 @@ mod connection;
 pub mod control;
 mod lockstep;
 mod outside;
+mod process;
 mod workers;
 mod world;
 
@@ -120,14 +121,16 @@ fn lock(shared: &Shared) -> MutexGuard<'_, World> {
 }
 
 /// Binds every server's port; `ready` gets their addresses; then serves until the
-/// process ends.
+/// process ends, saying on stderr why it ends: a stopping signal, a thread's panic, a
+/// failed worker (the `process` module).
 pub fn serve(config: &ServeConfig, ready: impl FnOnce(&[SocketAddr])) -> std::io::Result<()> {
+    process::watch_signals()?;
     let running = start(config)?;
     ready(running.addrs());
     for t in running.threads {
         let _ = t.join();
     }
-    Ok(())
+    process::exit(1, "every listener stopped")
 }
 
 /// Servers started by [`start`], serving on threads of their own until the process ends.
@@ -333,7 +336,8 @@ pub fn start(config: &ServeConfig) -> std::io::Result<Running> {
     for (server, listener) in listeners.into_iter().enumerate() {
         let (shared, inboxes) = (shared.clone(), inboxes.clone());
         threads.push(std::thread::spawn(move || {
-            accept(&shared, server, &listener, &inboxes)
+            let what = format!("the listener of server {server}");
+            process::or_exit(&what, || accept(&shared, server, &listener, &inboxes))
         }));
     }
     Ok(Running {

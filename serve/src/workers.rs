@@ -61,7 +61,12 @@ pub(crate) fn start(shared: &Arc<Shared>, count: usize) -> std::io::Result<Vec<A
         let (shared, mine) = (shared.clone(), inbox.clone());
         std::thread::Builder::new()
             .name(format!("mcsim-worker-{i}"))
-            .spawn(move || Worker::new(poll).run(&shared, &mine))?;
+            .spawn(move || {
+                let what = format!("worker {i}");
+                let stopped =
+                    crate::process::or_exit(&what, || Worker::new(poll).run(&shared, &mine));
+                crate::process::exit(1, &format!("{what} stopped: {stopped}"))
+            })?;
         inboxes.push(inbox);
     }
     Ok(inboxes)
@@ -110,7 +115,8 @@ impl Worker {
         }
     }
 
-    fn run(mut self, shared: &Shared, inbox: &Inbox) {
+    /// Serves until its poll fails; the error.
+    fn run(mut self, shared: &Shared, inbox: &Inbox) -> std::io::Error {
         let mut events = Events::with_capacity(256);
         let mut round: VecDeque<usize> = VecDeque::new();
         loop {
@@ -120,7 +126,7 @@ impl Worker {
                 if e.kind() == ErrorKind::Interrupted {
                     continue;
                 }
-                return;
+                return e;
             }
             // A round: the connection that has waited longest, then those just ready (a
             // small `get` is not kept behind every large reply already waiting), then
@@ -249,8 +255,12 @@ impl Worker {
                 Err(e) if e.kind() == ErrorKind::Interrupted => continue,
                 Err(_) => break false,
             };
+            c.conn.count_read(shared, n);
+            let before = c.out.len();
             let mut gate = ServeGate::new(&mut c.conn, shared);
             c.session.feed_into(&self.buf[..n], &mut gate, &mut c.out);
+            drop(gate);
+            c.conn.made(c.out.len() - before);
             made += c.out.len();
             c.closing = c.session.is_closed();
         };

@@ -147,6 +147,13 @@ pub(crate) struct World {
     serials: u64,
 }
 
+/// A fresh server at time zero whose `stats` describe this process.
+fn served(config: ServerConfig) -> Server {
+    let mut server = Server::new(config, VirtualTime::ZERO);
+    server.report_process(crate::process::this_process);
+    server
+}
+
 impl World {
     pub fn new(
         ports: &[u16],
@@ -164,7 +171,7 @@ impl World {
                 .map(|&port| {
                     let mut config = config.clone();
                     config.tcp_port = port;
-                    Server::new(config, VirtualTime::ZERO)
+                    served(config)
                 })
                 .collect(),
             armed: vec![Armed::default(); count],
@@ -197,7 +204,7 @@ impl World {
     /// Connections of the last run still open are closed at their next command.
     pub fn reset(&mut self, seed: u64, lockstep: Option<crate::lockstep::Lockstep>) {
         for server in &mut self.servers {
-            *server = Server::new(server.config().clone(), VirtualTime::ZERO);
+            *server = served(server.config().clone());
         }
         self.armed.iter_mut().for_each(|a| *a = Armed::default());
         self.rng = ChaCha8Rng::seed_from_u64(seed);

@@ -278,15 +278,16 @@ impl Cluster {
     /// [`Cluster::call_in_place`] on a cluster of several servers.
     fn call_routed(&mut self, request: &mut Request, at: VirtualTime) -> Result<Reply, Transport> {
         let first = self.route(request);
-        if let Some(owners) = self.spread(request, first) {
-            return self.call_spread(request, &owners, at);
+        if let Some(spread) = self.spread(request) {
+            return self.call_spread(&spread, at);
         }
         call_on(&mut self.servers[first], request, at)
     }
 
-    /// Each key's server, for a multi-key read whose keys live on more than one server
-    /// (`None` for every other request, and on a cluster of one server).
-    fn spread(&self, request: &Request, first: usize) -> Option<Vec<usize>> {
+    /// A multi-key read whose keys live on more than one server, split as a client
+    /// library splits it (`None` for every other request, and on a cluster of one
+    /// server).
+    pub fn spread<'r>(&self, request: &'r Request) -> Option<Spread<'r>> {
         let (Request::Get { keys, .. } | Request::Gat { keys, .. }) = request else {
             return None;
         };
@@ -294,54 +295,31 @@ impl Cluster {
             return None;
         }
         let owners: Vec<usize> = keys.iter().map(|k| self.server_for(k)).collect();
-        owners.iter().any(|&s| s != first).then_some(owners)
+        Spread::new(request, owners)
     }
 
-    /// A read spread over several servers (`owners`: each key's): each server asked for
-    /// its own keys, the hits merged back in request order.
-    fn call_spread(
-        &mut self,
-        request: &Request,
-        owners: &[usize],
-        at: VirtualTime,
-    ) -> Result<Reply, Transport> {
-        if owners.iter().all(|&s| !self.servers[s].is_up()) {
+    /// A read spread over several servers: each server asked for its own keys, the hits
+    /// merged back in request order.
+    fn call_spread(&mut self, spread: &Spread<'_>, at: VirtualTime) -> Result<Reply, Transport> {
+        if spread.owners.iter().all(|&s| !self.servers[s].is_up()) {
             return Err(Transport::ServerDown);
         }
-        let keys = request.keys();
-        // Each server's hits, in the order its share of the keys was asked, by server.
-        let mut hits: BTreeMap<usize, VecDeque<ValueEntry>> = BTreeMap::new();
-        for &s in owners {
-            if hits.contains_key(&s) {
-                continue;
-            }
-            let share: Vec<Key> = keys
-                .iter()
-                .zip(owners)
-                .filter(|(_, o)| **o == s)
-                .map(|(k, _)| k.clone())
-                .collect();
+        let mut hits = BTreeMap::new();
+        for (s, share) in spread.shares() {
             let reply = if self.servers[s].is_up() {
-                self.servers[s].apply(with_keys(request, share), at)
+                self.servers[s].apply(share, at)
             } else {
                 Reply::Values(Vec::new())
             };
             match reply {
                 Reply::Values(v) => {
-                    hits.insert(s, v.into());
+                    hits.insert(s, v);
                 }
                 // A server's error answers the whole call, as a client library reports it.
                 other => return Ok(other),
             }
         }
-        let mut merged = Vec::new();
-        for (k, s) in keys.iter().zip(owners) {
-            let queue = hits.get_mut(s).expect("every owner was asked");
-            if queue.front().is_some_and(|e| e.key == *k) {
-                merged.extend(queue.pop_front());
-            }
-        }
-        Ok(Reply::Values(merged))
+        Ok(spread.merge(hits))
     }
 
     /// True if the server is in the client's list.
@@ -427,6 +405,66 @@ impl Cluster {
             }
         }
         h.finish()
+    }
+}
+
+/// A multi-key read whose keys live on several servers: which server each key is on,
+/// each server's share of the keys, and the hits merged back in the order the keys were
+/// asked. The simulation calls the servers with it, and `mcsim confirm` the real ones.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Spread<'r> {
+    request: &'r Request,
+    owners: Vec<usize>,
+}
+
+impl<'r> Spread<'r> {
+    /// `request` with `owners`, each key's server in key order; `None` unless it is a
+    /// multi-key read whose keys live on more than one server.
+    pub fn new(request: &'r Request, owners: Vec<usize>) -> Option<Spread<'r>> {
+        let (Request::Get { keys, .. } | Request::Gat { keys, .. }) = request else {
+            return None;
+        };
+        let spread = owners.len() == keys.len() && owners.iter().any(|&s| s != owners[0]);
+        spread.then_some(Spread { request, owners })
+    }
+
+    /// Each key's server, in key order.
+    pub fn owners(&self) -> &[usize] {
+        &self.owners
+    }
+
+    /// Each server's share of the read, by server in the order of its first key.
+    pub fn shares(&self) -> Vec<(usize, Request)> {
+        let keys = self.request.keys();
+        let mut out: Vec<(usize, Request)> = Vec::new();
+        for &s in &self.owners {
+            if out.iter().any(|(o, _)| *o == s) {
+                continue;
+            }
+            let share: Vec<Key> = keys
+                .iter()
+                .zip(&self.owners)
+                .filter(|(_, o)| **o == s)
+                .map(|(k, _)| k.clone())
+                .collect();
+            out.push((s, with_keys(self.request, share)));
+        }
+        out
+    }
+
+    /// The hits each server gave for its share, merged back in request order.
+    pub fn merge(&self, hits: BTreeMap<usize, Vec<ValueEntry>>) -> Reply {
+        let mut queues: BTreeMap<usize, VecDeque<ValueEntry>> =
+            hits.into_iter().map(|(s, v)| (s, v.into())).collect();
+        let mut merged = Vec::new();
+        for (k, s) in self.request.keys().iter().zip(&self.owners) {
+            if let Some(queue) = queues.get_mut(s)
+                && queue.front().is_some_and(|e| e.key == *k)
+            {
+                merged.extend(queue.pop_front());
+            }
+        }
+        Reply::Values(merged)
     }
 }
 

@@ -271,6 +271,11 @@ pub fn write_request(out: &mut String, r: &Request) {
             out.push(' ');
             write_spaced(out, flags, |o, f| _ = write!(o, "{f}"));
         }
+        Request::StatsGroup(group) => {
+            out.push(' ');
+            out.push_str(group.name());
+        }
+        Request::StatsReset => out.push_str(" reset"),
         _ if r.keys().is_empty() => {}
         _ => {
             out.push(' ');
@@ -390,6 +395,20 @@ mod tests {
         let mut key = String::new();
         write_lossy(&mut key, b"k\xffey");
         assert_eq!(key, String::from_utf8_lossy(b"k\xffey"));
+    }
+
+    #[test]
+    fn a_stats_group_is_traced_by_its_name() {
+        use crate::protocol::StatsGroup;
+        assert_eq!(describe_request(&Request::Stats), "stats");
+        for (group, line) in [
+            (StatsGroup::Settings, "stats settings"),
+            (StatsGroup::Items, "stats items"),
+            (StatsGroup::Slabs, "stats slabs"),
+        ] {
+            assert_eq!(describe_request(&Request::StatsGroup(group)), line);
+        }
+        assert_eq!(describe_request(&Request::StatsReset), "stats reset");
     }
 
     #[test]

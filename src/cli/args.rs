@@ -240,7 +240,8 @@ pub(crate) struct ExploreArgs {
     pub(crate) no_iterative: bool,
     /// Search at most this many tick-phase classes when the scenario does not pin
     /// `servers.phase_ms` (each class is a search of its own).
-    /// (default: the scenario's `[explore] phases`, else 8; 1 to 1000)
+    /// (default: the scenario's `[explore] phases`, else at least 8 and every class
+    /// while the searches so far took fewer than 20,000 executions; 1 to 1000)
     #[arg(long, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1000))]
     pub(crate) max_phases: Option<usize>,
     /// Keep exploring after a violation and count the failing executions.
@@ -283,8 +284,9 @@ pub(crate) struct ConfirmArgs {
     /// A memcached to use instead of starting one (repeat for each simulated server).
     #[arg(long = "server", value_name = "HOST:PORT")]
     pub(crate) servers: Vec<std::net::SocketAddr>,
-    /// Real seconds all virtual waits together may take; longer ones are shortened
-    /// (default 15, with `--all` 120: a shortened wait can move a TTL's end).
+    /// Real seconds all virtual waits together may take (default 120); longer ones are
+    /// shortened, and a replay that then diverges ends `not confirmed: waits shortened`
+    /// with exit status 3.
     #[arg(long)]
     pub(crate) max_wait_s: Option<f64>,
     /// Replays in all, each on freshly started servers, while one diverges after a

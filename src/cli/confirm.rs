@@ -173,6 +173,10 @@ pub(crate) fn confirm(
             c2.shortened.as_secs_f64()
         );
     }
+    if let Some(note) = waits_shortened(&c2, options.max_wait) {
+        outln!("{note}");
+        return Ok(ExitCode::from(SHORTENED));
+    }
     match c2.outcome {
         Outcome::Confirmed { version } => {
             outln!(
@@ -188,11 +192,30 @@ pub(crate) fn confirm(
     }
 }
 
+/// Exit status of a replay that diverged after waits were shortened to the cap: not a
+/// divergence of the simulation, a replay that did not wait what it asked.
+pub(crate) const SHORTENED: u8 = 3;
+
+/// A replay that diverged after waits were cut to the cap: `not confirmed: waits
+/// shortened (N s asked, M s allowed); rerun with --max-wait-s N`. `None` when it
+/// confirmed or diverged with every wait waited.
+fn waits_shortened(c: &Confirmation, allowed: Duration) -> Option<String> {
+    if c.shortened.is_zero() || matches!(c.outcome, Outcome::Confirmed { .. }) {
+        return None;
+    }
+    let asked = (allowed + c.shortened).as_secs_f64().ceil();
+    Some(format!(
+        "not confirmed: waits shortened ({asked} s asked, {} s allowed); rerun with --max-wait-s {asked}",
+        allowed.as_secs_f64()
+    ))
+}
+
 /// Scenarios `confirm --all` confirms at once by default, each against its own memcached.
 pub(crate) const ALL_JOBS: usize = 8;
 
-/// Real seconds `confirm --all` lets one scenario's virtual waits take by default.
-pub(crate) const ALL_MAX_WAIT_S: f64 = 120.0;
+/// Real seconds one confirm lets a counterexample's virtual waits take in all by
+/// default, alone or with `--all`: a replay waits what its counterexample asks up to this.
+pub(crate) const MAX_WAIT_S: f64 = 120.0;
 
 /// One line of `confirm --all`: a scenario, the memcached version that confirmed it (if
 /// one did), and what happened.
@@ -241,6 +264,11 @@ fn confirm_path(
                             c.label, c.what, c.calls
                         ),
                     ),
+                    Outcome::Diverged { .. }
+                        if let Some(note) = waits_shortened(&r, options.max_wait) =>
+                    {
+                        (None, note)
+                    }
                     Outcome::Diverged { detail, .. } => {
                         (None, format!("diverged: {detail}{retried}"))
                     }
@@ -315,7 +343,7 @@ impl ConfirmArgs {
             } else {
                 self.scenario
             };
-            let wait = self.max_wait_s.unwrap_or(ALL_MAX_WAIT_S);
+            let wait = self.max_wait_s.unwrap_or(MAX_WAIT_S);
             let options = options(&[], wait, self.attempts)?;
             return confirm_all(families, &inputs, self.jobs, &options);
         }
@@ -329,7 +357,7 @@ impl ConfirmArgs {
         };
         let options = options(
             &self.servers,
-            self.max_wait_s.unwrap_or(15.0),
+            self.max_wait_s.unwrap_or(MAX_WAIT_S),
             self.attempts,
         )?;
         confirm(&load(path, families)?, which, &options)

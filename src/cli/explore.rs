@@ -240,7 +240,7 @@ impl ExploreArgs {
             timing: !no_timing,
             draws: draws.unwrap_or(s.bounds.draws),
             iterative: !no_iterative,
-            max_phases: max_phases.unwrap_or(s.bounds.phases),
+            max_phases: max_phases.or(s.bounds.phases),
             jobs: crate::cli::jobs_or_cores(jobs),
         };
         explore(&s, &options)

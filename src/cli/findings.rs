@@ -36,7 +36,7 @@ fn confirm(
     scenarios: &mut [ScenarioFindings],
 ) -> Option<String> {
     let options = mcsim_real::ConfirmOptions {
-        max_wait: Duration::from_secs_f64(crate::cli::confirm::ALL_MAX_WAIT_S),
+        max_wait: Duration::from_secs_f64(crate::cli::confirm::MAX_WAIT_S),
         attempts: crate::cli::confirm::ATTEMPTS,
         ..Default::default()
     };

@@ -271,6 +271,9 @@ pub enum Event {
         client: usize,
         /// The server it went to (the first key's).
         server: usize,
+        /// Each key's server, in key order, for a multi-key read spread over several
+        /// servers ([`Spread`](crate::cluster::Spread)); empty for every other call.
+        owners: Vec<usize>,
         /// The request.
         request: crate::protocol::Request,
         /// What the server answered, or the transport failure.

@@ -6,7 +6,7 @@ use super::dfs::DfsStats;
 use crate::plural::plural;
 use crate::scenario::Scenario;
 
-use super::phases::{DEFAULT_MAX_PHASES, PhaseCoverage};
+use super::phases::PhaseCoverage;
 use crate::run::Finding;
 
 /// Bounds of an exhaustive exploration.
@@ -40,8 +40,9 @@ pub struct ExploreOptions {
     /// nothing (then every schedule was covered).
     pub iterative: bool,
     /// When the scenario leaves the tick phase free: search at most this many phase
-    /// classes (see [`PhaseCoverage`]).
-    pub max_phases: usize,
+    /// classes (see [`PhaseCoverage`]); `None`, every class while the searches so far
+    /// took fewer than [`PHASE_BUDGET`](super::PHASE_BUDGET) executions.
+    pub max_phases: Option<usize>,
     /// Threads each search runs on, sharing its tree (see
     /// [`Share`](crate::exhaustive::dfs::Share)): the same verdict and the same first
     /// counterexample as one thread. 1: one thread.
@@ -62,7 +63,7 @@ impl Default for ExploreOptions {
             timing: true,
             draws: 1,
             iterative: false,
-            max_phases: DEFAULT_MAX_PHASES,
+            max_phases: None,
             jobs: 1,
         }
     }

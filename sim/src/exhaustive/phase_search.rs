@@ -4,8 +4,9 @@
 //!
 //! Which phases are searched does not depend on the threads: after phase 0, a batch takes
 //! the classes farthest from every phase searched (each as if the ones taken before it
-//! were searched too), as many as the cap leaves, so that a search the cap stops has
-//! spread its phases over the second; then it adds the instants the batch's searches met,
+//! were searched too), as many as the cap on classes leaves (or, without one, as many as
+//! the budget of executions left pays for at the searches' cost so far, at least one), so
+//! that a search stopped early has spread its phases over the second; then it adds the instants the batch's searches met,
 //! and another batch takes the classes those revealed if the cap leaves room. A batch's
 //! searches run on a pool of threads when the caller allows several jobs and sets no
 //! execution cap, each thread taking the next phase when it is free, otherwise one after
@@ -26,7 +27,7 @@ use crate::scenario::Scenario;
 
 use super::at_phase::search_at_phase;
 use super::exploration::{ExploreOptions, ExploreReport};
-use super::phases::{PhaseCoverage, class_of, representatives};
+use super::phases::{PhaseCoverage, PhaseLimit, class_of, representatives};
 
 /// [`super::explore_seeking`] over the tick-phase classes of a scenario that leaves the
 /// phase free.
@@ -36,7 +37,10 @@ pub(super) fn search_phases(
     seek: Option<&str>,
     progress: &mut dyn FnMut(&DfsStats) -> bool,
 ) -> ExploreReport {
-    let cap = options.max_phases.max(1);
+    let cap = options.max_phases.map_or(usize::MAX, |c| c.max(1));
+    // Without a cap on classes, the budget of executions bounds the search.
+    let budget = options.max_phases.is_none().then_some(super::PHASE_BUDGET);
+    let mut stopped = None;
     let mut points = BTreeSet::new();
     let mut searched: Vec<u32> = Vec::new();
     let mut total: Option<ExploreReport> = None;
@@ -72,11 +76,26 @@ pub(super) fn search_phases(
             break;
         }
         if searched.len() >= cap {
+            stopped = Some(PhaseLimit::Classes(cap));
             break;
         }
-        batch = farthest(&points, &searched, cap - searched.len());
+        let mut room = cap - searched.len();
+        if let (Some(budget), Some(t)) = (budget, &total) {
+            let spent = t.stats.work();
+            let floor = super::PHASE_FLOOR.saturating_sub(searched.len());
+            if spent >= budget && floor == 0 {
+                stopped = Some(PhaseLimit::Executions(budget));
+                break;
+            }
+            // The floor's classes, and as many more as the searches so far say the
+            // budget left pays for, at least one: the same batch on any number of
+            // threads.
+            let each = (spent / searched.len() as u64).max(1);
+            let paid = (budget.saturating_sub(spent) / each) as usize;
+            room = room.min(floor.max(paid).max(1));
+        }
+        batch = farthest(&points, &searched, room);
     }
-    let capped = searched.len() >= cap;
     let mut total = total.expect("at least one phase searched");
     let covered: BTreeSet<usize> = searched.iter().map(|&p| class_of(&points, p)).collect();
     let classes = representatives(&points)
@@ -90,7 +109,7 @@ pub(super) fn search_phases(
         searched,
         classes,
         all,
-        capped: capped && !all,
+        stopped: stopped.filter(|_| !all),
     };
     total.phase_points = points;
     total

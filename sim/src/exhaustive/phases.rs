@@ -1,8 +1,24 @@
 //! The tick-phase dimension of an exhaustive search: the classes of phases that give the
 //! same executions, and two searches at different phases read as one.
 
-/// Phase classes searched by default when a scenario leaves the tick phase free.
-pub const DEFAULT_MAX_PHASES: usize = crate::scenario::ExhaustiveBounds::DEFAULT_PHASES;
+/// Executions a search over tick-phase classes spends, when no cap on classes is given,
+/// before it stops taking classes not yet searched (past the first [`PHASE_FLOOR`],
+/// always searched): a proof whose classes are cheap covers all of them, and a costly
+/// one ends in bounded time and says how far it got. Counted in executions, not time, so
+/// the classes searched are the same on every machine.
+pub const PHASE_BUDGET: u64 = 20_000;
+
+/// Tick-phase classes searched, when there are as many, whatever [`PHASE_BUDGET`] says.
+pub const PHASE_FLOOR: usize = 8;
+
+/// What stopped a search over tick-phase classes before every class it knew of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PhaseLimit {
+    /// The cap on classes given (`[explore] phases`, `--max-phases`, `.max_phases(n)`).
+    Classes(usize),
+    /// [`PHASE_BUDGET`]: the searches so far took this many executions.
+    Executions(u64),
+}
 
 /// The tick phases an exhaustive search covered.
 ///
@@ -13,7 +29,8 @@ pub const DEFAULT_MAX_PHASES: usize = crate::scenario::ExhaustiveBounds::DEFAULT
 /// phase 0, adds the instants each search met, and goes on at one phase of every class no
 /// search has covered, in batches (a batch's phases shared by a pool of threads), until every
 /// class known has been searched (new classes can appear only from executions some search
-/// ran, so none is left) or the cap is reached.
+/// ran, so none is left), or the cap on classes or the budget of executions
+/// ([`PHASE_BUDGET`]) is reached.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct PhaseCoverage {
     /// The scenario pins the phase (µs): only it was searched.
@@ -24,14 +41,15 @@ pub struct PhaseCoverage {
     pub classes: usize,
     /// True if every class was searched.
     pub all: bool,
-    /// True if the cap on classes stopped the search (rather than a counterexample).
-    pub capped: bool,
+    /// What stopped the search before every class known (not a counterexample).
+    pub stopped: Option<PhaseLimit>,
 }
 
 impl PhaseCoverage {
     /// How the statement of a search names its phases: "tick phase pinned at 250 ms",
     /// "all 4 tick-phase classes (phases 0, 0.000401, 0.500101, 0.500501 s)", or
-    /// "12 of 40 tick-phase classes (the cap)".
+    /// "12 of at least 40 tick-phase classes found so far (…; the cap of 12 classes)":
+    /// classes are found by searching, so one stopped early knows only a lower bound.
     pub fn describe(&self) -> String {
         if let Some(p) = self.pinned {
             return format!("tick phase pinned at {}", seconds(p));
@@ -47,8 +65,12 @@ impl PhaseCoverage {
                 format!("all {n} tick-phase classes")
             };
             format!("{classes} ({list})")
-        } else if self.capped {
-            format!("{k} of {n} tick-phase classes ({list}; the cap)")
+        } else if let Some(limit) = self.stopped {
+            let limit = match limit {
+                PhaseLimit::Classes(c) => format!("the cap of {c} classes"),
+                PhaseLimit::Executions(e) => format!("the budget of {e} executions"),
+            };
+            format!("{k} of at least {n} tick-phase classes found so far ({list}; {limit})")
         } else {
             format!("{k} of {n} tick-phase classes known so far ({list}), searched in turn")
         }

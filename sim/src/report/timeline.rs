@@ -134,6 +134,7 @@ impl Timeline {
                     request,
                     outcome,
                     fault,
+                    ..
                 } => calls.push(CallBox {
                     step: *step,
                     client: *client,

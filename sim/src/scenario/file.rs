@@ -146,7 +146,8 @@ pub(crate) struct ExploreFile {
     pub faults: Spanned<toml::Value>,
     /// Draws of the workload an exhaustive search covers.
     pub draws: u64,
-    pub phases: u64,
+    /// Tick-phase classes searched at most (absent: every class within the budget).
+    pub phases: Option<u64>,
 }
 
 impl Default for ExploreFile {
@@ -167,7 +168,7 @@ impl Default for ExploreFile {
                 toml::Value::Integer(i64::from(super::ExhaustiveBounds::DEFAULT_FAULTS)),
             ),
             draws: 1,
-            phases: super::ExhaustiveBounds::DEFAULT_PHASES as u64,
+            phases: None,
         }
     }
 }

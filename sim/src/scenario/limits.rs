@@ -191,6 +191,8 @@ pub(crate) fn check(f: &ScenarioFile, source: &str) -> Result<(), FieldError> {
     c.range("explore", "depth", e.depth as u64, 1..=64)?;
     c.range("explore", "steps_estimate", e.steps_estimate, 1..=MAX_COUNT)?;
     c.range("explore", "draws", e.draws, 1..=1000)?;
-    c.range("explore", "phases", e.phases, 1..=1000)?;
+    if let Some(phases) = e.phases {
+        c.range("explore", "phases", phases, 1..=1000)?;
+    }
     Ok(())
 }

@@ -111,8 +111,9 @@ pub struct ExhaustiveBounds {
     pub faults: Option<u32>,
     /// Draws of the workload searched, one after the other (1: the earliest instants).
     pub draws: u32,
-    /// Tick-phase classes searched at most, when the scenario leaves the phase free.
-    pub phases: usize,
+    /// Tick-phase classes searched at most, when the scenario leaves the phase free
+    /// (`None`: every class, within [`PHASE_BUDGET`](crate::exhaustive::PHASE_BUDGET)).
+    pub phases: Option<usize>,
 }
 
 impl ExhaustiveBounds {
@@ -123,9 +124,6 @@ impl ExhaustiveBounds {
     pub const DEFAULT_PREEMPTIONS: u32 = 2;
     /// Faults when the file gives none.
     pub const DEFAULT_FAULTS: u32 = 1;
-    /// Tick-phase classes searched at most when the file gives none and leaves the phase
-    /// free.
-    pub const DEFAULT_PHASES: usize = 8;
 }
 
 /// Reads a bound: a number, or `"all"` for none.
@@ -351,7 +349,7 @@ impl Scenario {
             preemptions: bound("explore.preemptions", &f.explore.preemptions).map_err(at)?,
             faults: bound("explore.faults", &f.explore.faults).map_err(at)?,
             draws: f.explore.draws as u32,
-            phases: f.explore.phases as usize,
+            phases: f.explore.phases.map(|p| p as usize),
         };
         let config = ExecConfig {
             servers: vec![server; count],

@@ -38,7 +38,7 @@ pub use arith::parse_u64;
 pub use config::{MIB, SLAB_CHUNK_MAX_DEFAULT, SLAB_PAGE_SIZE, ServerConfig};
 pub use items::{AllocError, Item, Items};
 pub use slab::{PAGE_SIZE, item_total};
-pub use stats::{ClassStats, Hit, Stats};
+pub use stats::{ClassStats, Hit, Moment, Process, Stats};
 
 /// `CLIENT_ERROR` text for a value incr/decr cannot read as a number.
 pub const NON_NUMERIC: &str = "cannot increment or decrement non-numeric value";
@@ -54,6 +54,8 @@ pub struct Server {
     up: bool,
     /// The level last set by `verbosity` (`stats settings` shows it).
     verbosity: u32,
+    /// Reads the process `stats` describes when it is asked.
+    process: fn() -> Process,
 }
 
 impl Server {
@@ -68,6 +70,7 @@ impl Server {
             items,
             up: true,
             verbosity: 0,
+            process: || Process::SIMULATED,
         }
     }
 
@@ -98,9 +101,41 @@ impl Server {
 
     /// Sets the number of client connections `stats` reports as `curr_connections` (the
     /// executor opens one per virtual client; a process restart drops them, and clients
-    /// reconnect).
+    /// reconnect). Those more than before count as opened (`total_connections`).
     pub fn set_connections(&mut self, connections: u64) {
-        self.items.stats.curr_connections = connections;
+        let s = &mut self.items.stats;
+        s.total_connections += connections.saturating_sub(s.curr_connections);
+        s.connection_structures = s.connection_structures.max(connections);
+        s.curr_connections = connections;
+    }
+
+    /// Counts bytes read from a client's socket and written to it (`bytes_read`,
+    /// `bytes_written`): the simulation has no wire; a server on one counts them.
+    pub fn count_bytes(&mut self, read: u64, written: u64) {
+        let s = &mut self.items.stats;
+        s.bytes_read += read;
+        s.bytes_written += written;
+    }
+
+    /// Reads the process `stats` describes with `process` from now on (in-process,
+    /// [`Process::SIMULATED`]).
+    pub fn report_process(&mut self, process: fn() -> Process) {
+        self.process = process;
+    }
+
+    /// Plain `stats` at `now`: every field of memcached 1.6.18's, in its order
+    /// ([`Stats::lines`]).
+    pub fn stats_lines(&self, now: VirtualTime) -> Vec<(String, String)> {
+        let tick = self.tick(now);
+        // memcached's uptime is its current_time less the 2 s it starts the clock at,
+        // and less ITEM_UPDATE_INTERVAL's 60 the clock starts after.
+        let uptime = tick.saturating_sub(crate::clock::FIRST_TICK) + 2;
+        self.items.stats().lines(&Moment {
+            config: &self.config,
+            uptime,
+            time: self.clock.process_started() + i64::from(tick),
+            process: (self.process)(),
+        })
     }
 
     /// The item table (for checks that must not disturb the LRU).
@@ -348,10 +383,7 @@ impl Server {
                 flags,
                 data,
             } => meta::execute(self, *command, key.as_ref(), flags, data.as_deref(), now),
-            Request::Stats => {
-                let uptime = tick.saturating_sub(crate::clock::FIRST_TICK) + 2;
-                Reply::Stats(self.items.stats().lines(self.config.memory_limit, uptime))
-            }
+            Request::Stats => Reply::Stats(self.stats_lines(now)),
             Request::StatsGroup(group) => Reply::Stats(match group {
                 StatsGroup::Items => self.items.items_report(tick),
                 StatsGroup::Slabs => self.items.slabs_report(),

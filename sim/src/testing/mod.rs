@@ -213,10 +213,12 @@ impl<M: Model> Check<M> {
         self
     }
 
-    /// [`Check::dfs`] searches at most this many tick-phase classes (default
-    /// [`crate::exhaustive::DEFAULT_MAX_PHASES`]); the proof says how many there were.
+    /// [`Check::dfs`] searches at most this many tick-phase classes (by default every
+    /// class, while the searches so far took fewer than
+    /// [`PHASE_BUDGET`](crate::exhaustive::PHASE_BUDGET) executions); the proof says how
+    /// many there were.
     pub fn max_phases(mut self, phases: usize) -> Self {
-        self.search.max_phases = phases.max(1);
+        self.search.max_phases = Some(phases.max(1));
         self
     }
 
@@ -474,7 +476,7 @@ impl<M: Model> Check<M> {
                 preemptions: None,
                 faults: None,
                 draws: 1,
-                phases: crate::exhaustive::DEFAULT_MAX_PHASES,
+                phases: None,
             },
             setup,
             point: Vec::new(),

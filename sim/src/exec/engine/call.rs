@@ -59,6 +59,7 @@ impl<O: Observer> Engine<O> {
         // Taken before the server takes the request's bytes (only when tracing).
         let traced = self.observer.timeline().is_some().then(|| Traced {
             servers: self.cluster.servers_for(request),
+            owners: (self.cluster.spread(request)).map_or(Vec::new(), |s| s.owners().to_vec()),
             what: describe_request(request),
             request: request.clone(),
         });

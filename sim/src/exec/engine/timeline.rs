@@ -166,6 +166,7 @@ impl Timeline {
     ) {
         let Traced {
             servers,
+            owners,
             what,
             request,
         } = traced;
@@ -177,6 +178,7 @@ impl Timeline {
             issued,
             client,
             server,
+            owners,
             request,
             outcome: outcome.clone(),
             fault: fault.cloned(),
@@ -308,6 +310,8 @@ impl Timeline {
 pub(super) struct Traced {
     /// The servers it went to, its first key's first ([`Cluster::servers_for`]).
     pub(super) servers: Vec<usize>,
+    /// Each key's server, for a read spread over several ([`Event::Call::owners`]).
+    pub(super) owners: Vec<usize>,
     /// The request described.
     pub(super) what: String,
     pub(super) request: Request,

@@ -7,22 +7,23 @@ use crate::server::stats::{ClassStats, Hit, Stats};
 
 impl Items {
     /// `stats reset`: every counter back to zero but the gauges (`curr_items`, `bytes`,
-    /// `curr_connections`), as memcached's `stats_reset` leaves them.
+    /// `curr_connections`, `connection_structures`), as memcached's `stats_reset` leaves
+    /// them.
     pub fn reset_counters(&mut self) {
         let s = &self.stats;
-        let kept = (s.curr_items, s.bytes, s.curr_connections);
         self.stats = Stats {
-            curr_items: kept.0,
-            bytes: kept.1,
-            curr_connections: kept.2,
+            curr_items: s.curr_items,
+            bytes: s.bytes,
+            curr_connections: s.curr_connections,
+            connection_structures: s.connection_structures,
             ..Stats::default()
         };
         self.classes.clear();
     }
 
     /// The server's counters, as `stats` reports them: its own, plus the sums of those
-    /// also counted per class (hits, `cmd_set`, evictions, reclaims), which memcached
-    /// adds up from its per-class counters the same way.
+    /// also counted per class (hits, `cmd_set`, evictions, reclaims, the LRU's moves),
+    /// which memcached adds up from its per-class counters the same way.
     pub fn stats(&self) -> Stats {
         let [
             get_hits,
@@ -37,6 +38,11 @@ impl Items {
             reclaimed,
             expired_unfetched,
             evicted_unfetched,
+            evicted_active,
+            moves_to_cold,
+            moves_to_warm,
+            moves_within_lru,
+            direct_reclaims,
         ] = self.class_sums();
         Stats {
             get_hits,
@@ -51,6 +57,11 @@ impl Items {
             reclaimed,
             expired_unfetched,
             evicted_unfetched,
+            evicted_active,
+            moves_to_cold,
+            moves_to_warm,
+            moves_within_lru,
+            direct_reclaims,
             ..self.stats.clone()
         }
     }
@@ -65,8 +76,8 @@ impl Items {
 
     /// The per-class counters the server-wide ones sum, in the order [`Items::stats`]
     /// reads them.
-    fn class_sums(&self) -> [u64; 12] {
-        let mut sums = [0; 12];
+    fn class_sums(&self) -> [u64; 17] {
+        let mut sums = [0; 17];
         for c in &self.classes {
             let values = [
                 c.get_hits,
@@ -81,6 +92,11 @@ impl Items {
                 c.reclaimed,
                 c.expired_unfetched,
                 c.evicted_unfetched,
+                c.evicted_active,
+                c.moves_to_cold,
+                c.moves_to_warm,
+                c.moves_within_lru,
+                c.direct_reclaims,
             ];
             for (sum, v) in sums.iter_mut().zip(values) {
                 *sum += v;

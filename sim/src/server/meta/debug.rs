@@ -17,6 +17,8 @@ pub(super) fn debug(server: &mut Server, key: &Key, flags: &[MetaFlag], now: Vir
     } else {
         key.clone()
     };
+    // memcached counts `cmd_meta` for `me` alone, hit or miss.
+    server.items.stats.cmd_meta += 1;
     let tick = server.tick(now);
     let Some(item) = server.items.find(&key, tick) else {
         return meta(MetaCode::Miss, vec![], None);
