@@ -55,12 +55,8 @@ fn a_failing_check_panics_with_the_timeline_and_a_replay_line_that_replays() {
         .unwrap()
         .trim_matches('\'');
     assert!(token.starts_with("lock/get-set:"), "{token}");
-    let hash = line
-        .rsplit("trace hash ")
-        .next()
-        .unwrap()
-        .trim()
-        .to_string();
+    // The token ends with the trace hash it checks.
+    let hash = token.rsplit_once('#').unwrap().1.to_string();
     let replayed = check(LockVariant::GetSet)
         .clients(2)
         .expect("lock.exclusion")
@@ -72,6 +68,21 @@ fn a_failing_check_panics_with_the_timeline_and_a_replay_line_that_replays() {
         check(LockVariant::GetSet).clients(2).replay(token);
     });
     assert!(again.contains("got lock.exclusion"), "{again}");
+    // A token whose hash is not its execution's fails loudly instead of showing another.
+    let (body, _) = token.rsplit_once('#').unwrap();
+    let wrong = format!("{body}#0123456789abcdef");
+    let stale = panic_text(|| {
+        check(LockVariant::GetSet)
+            .clients(2)
+            .expect("lock.exclusion")
+            .replay(&wrong);
+    });
+    assert!(
+        stale.contains(&format!("trace hash is {hash}, not the 0123456789abcdef")),
+        "{stale}"
+    );
+    // The rerun command names the test's target.
+    assert!(line.contains("--test check_api"), "{line}");
 }
 
 #[test]
@@ -83,6 +94,26 @@ fn an_expected_violation_that_is_not_found_fails_the_check() {
             .random(50);
     });
     assert!(text.contains("expected lock.exclusion, got pass"), "{text}");
+}
+
+#[test]
+fn a_verdict_sought_past_another_says_how_to_select() {
+    // The get+set lock breaks exclusion long before anything could be stuck: the
+    // failure says how to look past it.
+    let text = panic_text(|| {
+        check(LockVariant::GetSet)
+            .clients(2)
+            .expect("stuck")
+            .random(200);
+    });
+    assert!(
+        text.contains("expected stuck, got lock.exclusion"),
+        "{text}"
+    );
+    assert!(
+        text.contains("lock.exclusion broke first and ended the search: to seek stuck past it, check only what it needs with `.only(&[])`"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -106,6 +137,8 @@ fn dfs_proves_a_small_fixed_case_and_finds_the_broken_one() {
         .dfs(Some(2));
     assert!(proved.exhaustive);
     assert!(proved.executions > 1);
+    // Verdict counts are executions per verdict, as a sampling run's are.
+    assert_eq!(proved.verdicts.get("pass"), Some(&proved.executions));
     // The proof says what it covered, the tick phases included.
     let proof = proved.proof.clone().expect("a proof").to_string();
     assert!(proof.starts_with("every schedule, 2 clients"), "{proof}");
@@ -133,6 +166,8 @@ fn dfs_proves_a_small_fixed_case_and_finds_the_broken_one() {
         .expect("lock.exclusion")
         .dfs(Some(2));
     assert!(found.failure.is_some());
+    assert_eq!(found.verdicts.get("lock.exclusion"), Some(&1));
+    assert_eq!(found.verdicts.values().sum::<u64>(), found.executions);
 }
 
 #[test]
@@ -242,4 +277,20 @@ fn a_proof_under_faults_names_its_fault_bound_kinds_and_phases() {
         "{sentence}"
     );
     assert!(!sentence.contains('\n'), "one sentence: {sentence}");
+}
+
+#[test]
+fn a_rate_is_measured_in_one_call_without_a_verdict() {
+    // The get+set counter loses increments: how often, under the plan's probabilities,
+    // in one call that neither stops at the first loss nor panics.
+    let figures = check(CounterVariant::GetSet).clients(3).measure(200);
+    assert_eq!(figures.executions, 200);
+    let lost = figures.rate("counter.no_lost_increments");
+    assert!(lost > 0.0 && lost <= 1.0, "{:?}", figures.verdicts);
+    assert!(
+        figures.rate("pass") <= 1.0 - lost + 1e-9,
+        "{:?}",
+        figures.verdicts
+    );
+    assert_eq!(figures.verdicts.values().sum::<u64>(), 200);
 }

@@ -32,6 +32,9 @@ fn explore(s: &Scenario, reduce: bool, cache: bool) -> ExploreReport {
         cache,
         keep_going: true,
         max_executions: Some(PLAIN_CAP),
+        // The same classes for every search compared: without a cap, the classes a
+        // search takes depend on what its executions cost.
+        max_phases: Some(8),
         ..ExploreOptions::default()
     };
     mcsim::exhaustive::explore(s, &options, &mut |_| true)

@@ -285,6 +285,12 @@ impl FaultPlan {
     pub const PAUSE_FOR: Duration = Duration::from_secs(5);
 
     /// No faults at all, with the default delays.
+    ///
+    /// Each constructor below allows one kind with a budget, stated in its doc: at most
+    /// `max` faults of that kind per execution, each possible step firing with chance
+    /// `probability` (random strategies; `swarm` scales it, exhaustive searches try every
+    /// placement within `max`). [`FaultPlan::max`] and [`FaultPlan::probability`] change
+    /// them; [`FaultPlan::allow`] sets both for any kind.
     pub fn none() -> FaultPlan {
         FaultPlan {
             rules: Vec::new(),
@@ -312,43 +318,48 @@ impl FaultPlan {
         self
     }
 
-    /// Up to 3 evictions of any key, each step with chance 0.05: the pressure of other
-    /// traffic on a shared memcached.
+    /// At most 3 evictions of any key per execution, each step with chance 0.05: the
+    /// pressure of other traffic on a shared memcached.
     pub fn evictions() -> FaultPlan {
         FaultPlan::none().allow(FaultKind::Evict, 3, 0.05)
     }
 
-    /// Up to 3 replies lost after the server applied the call (the client times out
-    /// after [`FaultPlan::timeout`], not knowing whether the call took effect).
+    /// At most 3 replies lost per execution (chance 0.05 a call), after the server
+    /// applied the call: the client times out after [`FaultPlan::timeout`], not knowing
+    /// whether the call took effect.
     pub fn lost_replies() -> FaultPlan {
         FaultPlan::none().allow(FaultKind::ReplyLost, 3, 0.05)
     }
 
-    /// Up to 3 requests lost before the server saw them (the client times out).
+    /// At most 3 requests lost per execution (chance 0.05 a call) before the server saw
+    /// them (the client times out).
     pub fn lost_requests() -> FaultPlan {
         FaultPlan::none().allow(FaultKind::RequestLost, 3, 0.05)
     }
 
-    /// One crash of a server, which comes back empty after
-    /// [`FaultPlan::restart_after`] (1 s; [`FaultPlan::restarting_after`] changes it).
+    /// At most one crash of a server per execution (chance 0.01 a step), which comes back
+    /// empty after [`FaultPlan::restart_after`] (1 s; [`FaultPlan::restarting_after`]
+    /// changes it).
     pub fn crashes() -> FaultPlan {
         FaultPlan::none().allow(FaultKind::Crash, 1, 0.01)
     }
 
-    /// Up to 2 seconds a server's clock skips (memcached's timer firing late, then
-    /// catching up): items expire a second early.
+    /// At most 2 seconds a server's clock skips per execution (chance 0.01 a step):
+    /// memcached's timer firing late, then catching up; items expire a second early.
     pub fn skipped_seconds() -> FaultPlan {
         FaultPlan::none().allow(FaultKind::SkipSecond, 2, 0.01)
     }
 
-    /// One server leaving the clients' list for [`FaultPlan::rejoin_after`] (needs two
-    /// servers or more): its keys map elsewhere meanwhile.
+    /// At most one server leaving the clients' list per execution (chance 0.01 a step),
+    /// for [`FaultPlan::rejoin_after`] (needs two servers or more): its keys map
+    /// elsewhere meanwhile.
     pub fn leaves() -> FaultPlan {
         FaultPlan::none().allow(FaultKind::Leave, 1, 0.01)
     }
 
-    /// Up to 2 pauses of a client for `pause_for` each (a GC pause, a stopped VM),
-    /// wherever it is: in a sleep (holding a lock) or before its call reaches the server.
+    /// At most 2 pauses of a client per execution (chance 0.02 a step), for `pause_for`
+    /// each (a GC pause, a stopped VM), wherever it is: in a sleep (holding a lock) or
+    /// before its call reaches the server.
     pub fn pauses(pause_for: Duration) -> FaultPlan {
         FaultPlan {
             pause_for,
@@ -356,14 +367,15 @@ impl FaultPlan {
         }
     }
 
-    /// One client's process dying where it is: its pending call is never sent and it
-    /// never runs again ([`crate::Sim::on_death`] tells the model).
+    /// At most one client's process dying per execution (chance 0.02 a step; `.max(n)`
+    /// for more), where it is: its pending call is never sent and it never runs again
+    /// ([`crate::Sim::on_death`] tells the model).
     pub fn deaths() -> FaultPlan {
         FaultPlan::none().allow(FaultKind::Die, 1, 0.02)
     }
 
-    /// Up to 2 storage calls carrying a value over the item size limit (memcached
-    /// refuses it, and a `set` loses the key's old value).
+    /// At most 2 storage calls per execution (chance 0.02 a call) carrying a value over
+    /// the item size limit (memcached refuses it, and a `set` loses the key's old value).
     pub fn too_large_values() -> FaultPlan {
         FaultPlan::none().allow(FaultKind::TooLarge, 2, 0.02)
     }

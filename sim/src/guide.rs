@@ -8,7 +8,7 @@
 //!
 //! ```toml
 //! [dependencies]
-//! mcsim = { git = "https://example.invalid/mcsim" }   # or { path = "../mcsim/sim" }
+//! mcsim = { path = "../mcsim/sim" }   # a checkout of mcsim (or { git = "<its URL>" })
 //! serde = { version = "1.0", features = ["derive"] }
 //!
 //! # Tests run in the dev profile. Build the dependencies optimized, or a check that takes
@@ -85,17 +85,21 @@
 //!   from its own seed; `.swarm(n)` boosts and aims the plan's faults to find a fault's
 //!   bug sooner, `.random(n)` keeps the plan's probabilities (for rates), `.pos(n)` finds
 //!   an interleaving bug amid calls on unrelated keys sooner;
+//! - `.measure(n)`: `n` random executions under the plan's probabilities, each to its
+//!   end and none judged: `figures.rate("invariant")` is how often it broke;
 //! - `.dfs(max_preemptions)`: every schedule within the bounds, with
 //!   `.max_faults(n)`, `.max_phases(n)` and `.draws(n)`; without a counterexample it
 //!   returns a [`Proof`](crate::testing::Proof) that prints as one sentence.
 //!
 //! A variant that must break says so with `.expect("invariant")`; `.only(&[…])` checks
-//! some invariants only. A check that does not get the verdict it expects panics with
+//! some invariants only. The search for an expected verdict ends at the first violation
+//! of any other: `.expect("stuck").only(&[])` seeks a stuck run past every invariant,
+//! and a check that met another verdict first says which selection to make. A check that does not get the verdict it expects panics with
 //! every invariant violated, the shrunk timeline, and a line that reruns exactly that
 //! execution in that test:
 //!
 //! ```text
-//! MCSIM_REPLAY='lease/get-set:2:mc1:…' cargo test -p my-crate --test lease -- --exact my_test --include-ignored --nocapture
+//! MCSIM_REPLAY='lease/get-set:2:mc1:…#5c2e…' cargo test -p my-crate --test lease -- --exact my_test --include-ignored --nocapture
 //! ```
 //!
 //! ## 5. The whole example
@@ -227,8 +231,10 @@
 //!
 //! The command line lives in a crate of its own, `mcsim-cli`, so that a crate with
 //! models alone does not build it. A binary that depends on it and on your model crate
-//! (`mcsim-cli = { git = "<mcsim's repository>" }` beside `mcsim`) and has a `main` of
-//! one line, `mcsim_cli::main(&[family::<Lease>()])`, gets the whole command line for
+//! (`mcsim-cli = { path = "../mcsim" }` beside `mcsim`, or the `git` source you cloned
+//! mcsim from) and has a `main` that is one call,
+//! `fn main() -> std::process::ExitCode { mcsim_cli::main(&[family::<Lease>()]) }`, gets
+//! the whole command line for
 //! its families: scenario files (`recipe = "lease"`, a `[params]`
 //! table read into `Params`, errors at their file, line and field), `run`, `replay`,
 //! `explore` and the `check` gate with its JSON, JUnit and HTML reports. mcsim's own

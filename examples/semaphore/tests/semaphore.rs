@@ -108,12 +108,17 @@ fn a_failure_reruns_from_the_line_it_prints() {
         .find(|l| l.contains("MCSIM_REPLAY="))
         .unwrap_or_else(|| panic!("no replay line in {text}"))
         .trim();
-    let (command, comment) = line.split_once("   # ").unwrap();
+    let (command, _) = line.split_once("   # ").unwrap();
+    // The test target is named like the package: the command names it all the same.
     assert!(
-        command.contains("cargo test -p semaphore -- --exact count_then_incr_as_a_failing_test"),
+        command.contains(
+            "cargo test -p semaphore --test semaphore -- --exact count_then_incr_as_a_failing_test"
+        ),
         "{command}"
     );
-    let hash = comment.rsplit("trace hash ").next().unwrap();
+    // The token ends with the trace hash its replay checks.
+    let token = command.split('\'').nth(1).unwrap();
+    let hash = token.rsplit_once('#').unwrap().1;
     let (passed, again) = run_as_cargo_would(command);
     assert!(!passed, "{again}");
     assert!(
@@ -124,5 +129,5 @@ fn a_failure_reruns_from_the_line_it_prints() {
         .lines()
         .find(|l| l.contains("MCSIM_REPLAY="))
         .unwrap_or_else(|| panic!("no replay line in {again}"));
-    assert!(rerun.ends_with(hash), "{rerun} vs {hash}");
+    assert!(rerun.contains(&format!("#{hash}'")), "{rerun} vs {hash}");
 }

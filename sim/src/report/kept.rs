@@ -150,9 +150,17 @@ pub fn failure(
 /// Where `mcsim run` and `mcsim explore` keep the whole reports their screenfuls name.
 pub const RUN_DIR: &str = "reports/counterexamples";
 
-/// Where a check from a `#[test]` keeps them: the system's temporary directory.
+/// Where a check from a `#[test]` keeps them: `mcsim/` in the target directory its test
+/// binary was built in (`target/<profile>/deps/<binary>` keeps them in `target/mcsim/`),
+/// so that each crate's reports stay with it; under the system's temporary directory
+/// for a binary built elsewhere.
 pub fn test_dir() -> PathBuf {
-    std::env::temp_dir().join("mcsim")
+    let target = std::env::current_exe().ok().and_then(|exe| {
+        let deps = exe.parent()?;
+        let target = (deps.file_name()? == "deps").then(|| deps.parent()?.parent())??;
+        Some(target.join("mcsim"))
+    });
+    target.unwrap_or_else(|| std::env::temp_dir().join("mcsim"))
 }
 
 #[cfg(test)]

@@ -116,10 +116,15 @@ pub fn replay_lines(
 ) -> Vec<ReplayLine> {
     let mut out = Vec::new();
     if let Origin::Code { tag, rerun, .. } = &scenario.origin {
-        let token = format!("{tag}:{}:{}", failure.clients, failure.execution.schedule);
+        // The token ends with the trace hash, which the replay checks.
+        let hash = format!("{:016x}", failure.execution.trace.hash());
+        let token = format!(
+            "{tag}:{}:{}#{hash}",
+            failure.clients, failure.execution.schedule
+        );
         out.push(ReplayLine {
             command: format!("MCSIM_REPLAY={} {rerun}", shell_word(&token)),
-            trace_hash: format!("{:016x}", failure.execution.trace.hash()),
+            trace_hash: hash,
             what: if failure.original.is_some() {
                 "shrunk".into()
             } else {
@@ -202,19 +207,10 @@ pub fn render_failure(scenario: &Scenario, strategy: StrategyKind, failure: &Fin
         out,
         "\nreplay (each command prints this verdict and checks its trace hash):"
     );
-    // `mcsim replay` lines carry their hash as `--expect-hash`; a test token
-    // (`MCSIM_REPLAY=…`) cannot, so the hash stays in its comment.
-    let checks_itself = !matches!(scenario.origin, Origin::Code { .. });
+    // `mcsim replay` lines carry their hash as `--expect-hash`, a test's token
+    // (`MCSIM_REPLAY=…#hash`) at its end.
     for line in replay_lines(scenario, strategy, failure) {
-        if checks_itself {
-            let _ = writeln!(out, "  {}   # {}", line.command, line.what);
-        } else {
-            let _ = writeln!(
-                out,
-                "  {}   # {}, trace hash {}",
-                line.command, line.what, line.trace_hash
-            );
-        }
+        let _ = writeln!(out, "  {}   # {}", line.command, line.what);
     }
     out
 }

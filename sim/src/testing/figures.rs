@@ -75,6 +75,34 @@ pub struct Figures {
 }
 
 impl Figures {
+    /// The figures of a run (`exhaustive`: it covered every schedule within its bounds).
+    pub(crate) fn of(report: RunReport, exhaustive: bool) -> Figures {
+        Figures {
+            executions: report.executions,
+            verdicts: report.verdicts,
+            metrics: report.metrics,
+            failure: report.first_failure,
+            calls: report.calls,
+            exhaustive,
+            found: report.found,
+            faults: report.faults,
+            checks: report.checks,
+            proof: None,
+        }
+    }
+
+    /// The share of the executions that broke `verdict` (an invariant, `stuck`, …; `pass`:
+    /// those that kept every one), from 0 to 1: with [`Check::measure`](super::Check::measure),
+    /// the rate under the plan's probabilities.
+    pub fn rate(&self, verdict: &str) -> f64 {
+        let n = if verdict == "pass" {
+            self.verdicts.get("pass")
+        } else {
+            self.found.get(verdict)
+        };
+        n.copied().unwrap_or(0) as f64 / self.executions.max(1) as f64
+    }
+
     /// A metric over the executions; panics, naming the known ones, if the model never
     /// recorded it.
     pub fn metric(&self, name: &str) -> Summary {

@@ -7,7 +7,7 @@
 //!
 //! On a verdict other than the one expected (`pass` unless [`Check::expect`] says
 //! otherwise) the test panics with the invariant, the shrunk timeline and the line that
-//! replays it: `MCSIM_REPLAY='<family>/<variant>:<clients>:<schedule>' cargo test …`.
+//! replays it: `MCSIM_REPLAY='<family>/<variant>:<clients>:<schedule>#<trace hash>' cargo test …`.
 //! With that variable set, the check of that model replays the schedule instead of
 //! exploring; [`Check::replay`] does the same from code.
 
@@ -39,8 +39,10 @@ pub const REPLAY_VAR: &str = "MCSIM_REPLAY";
 /// Starts a check of `model` (a variant of a family): 2 clients, one server, no faults,
 /// the model's default parameters, expecting `pass`. Finish it with [`Check::random`],
 /// [`Check::pct`], [`Check::dfs`] or [`Check::replay`].
+#[track_caller]
 pub fn check<M: Model>(model: M) -> Check<M> {
     Check {
+        caller: std::panic::Location::caller().file(),
         model,
         params: M::Params::default(),
         clients: 2,
@@ -59,6 +61,8 @@ pub fn check<M: Model>(model: M) -> Check<M> {
 /// A check being set up: the model, its parameters and the world it runs in.
 #[derive(Debug, Clone)]
 pub struct Check<M: Model> {
+    /// The source file of the test that started it (its rerun command names its target).
+    caller: &'static str,
     model: M,
     params: M::Params,
     clients: usize,
@@ -183,6 +187,25 @@ impl<M: Model> Check<M> {
         self.sample(StrategyKind::Random, executions)
     }
 
+    /// `executions` seeded random executions under the plan's own probabilities, every
+    /// one run to its end and none judged: how often each verdict happens, read with
+    /// [`Figures::rate`], for a test that measures a recipe (a rate, a mean) instead of
+    /// asserting one verdict. Never panics on a verdict; the first failure is kept as
+    /// found (not shrunk).
+    #[track_caller]
+    pub fn measure(self, executions: u64) -> Figures {
+        let s = self.scenario(executions);
+        let options = RunOptions {
+            strategy: StrategyKind::Random,
+            seed: self.seed,
+            executions,
+            keep_going: true,
+            shrink: false,
+            expect: crate::scenario::Expectation::single("pass"),
+        };
+        Figures::of(run::run(&s, &options), false)
+    }
+
     /// `executions` seeded swarm executions ([`crate::explore::Swarm`]: each draws its
     /// own fault rate and timing style, and aims its faults), the search the scenario
     /// files default to. Prefer it to [`Check::random`] to find a fault's bug; keep
@@ -244,10 +267,16 @@ impl<M: Model> Check<M> {
             ..self.search
         };
         let r = crate::exhaustive::explore(&s, &options, &mut |_| true);
-        let mut verdicts = BTreeMap::new();
+        // Executions per verdict, as a sampling run counts them: the failing ones under
+        // their label, every other as a pass (one cut short as redundant repeats one
+        // that passed: the search stops at its first failure).
         let label = r.failure.as_ref().map(|f| f.execution.verdict.label());
-        let found = label.iter().map(|l| (l.clone(), 1)).collect();
-        verdicts.insert(label.unwrap_or_else(|| "pass".into()), 1);
+        let found: BTreeMap<String, u64> = label.iter().map(|l| (l.clone(), r.failures)).collect();
+        let mut verdicts = found.clone();
+        let passed = r.stats.executions.saturating_sub(r.failures);
+        if passed > 0 {
+            verdicts.insert("pass".into(), passed);
+        }
         let proof = (!r.interrupted && r.failure.is_none()).then(|| Proof {
             clients: s.clients,
             preemptions: r.preemptions_searched,
@@ -357,7 +386,12 @@ impl<M: Model> Check<M> {
     /// timeline.
     #[track_caller]
     pub fn replay(self, token: &str) -> Figures {
-        // `<tag>:<clients>:<schedule>`, the tag holding no `:`; or the schedule alone.
+        // `<tag>:<clients>:<schedule>#<trace hash>`, the tag holding no `:`; or the
+        // schedule alone; the hash, when given, is checked.
+        let (token, hash) = match token.rsplit_once('#') {
+            Some((body, hash)) => (body, Some(hash)),
+            None => (token, None),
+        };
         let (clients, schedule) = match token.split_once(':') {
             Some((tag, rest)) if !tag.starts_with("mc") => match rest.split_once(':') {
                 Some((n, schedule)) => (n.parse::<usize>().ok(), schedule.to_string()),
@@ -374,6 +408,14 @@ impl<M: Model> Check<M> {
         let e = run::replay(&s, &schedule);
         eprintln!("{}", e.trace.render());
         eprintln!("verdict: {}\n  {}", e.verdict.label(), e.verdict);
+        let got = format!("{:016x}", e.trace.hash());
+        if let Some(want) = hash.filter(|h| *h != got) {
+            panic!(
+                "mcsim: this replay's trace hash is {got}, not the {want} its line was printed with: \
+                 the line comes from another version of mcsim, or the model or the test changed \
+                 since, and this is another execution"
+            );
+        }
         let report = one_execution(&e);
         let failure = (!e.verdict.is_pass()).then(|| replayed(s.clients, e));
         self.judge(
@@ -484,7 +526,10 @@ impl<M: Model> Check<M> {
             origin: Origin::Code {
                 rebuild: Rc::new(move |n| this.build(n, executions)),
                 tag: self.tag(),
-                rerun: rerun::rerun_command(std::thread::current().name().filter(|n| *n != "main")),
+                rerun: rerun::rerun_command(
+                    std::thread::current().name().filter(|n| *n != "main"),
+                    self.caller,
+                ),
             },
         }
     }
@@ -504,6 +549,21 @@ impl<M: Model> Check<M> {
                 "mcsim: {} expected {}, got {label} ({} executions)\n",
                 s.name, self.expect, report.executions
             );
+            if self.expect != "pass" && label != "pass" && self.only.is_none() {
+                // Another verdict ended the search before the one sought.
+                let only = if M::INVARIANTS.contains(&self.expect.as_str()) {
+                    format!("`.only(&[\"{}\"])`", self.expect)
+                } else {
+                    "`.only(&[])` (no invariant checked, so only a verdict such as stuck, \
+                     livelock or panic ends an execution)"
+                        .to_string()
+                };
+                message.push_str(&format!(
+                    "{label} broke first and ended the search: to seek {} past it, check only \
+                     what it needs with {only}\n",
+                    self.expect
+                ));
+            }
             if report.found.len() > 1 {
                 let found: Vec<String> = report
                     .found
@@ -528,17 +588,6 @@ impl<M: Model> Check<M> {
                 s.name, report.executions
             );
         }
-        Figures {
-            executions: report.executions,
-            verdicts: report.verdicts,
-            metrics: report.metrics,
-            failure: report.first_failure,
-            calls: report.calls,
-            exhaustive,
-            found: report.found,
-            faults: report.faults,
-            checks: report.checks,
-            proof: None,
-        }
+        Figures::of(report, exhaustive)
     }
 }

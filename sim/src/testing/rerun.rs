@@ -6,7 +6,9 @@ use std::path::Path;
 /// `cargo test -p <package> [--release | --profile <p>] [--test <target>] --
 /// --exact <test> --include-ignored --nocapture`: each part that cannot be found out is
 /// left for cargo's defaults (then it runs more than the one test, never another one).
-pub(crate) fn rerun_command(test: Option<&str>) -> String {
+/// `caller` is the source file the test is in: it tells an integration test named like
+/// its package from the library's own tests, whose binaries have the same name.
+pub(crate) fn rerun_command(test: Option<&str>, caller: &str) -> String {
     let mut out = String::from("cargo test");
     let package = std::env::var("CARGO_PKG_NAME").ok();
     if let Some(p) = &package {
@@ -15,7 +17,7 @@ pub(crate) fn rerun_command(test: Option<&str>) -> String {
     let exe = std::env::current_exe().ok();
     if let Some(exe) = &exe {
         out.push_str(&profile_flag(exe));
-        if let Some(target) = target_of(exe, package.as_deref()) {
+        if let Some(target) = target_of(exe, package.as_deref(), caller) {
             out.push(' ');
             out.push_str(&target);
         }
@@ -45,18 +47,23 @@ fn profile_flag(exe: &Path) -> String {
     }
 }
 
-/// `--test <name>`: a test binary is `<target>-<hash>`; the library's target has the
-/// package's name (dashes as underscores).
-fn target_of(exe: &Path, package: Option<&str>) -> Option<String> {
+/// `--test <name>` or `--lib`: a test binary is `<target>-<hash>`; the library's target
+/// has the package's name (dashes as underscores), and so has an integration test in
+/// `tests/<package>.rs`: the file the check was called from tells them apart.
+fn target_of(exe: &Path, package: Option<&str>, caller: &str) -> Option<String> {
     let stem = exe.file_stem()?.to_str()?;
     let (target, hash) = stem.rsplit_once('-')?;
     if hash.len() != 16 || !hash.chars().all(|c| c.is_ascii_hexdigit()) {
         return None;
     }
-    // The library's tests and an integration test named like the package share the
-    // name: no flag then, and `--exact` picks the test in whichever target has it.
-    if package.is_some_and(|p| p.replace('-', "_") == target) {
-        None
+    // The first `src` or `tests` folder on the caller's path is its package's.
+    let in_tests = Path::new(caller)
+        .components()
+        .map(|c| c.as_os_str())
+        .find(|c| *c == "src" || *c == "tests")
+        .is_some_and(|c| c == "tests");
+    if package.is_some_and(|p| p.replace('-', "_") == target) && !in_tests {
+        Some("--lib".into())
     } else {
         Some(format!("--test {target}"))
     }
@@ -71,15 +78,26 @@ mod tests {
         let release = Path::new("/w/target/release/deps/check_api-0123456789abcdef");
         assert_eq!(profile_flag(release), " --release");
         assert_eq!(
-            target_of(release, Some("mcsim-models")).as_deref(),
+            target_of(release, Some("mcsim-models"), "tests/check_api.rs").as_deref(),
             Some("--test check_api")
         );
         let lib = Path::new("/w/target/mutants/deps/mcsim_models-0123456789abcdef");
         assert_eq!(profile_flag(lib), " --profile mutants");
-        // The library's tests, or an integration test named like the package: no flag.
-        assert_eq!(target_of(lib, Some("mcsim-models")), None);
+        // The library's tests, and an integration test named like the package: the
+        // caller's file tells them apart.
+        assert_eq!(
+            target_of(lib, Some("mcsim-models"), "models/src/tests/mod.rs").as_deref(),
+            Some("--lib")
+        );
+        assert_eq!(
+            target_of(lib, Some("mcsim-models"), "tests/mcsim_models.rs").as_deref(),
+            Some("--test mcsim_models")
+        );
         let debug = Path::new("/w/target/debug/deps/lock-0123456789abcdef");
         assert_eq!(profile_flag(debug), "");
-        assert_eq!(target_of(Path::new("/tmp/rustdoctest"), None), None);
+        assert_eq!(
+            target_of(Path::new("/tmp/rustdoctest"), None, "src/lib.rs"),
+            None
+        );
     }
 }
