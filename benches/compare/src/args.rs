@@ -35,6 +35,10 @@ pub(crate) struct Args {
     pub(crate) serve_only: bool,
     /// Only §12, `mcsim test` on a real program, printed, the report left as it is.
     pub(crate) program_only: bool,
+    /// Only §13, serve's memory over a long run and the framing soak, printed.
+    pub(crate) soak_only: bool,
+    /// Seconds of §13's framing soak.
+    pub(crate) soak_seconds: u64,
     /// Commands of the serve memory run (§10).
     pub(crate) serve_commands: u64,
     pub(crate) seeds: u64,
@@ -57,6 +61,8 @@ pub(crate) fn parse_args() -> Result<Args, String> {
         rate_rounds: None,
         serve_only: false,
         program_only: false,
+        soak_only: false,
+        soak_seconds: 60,
         serve_commands: 10_000_000,
         seeds: 100,
         out: root().join("reports/bench.md"),
@@ -73,6 +79,13 @@ pub(crate) fn parse_args() -> Result<Args, String> {
             "--overhead-only" => args.overhead_only = true,
             "--serve-only" => args.serve_only = true,
             "--program-only" => args.program_only = true,
+            "--soak-only" => args.soak_only = true,
+            "--soak-seconds" => {
+                args.soak_seconds = it
+                    .next()
+                    .and_then(|v| v.parse().ok())
+                    .ok_or("--soak-seconds takes a number")?
+            }
             "--serve-commands" => {
                 args.serve_commands = it
                     .next()

@@ -4,7 +4,8 @@
 //! cargo build --release && cargo run --release -p mcsim-compare --bin compare \
 //!     [-- --no-loom] [--seeds N] [--out PATH] [--gate-budget N] [--serve-commands N]
 //!     [--verdicts-only | --samplers-only | --gate-only | --full-size-only | --serve-only
-//!      | --instructions-only | --overhead-only | --profile-hunt SCENARIO | --profile-rate ROW [--executions N]]
+//!      | --instructions-only | --overhead-only | --profile-hunt SCENARIO | --profile-rate ROW [--executions N]
+//!      | --soak-only [--soak-seconds N]]
 //! ```
 //!
 //! `--profile-rate` runs one rate row for about 3 s (or exactly `--executions N`), for
@@ -41,6 +42,9 @@
 //! 12. `mcsim test` on a real Python program: a command's time released in turn against
 //!     the same program uncontrolled on memcached, the pytest add lock's executions per
 //!     second, a lost reply's reconnect (`--program-only`).
+//! 13. `mcsim serve` against memcached at `-m 64` over ten rounds of memcslap and of
+//!     mixed-size evicting stores (the resident set each round), and a framing soak that
+//!     must leave serve answering (`--soak-only`, `--soak-seconds N`; not in the full run).
 //!
 //! Writes `reports/bench.md` (or `--out`) and prints it.
 
@@ -182,6 +186,7 @@ mod rates;
 mod samplers;
 mod serve_load;
 mod server;
+mod soak;
 mod verdict;
 mod violations;
 mod xcheck;
@@ -205,6 +210,7 @@ use samplers::*;
 use serve_load::*;
 #[allow(unused_imports)]
 use server::*;
+use soak::*;
 #[allow(unused_imports)]
 use verdict::*;
 #[allow(unused_imports)]
@@ -305,6 +311,23 @@ fn main() -> ExitCode {
         }
         println!("{md}");
         return ExitCode::SUCCESS;
+    }
+    if args.soak_only {
+        let mut md = String::new();
+        match section_soak(&mut md, args.soak_seconds) {
+            Ok(met) => {
+                println!("{md}");
+                return if met {
+                    ExitCode::SUCCESS
+                } else {
+                    ExitCode::FAILURE
+                };
+            }
+            Err(e) => {
+                eprintln!("compare: {e}");
+                return ExitCode::FAILURE;
+            }
+        }
     }
     if args.samplers_only {
         let mut md = String::new();

@@ -13,12 +13,12 @@ use std::process::{Child, Stdio};
 use mcsim_real::MemcachedDaemon;
 
 /// A server under test: its address and process.
-struct Target {
-    name: &'static str,
-    addr: SocketAddr,
-    pid: u32,
+pub(crate) struct Target {
+    pub(crate) name: &'static str,
+    pub(crate) addr: SocketAddr,
+    pub(crate) pid: u32,
     /// `mcsim serve`, killed when dropped (memcached's daemon stops itself).
-    child: Option<Child>,
+    pub(crate) child: Option<Child>,
     _daemon: Option<MemcachedDaemon>,
 }
 
@@ -31,21 +31,14 @@ impl Drop for Target {
     }
 }
 
-fn serve_target(args: &[&str]) -> Result<Target, String> {
+/// `mcsim serve` with `memory_mb` of item memory (memcached's `-m`).
+pub(crate) fn serve_target(args: &[&str], memory_mb: u32) -> Result<Target, String> {
     let binary = std::env::current_exe()
         .unwrap_or_default()
         .with_file_name("mcsim");
     let mut child = Command::new(&binary)
-        // memcached's settings here: -m 1024 (serve's default is memcached's -m 64).
-        .args([
-            "serve",
-            "--port",
-            "0",
-            "--clock",
-            "real",
-            "--memory-mb",
-            "1024",
-        ])
+        .args(["serve", "--port", "0", "--clock", "real", "--memory-mb"])
+        .arg(memory_mb.to_string())
         .args(args)
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -75,8 +68,10 @@ fn serve_target(args: &[&str]) -> Result<Target, String> {
     })
 }
 
-fn memcached_target() -> Result<Target, String> {
-    let daemon = MemcachedDaemon::start(&["-m", "1024", "-c", "4096"])
+/// memcached 1.6.18 with `memory_mb` of item memory (`-m`).
+pub(crate) fn memcached_target(memory_mb: u32) -> Result<Target, String> {
+    let mb = memory_mb.to_string();
+    let daemon = MemcachedDaemon::start(&["-m", &mb, "-c", "4096"])
         .map_err(|e| e.to_string())?
         .ok_or("no memcached binary (apt-get install memcached)")?;
     Ok(Target {
@@ -89,7 +84,7 @@ fn memcached_target() -> Result<Target, String> {
 }
 
 /// Resident memory of process `pid`, MiB.
-fn rss_mib(pid: u32) -> f64 {
+pub(crate) fn rss_mib(pid: u32) -> f64 {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
     status
         .lines()
@@ -98,7 +93,7 @@ fn rss_mib(pid: u32) -> f64 {
         .map_or(0.0, |kib| kib / 1024.0)
 }
 
-fn connect(addr: SocketAddr) -> TcpStream {
+pub(crate) fn connect(addr: SocketAddr) -> TcpStream {
     let s = TcpStream::connect(addr).expect("connect");
     s.set_nodelay(true).expect("nodelay");
     // A server that never answers fails the run instead of hanging it.
@@ -326,8 +321,9 @@ fn figure(rounds: &[(Timed, Timed)], pick: Pick) -> Option<Figure> {
 /// Section 10. Returns whether each target was met: memory flat, multi-get within 3×,
 /// churn within 3×, memcslap within 1.1×.
 pub(crate) fn section_serve(md: &mut String, commands: u64) -> Result<[bool; 4], String> {
-    let real = memcached_target()?;
-    let sim = serve_target(&[])?;
+    // memcached's settings here: -m 1024 for both.
+    let real = memcached_target(1024)?;
+    let sim = serve_target(&[], 1024)?;
     eprintln!("serve load: memory over {commands} commands");
     let real_memory = memory_run(&real, &marks(commands));
     let sim_memory = memory_run(&sim, &marks(commands));
