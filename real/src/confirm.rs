@@ -380,8 +380,7 @@ struct Clients {
 impl Clients {
     /// `request` from `client` as its library sends it: to `server`, or, for a read the
     /// simulation spread over several servers (`owners`, each key's), each server its
-    /// share, the hits merged back in key order. A share whose server fails reads as
-    /// misses, as in the simulation; only when all fail does the call.
+    /// share, the hits merged back as the simulation merges them ([`Spread::gather`]).
     fn call(
         &mut self,
         real: &Fleet,
@@ -390,22 +389,9 @@ impl Clients {
         owners: &[usize],
         request: &Request,
     ) -> Result<Reply, McError> {
-        let Some(spread) = Spread::new(request, owners.to_vec()) else {
-            return self.call_one(real, client, server, request);
-        };
-        let shares = spread.shares();
-        let (mut hits, mut failed) = (std::collections::BTreeMap::new(), None);
-        for (s, share) in &shares {
-            match self.call_one(real, client, *s, share) {
-                Ok(Reply::Values(v)) => _ = hits.insert(*s, v),
-                // A server's error answers the whole call, as a client library reports it.
-                Ok(other) => return Ok(other),
-                Err(e) => failed = Some(e),
-            }
-        }
-        match failed {
-            Some(e) if hits.is_empty() => Err(e),
-            _ => Ok(spread.merge(hits)),
+        match Spread::new(request, owners.to_vec()) {
+            Some(spread) => spread.gather(|s, share| self.call_one(real, client, s, &share)),
+            None => self.call_one(real, client, server, request),
         }
     }
 

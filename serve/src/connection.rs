@@ -39,8 +39,10 @@ pub(crate) struct Connection {
     /// The run it was opened in ([`World::runs`]): a connection of an earlier run takes
     /// no part in this one.
     run: u64,
-    /// Bytes of replies made since the server last counted them (`bytes_written`).
-    written: u64,
+    /// Bytes read and bytes of replies made since the server last counted them
+    /// (`bytes_read`, `bytes_written`): counted as the next command is admitted, under
+    /// the lock it takes anyway.
+    uncounted: (u64, u64),
 }
 
 impl Connection {
@@ -59,21 +61,20 @@ impl Connection {
             controller: false,
             serial: w.serial(),
             run: w.runs,
-            written: 0,
+            uncounted: (0, 0),
         }
     }
 
-    /// Bytes just read, before they are answered, and the replies made since the last
-    /// count: the server's `bytes_read` and `bytes_written` (a `stats` counts itself
-    /// read, as memcached's does, and its own reply not yet written).
-    pub(crate) fn count_read(&mut self, shared: &Shared, read: usize) {
-        let written = std::mem::take(&mut self.written);
-        lock(shared).servers[self.server].count_bytes(read as u64, written);
+    /// Bytes read from the socket, counted by the server before the commands in them
+    /// run (a `stats` counts itself read, as memcached's does).
+    pub(crate) fn read(&mut self, bytes: usize) {
+        self.uncounted.0 += bytes as u64;
     }
 
-    /// Replies made, counted as written at the next read.
+    /// Bytes of replies made, counted by the server as written before the next command
+    /// runs (a `stats` does not count its own reply, as memcached's does not).
     pub(crate) fn made(&mut self, bytes: usize) {
-        self.written += bytes as u64;
+        self.uncounted.1 += bytes as u64;
     }
 
     /// True if the connection was opened in an earlier run than the world's.
@@ -127,7 +128,7 @@ impl Connection {
                 Ok(0) | Err(_) => return,
                 Ok(n) => n,
             };
-            self.count_read(shared, n);
+            self.read(n);
             let mut gate = ServeGate::new(self, shared);
             out.clear();
             session.feed_into(&buf[..n], &mut gate, &mut out);
@@ -548,6 +549,8 @@ impl Gate for ServeGate<'_> {
                 "{n:>8} {now}  --  FAULT evict {key} from server {server}"
             ));
         }
+        let (read, written) = std::mem::take(&mut self.conn.uncounted);
+        w.servers[server].count_bytes(read, written);
         let w = self.world.insert(w);
         Admit::Run(&mut w.servers[server], now)
     }

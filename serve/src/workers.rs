@@ -255,7 +255,7 @@ impl Worker {
                 Err(e) if e.kind() == ErrorKind::Interrupted => continue,
                 Err(_) => break false,
             };
-            c.conn.count_read(shared, n);
+            c.conn.read(n);
             let before = c.out.len();
             let mut gate = ServeGate::new(&mut c.conn, shared);
             c.session.feed_into(&self.buf[..n], &mut gate, &mut c.out);

@@ -299,27 +299,16 @@ impl Cluster {
     }
 
     /// A read spread over several servers: each server asked for its own keys, the hits
-    /// merged back in request order.
+    /// merged back in request order ([`Spread::gather`]).
     fn call_spread(&mut self, spread: &Spread<'_>, at: VirtualTime) -> Result<Reply, Transport> {
-        if spread.owners.iter().all(|&s| !self.servers[s].is_up()) {
-            return Err(Transport::ServerDown);
-        }
-        let mut hits = BTreeMap::new();
-        for (s, share) in spread.shares() {
-            let reply = if self.servers[s].is_up() {
-                self.servers[s].apply(share, at)
+        spread.gather(|s, share| {
+            let server = &mut self.servers[s];
+            if server.is_up() {
+                Ok(server.apply(share, at))
             } else {
-                Reply::Values(Vec::new())
-            };
-            match reply {
-                Reply::Values(v) => {
-                    hits.insert(s, v);
-                }
-                // A server's error answers the whole call, as a client library reports it.
-                other => return Ok(other),
+                Err(Transport::ServerDown)
             }
-        }
-        Ok(spread.merge(hits))
+        })
     }
 
     /// True if the server is in the client's list.
@@ -452,8 +441,30 @@ impl<'r> Spread<'r> {
         out
     }
 
+    /// Asks each server its share with `ask` (server, share) and merges the hits back in
+    /// request order, as a client library does: a share whose server fails reads as
+    /// misses, and only when every one fails does the call (with the last failure); a
+    /// server's error reply answers the whole call.
+    pub fn gather<E>(
+        &self,
+        mut ask: impl FnMut(usize, Request) -> Result<Reply, E>,
+    ) -> Result<Reply, E> {
+        let (mut hits, mut failed) = (BTreeMap::new(), None);
+        for (s, share) in self.shares() {
+            match ask(s, share) {
+                Ok(Reply::Values(v)) => _ = hits.insert(s, v),
+                Ok(other) => return Ok(other),
+                Err(e) => failed = Some(e),
+            }
+        }
+        match failed {
+            Some(e) if hits.is_empty() => Err(e),
+            _ => Ok(self.merge(hits)),
+        }
+    }
+
     /// The hits each server gave for its share, merged back in request order.
-    pub fn merge(&self, hits: BTreeMap<usize, Vec<ValueEntry>>) -> Reply {
+    fn merge(&self, hits: BTreeMap<usize, Vec<ValueEntry>>) -> Reply {
         let mut queues: BTreeMap<usize, VecDeque<ValueEntry>> =
             hits.into_iter().map(|(s, v)| (s, v.into())).collect();
         let mut merged = Vec::new();

@@ -6,11 +6,11 @@
 //! the classes farthest from every phase searched (each as if the ones taken before it
 //! were searched too), as many as the cap on classes leaves (or, without one, as many as
 //! the budget of executions left pays for at the searches' cost so far, at least one), so
-//! that a search stopped early has spread its phases over the second; then it adds the instants the batch's searches met,
-//! and another batch takes the classes those revealed if the cap leaves room. A batch's
-//! searches run on a pool of threads when the caller allows several jobs and sets no
-//! execution cap, each thread taking the next phase when it is free, otherwise one after
-//! the other; either way their reports are read in batch order, and a search that stops
+//! that a search stopped early has spread its phases over the second; then it adds the
+//! instants the batch's searches met, and another batch takes the classes those revealed
+//! if the cap or the budget leaves room. A batch's searches run on a pool of threads when
+//! the caller allows several jobs and sets no execution cap, each thread taking the next
+//! phase when it is free, otherwise one after the other; either way their reports are read in batch order, and a search that stops
 //! the whole (the sought violation, or an interruption) drops what comes after it, as one
 //! thread would never have run it. A phase's search is deterministic, so the report is the
 //! same on any number of threads: the phases, the verdict, the counterexample and the
