@@ -82,8 +82,9 @@ pub enum Verdict {
     /// repeated an earlier one of its client with the same reply, and nothing scheduled
     /// (an expiry, a timer, a clock read) could change that. Or, with `wakes` above 0,
     /// clients kept sleeping for no time: they woke `wakes` times at one instant with no
-    /// call between, so virtual time could not move on. (Both are 0 when no client could
-    /// run at all.)
+    /// call between, so virtual time could not move on. Or, with a `cycle`, the calls kept
+    /// changing the servers but came round to states seen before. (`repeated` and
+    /// `wakes` are 0 when no client could run at all.)
     Livelock {
         /// Steps taken.
         step: u64,
@@ -96,6 +97,10 @@ pub enum Verdict {
         /// Consecutive wakes at one instant with no call between (sleeps that end the
         /// instant they begin).
         wakes: u64,
+        /// A cycle of states: the calls kept changing the servers, but each came round
+        /// to a call, reply and state seen before (`repeated` counts them), and
+        /// nothing scheduled could end it.
+        cycle: Option<crate::exec::Cycle>,
     },
     /// Clients were still busy, without spinning, when the step or time budget ran out:
     /// a liveness finding (a recipe waiting on a TTL, a lost reply, a dead holder).
@@ -180,6 +185,32 @@ impl fmt::Display for Verdict {
                     write!(f, "; {k} = {n}")?;
                 }
                 write!(f, "; {}", v.cause())
+            }
+            Verdict::Livelock {
+                step,
+                time,
+                waiting,
+                cycle: Some(cycle),
+                ..
+            } => {
+                write!(
+                    f,
+                    "livelock: going round a cycle at step {step} (t={time}): the last {} \
+                     calls each came back to a call, reply and server state seen before, and \
+                     no expiry, timer or clock read can end it; one turn, {} call{}: ",
+                    cycle.repeated,
+                    cycle.period,
+                    crate::plural::plural(cycle.period)
+                )?;
+                if cycle.turn.len() < cycle.period as usize {
+                    write!(f, "…, ")?;
+                }
+                write!(
+                    f,
+                    "{}; still busy: {}",
+                    cycle.turn.join(", "),
+                    waiting.join(", ")
+                )
             }
             Verdict::Livelock {
                 step,

@@ -9,14 +9,15 @@
 //! the same setup and the same choices give the same execution, byte for byte.
 //!
 //! A recipe that spins (repeats the same calls with the same replies while nothing can
-//! change, or sleeps for no time in a loop) ends the execution as a livelock at once; one
-//! still busy when the step or time budget runs out, without spinning, is `stuck` (see
-//! `spin`); a panic in recipe code is caught and reported with the step.
+//! change, or sleeps for no time in a loop) ends the execution as a livelock at once, and
+//! so does one that goes round a cycle of server states (see `cycle`); one still busy
+//! when the step or time budget runs out, without spinning, is `stuck` (see `spin`); a panic in recipe code is caught and reported with the step.
 //! A client that loops forever without awaiting anything cannot be interrupted by a
 //! single-threaded engine; recipes must await a call or a sleep in every loop.
 
 mod client;
 mod core;
+mod cycle;
 mod engine;
 mod ghost;
 mod spin;
@@ -31,6 +32,7 @@ use std::rc::Rc;
 use std::time::Duration;
 
 pub use client::Client;
+pub use cycle::Cycle;
 pub use engine::{KeyState, MAX_EDGES, Runs, Stored, execute};
 pub use ghost::Fingerprint;
 

@@ -11,6 +11,9 @@
 //! [`REPEATS_FOR_SPIN`] wakes at one instant with no call between, the execution is a
 //! `livelock` (its `wakes` count them).
 //!
+//! A recipe that changes the servers for ever, round a cycle of states, is told by
+//! [`super::cycle`], whose watch this one keeps.
+//!
 //! A recipe that **waits** (on a TTL, a restart, its own deadline) is not a spin: if it
 //! is still busy when the budget runs out, the verdict is `stuck`, with how long its
 //! clients went without progress and the earliest expiry that could release them.
@@ -22,6 +25,7 @@
 use std::collections::BTreeSet;
 use std::hash::{Hash, Hasher};
 
+use super::cycle::CycleWatch;
 use crate::clock::VirtualTime;
 use crate::protocol::{Reply, Request};
 
@@ -49,6 +53,8 @@ pub(crate) struct SpinWatch {
     /// The step and instant of the last sleeper's wake, and how many wakes in a row came
     /// at them ([`SpinWatch::woke`]).
     wakes: ((u64, VirtualTime), u64),
+    /// The watch for a cycle of states, which the calls that change state are kept for.
+    pub cycle: CycleWatch,
 }
 
 /// What the watch keeps for one client (one record per client, so that an execution
@@ -94,6 +100,7 @@ impl SpinWatch {
         self.clock_reads_then = 0;
         self.marking = false;
         self.wakes = ((0, VirtualTime::ZERO), 0);
+        self.cycle.reset(clients);
         if self.clients.len() > clients {
             self.drop_clients(clients);
         }
@@ -182,6 +189,13 @@ impl SpinWatch {
     /// Something changed the world (a fault, a timer, a client finishing).
     #[inline(always)]
     pub fn changed(&mut self) {
+        self.cycle.event();
+        self.calm();
+    }
+
+    /// A call changed server state: no spin, though perhaps a cycle.
+    #[inline(always)]
+    fn calm(&mut self) {
         if self.quiet >= QUIET_CALLS {
             self.forget_repeats();
         }
@@ -208,7 +222,7 @@ impl SpinWatch {
         clock_reads: u64,
     ) -> bool {
         if changed {
-            self.changed();
+            self.calm();
             let c = &mut self.clients[client];
             c.last_progress = now;
             c.changes.moved(now);

@@ -9,7 +9,7 @@ use crate::exec::spin::{changes_state, request_hash};
 use crate::fault::Fault;
 use crate::memcache::Transport;
 use crate::protocol::{Reply, Request, StoreMode};
-use crate::trace::describe_request;
+use crate::trace::{describe_reply, describe_request};
 
 use super::observer::Observer;
 use super::timeline::Traced;
@@ -55,7 +55,9 @@ impl<O: Observer> Engine<O> {
             None
         };
         let read_only = request.is_read_only();
-        let hash = self.spin.tracking_next().then(|| request_hash(request));
+        let keying = self.spin.cycle.keying();
+        let hash = (self.spin.tracking_next() || keying).then(|| request_hash(request));
+        let asked = keying.then(|| describe_request(request));
         // Taken before the server takes the request's bytes (only when tracing).
         let traced = self.observer.timeline().is_some().then(|| Traced {
             servers: self.cluster.servers_for(request),
@@ -100,6 +102,12 @@ impl<O: Observer> Engine<O> {
             at,
             clock_reads,
         );
+        let cycle_due = if let Some(asked) = asked {
+            self.cycle_key(client, (hash, asked), &outcome, (at, clock_reads))
+        } else {
+            self.spin.cycle.counted();
+            false
+        };
         // The outcome goes to the client on the core still held since the call began.
         if matches!(
             fault,
@@ -117,7 +125,32 @@ impl<O: Observer> Engine<O> {
         if spin_due {
             self.check_spin()?;
         }
+        if cycle_due {
+            self.check_cycle()?;
+        }
         Ok(())
+    }
+
+    /// Keys a call for the cycle watch by its client, request (its hash and how it
+    /// reads), outcome and the state it left at `at` (every server's live items and the
+    /// ghost state), and describes it. Returns true when a cycle should be checked for.
+    fn cycle_key(
+        &mut self,
+        client: usize,
+        (request_hash, asked): (Option<u64>, String),
+        outcome: &Result<Reply, Transport>,
+        (at, clock_reads): (VirtualTime, u64),
+    ) -> bool {
+        use std::hash::{Hash, Hasher};
+        let mut h = crate::exec::Fingerprint::default();
+        (client, request_hash, outcome, self.fingerprint_at(at)).hash(&mut h);
+        let shown = match outcome {
+            Ok(reply) => format!("c{client} {asked} -> {}", describe_reply(reply)),
+            Err(e) => format!("c{client} {asked} -> {e}"),
+        };
+        self.spin
+            .cycle
+            .keyed(client, h.finish(), shown, clock_reads)
     }
 
     /// True if a call needs more than the server and the spin watch: the execution is

@@ -91,7 +91,36 @@ impl<O: Observer> Engine<O> {
             waiting: self.waiting(),
             repeated,
             wakes,
+            cycle: None,
         }
+    }
+
+    /// A cycle of states is proven when nothing scheduled can end it: every busy client
+    /// took part, no world timer, no clock read since keying began, no live item with an
+    /// expiry ahead.
+    pub(super) fn check_cycle(&mut self) -> Result<(), Stop> {
+        let now = self.now();
+        let busy = self
+            .sim
+            .tasks
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| t.is_some())
+            .map(|(c, _)| c);
+        let cycle = &self.spin.cycle;
+        if self.timers.is_empty()
+            && cycle.all_took_part(busy)
+            && cycle.clock_untouched(self.sim.core.borrow().clock_reads)
+            && self.cluster.next_expiry(now).is_none()
+        {
+            let cycle = cycle.cycle();
+            let mut verdict = self.livelock(cycle.repeated, 0);
+            if let Verdict::Livelock { cycle: c, .. } = &mut verdict {
+                *c = Some(cycle);
+            }
+            return Err(self.stop(verdict));
+        }
+        Ok(())
     }
 
     /// A spin is proven when nothing scheduled can end it: no world timer, no clock read

@@ -11,7 +11,12 @@ use crate::exec::engine::Engine;
 impl<O: Observer> Engine<O> {
     /// The final state's fingerprint: every server's live items and the ghost state.
     pub(super) fn fingerprint(&self) -> u64 {
-        let servers = self.cluster.state_hash(self.now());
+        self.fingerprint_at(self.now())
+    }
+
+    /// [`Engine::fingerprint`] at `now` (for a caller that holds the core).
+    pub(super) fn fingerprint_at(&self, now: crate::clock::VirtualTime) -> u64 {
+        let servers = self.cluster.state_hash(now);
         let mut ghost = crate::exec::ghost::fingerprint(&self.sim.ghosts);
         if !self.sim.holders.is_empty() {
             let mut h = Fingerprint::resume(ghost);
