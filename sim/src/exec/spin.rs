@@ -194,7 +194,6 @@ impl SpinWatch {
     }
 
     /// A call changed server state: no spin, though perhaps a cycle.
-    #[inline(always)]
     fn calm(&mut self) {
         if self.quiet >= QUIET_CALLS {
             self.forget_repeats();

@@ -95,18 +95,22 @@ impl<O: Observer> Engine<O> {
         }
     }
 
+    /// The clients still running.
+    fn busy(&self) -> impl Iterator<Item = usize> + '_ {
+        self.sim
+            .tasks
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| t.is_some())
+            .map(|(c, _)| c)
+    }
+
     /// A cycle of states is proven when nothing scheduled can end it: every busy client
     /// took part, no world timer, no clock read since keying began, no live item with an
     /// expiry ahead.
     pub(super) fn check_cycle(&mut self) -> Result<(), Stop> {
         let now = self.now();
-        let busy = self
-            .sim
-            .tasks
-            .iter()
-            .enumerate()
-            .filter(|(_, t)| t.is_some())
-            .map(|(c, _)| c);
+        let busy = self.busy();
         let cycle = &self.spin.cycle;
         if self.timers.is_empty()
             && cycle.all_took_part(busy)
@@ -127,13 +131,7 @@ impl<O: Observer> Engine<O> {
     /// since the repetitions began, no live item with an expiry ahead.
     pub(super) fn check_spin(&mut self) -> Result<(), Stop> {
         let now = self.now();
-        let busy = self
-            .sim
-            .tasks
-            .iter()
-            .enumerate()
-            .filter(|(_, t)| t.is_some())
-            .map(|(c, _)| c);
+        let busy = self.busy();
         if self.timers.is_empty()
             && self.spin.all_took_part(busy)
             && self
@@ -148,14 +146,7 @@ impl<O: Observer> Engine<O> {
 
     pub(super) fn stuck(&self) -> Verdict {
         let now = self.now();
-        let busy: Vec<usize> = self
-            .sim
-            .tasks
-            .iter()
-            .enumerate()
-            .filter(|(_, t)| t.is_some())
-            .map(|(c, _)| c)
-            .collect();
+        let busy: Vec<usize> = self.busy().collect();
         Verdict::Stuck {
             step: self.progress.step,
             time: now,
