@@ -61,7 +61,7 @@ pub struct Cycle {
     pub repeated: u64,
     /// Calls in the last turn.
     pub period: u64,
-    /// The last turn's calls (its last [`SHOWN`] when longer), oldest first.
+    /// The last turn's calls (its last eight when longer), oldest first.
     pub turn: Vec<String>,
 }
 
