@@ -37,6 +37,7 @@ fn a_shrunk_schedule_replays_like_any_other() {
         "counter-get-set",
         "counter-incr-add-reply-lost",
         "lock-get-set",
+        "lock-add-reply-lost",
     ] {
         let (s, f) = shrunk(name);
         let small = s.with_clients(f.clients).unwrap();
@@ -45,6 +46,27 @@ fn a_shrunk_schedule_replays_like_any_other() {
         assert_eq!(again.verdict, f.execution.verdict, "{name}");
         assert_eq!(again.trace.render(), f.execution.trace.render(), "{name}");
     }
+}
+
+/// A lock whose holder lost the reply to its `add` is stuck until the time budget runs
+/// out: the counterexample is the lost reply, not the 2,000 retries after it. Before
+/// the choices a replay makes by itself were cut, its replay line held hundreds of late
+/// retries (running them at once fitted more retries into the budget, which was kept
+/// down as if it were the counterexample's length).
+#[test]
+fn a_stuck_lock_shrinks_to_the_reply_it_lost() {
+    let (s, f) = shrunk("lock-add-reply-lost");
+    assert_eq!(f.execution.verdict.label(), "stuck");
+    assert_eq!(f.clients, 1);
+    let choices = &f.execution.schedule.choices;
+    assert_eq!(choices.len(), 1, "{}", f.execution.schedule);
+    assert_eq!(f.execution.schedule.faults(), 1);
+    let size = mcsim::shrink::size(&s.with_clients(f.clients).unwrap(), &f.execution);
+    assert_eq!((size.steps, size.late, size.preemptions), (1, 0, 0));
+    assert!(
+        f.execution.calls > 2000,
+        "the run still goes on to its budget"
+    );
 }
 
 #[test]

@@ -169,6 +169,14 @@ impl Verdict {
     pub fn is_pass(&self) -> bool {
         matches!(self, Verdict::Pass)
     }
+
+    /// True for a verdict of never finishing ([`Verdict::Stuck`], [`Verdict::Livelock`]):
+    /// the execution ran on until a budget ran out or its spin or cycle was told, so how
+    /// long it ran says little about the counterexample, which is the choices that led
+    /// there.
+    pub fn never_finishes(&self) -> bool {
+        matches!(self, Verdict::Stuck { .. } | Verdict::Livelock { .. })
+    }
 }
 
 impl fmt::Display for Verdict {

@@ -62,17 +62,52 @@ impl Offered {
         Some(&self.calls[start..end])
     }
 
-    /// True if a lenient replay of `candidate` would make exactly the choices of
-    /// `executed`, the execution these options were offered in: at each step it would
-    /// take the same choice, so (the engine being deterministic) it would reach the same
-    /// state, see the same options, and end the same way. Decided without running
-    /// anything; false also where it cannot tell (a fault choice the execution did not
-    /// make at that step, whose possibility there it does not know).
+    /// What a replay chooses by itself at step `k` once its schedule has run out: the
+    /// lowest client offered, at the earliest instant of its window.
+    fn default_at(&self, k: usize) -> Option<Choice> {
+        let &(client, _) = self.step(k)?.first()?;
+        Some(Choice::Run {
+            client: client as usize,
+            delay: 0,
+        })
+    }
+
+    /// How many of `executed`'s first choices a replay needs, `executed` being the
+    /// execution these options were offered in: the choices after them are each what a
+    /// replay makes by itself past a schedule's end ([`Replay`]'s default), so the
+    /// shorter schedule replays to the same execution.
+    pub fn needed(&self, executed: &[Choice]) -> usize {
+        let mut n = executed.len();
+        while n > 0 && self.default_at(n - 1).as_ref() == Some(&executed[n - 1]) {
+            n -= 1;
+        }
+        n
+    }
+
+    /// True if a lenient replay of `candidate` would make exactly the choices of the
+    /// execution these options were offered in, whose schedule is `executed` (whole, or
+    /// cut to what a replay needs, [`Offered::needed`]): at each step it would take the
+    /// same choice, so (the engine being deterministic) it would reach the same state,
+    /// see the same options, and end the same way. Decided without running anything;
+    /// false also where it cannot tell (a fault choice the execution did not make at
+    /// that step, whose possibility there it does not know).
     pub fn leads_to(&self, candidate: &[Choice], executed: &[Choice]) -> bool {
         let mut next = 0;
-        for (k, made) in executed.iter().enumerate() {
+        for k in 0..executed.len().max(self.starts.len()) {
             let Some(calls) = self.step(k) else {
                 return false;
+            };
+            // Past a cut schedule's end, the execution made the default choice.
+            let default;
+            let made = match executed.get(k) {
+                Some(made) => made,
+                None => match self.default_at(k) {
+                    Some(d) => {
+                        default = d;
+                        &default
+                    }
+                    None => return false,
+                },
             };
             let window = |client: usize| {
                 calls
@@ -276,6 +311,20 @@ mod tests {
         let o = offered(&[&[0]], 300);
         assert!(o.leads_to(&[run(0, 900)], &[run(0, 300)]));
         assert!(!o.leads_to(&[run(0, 200)], &[run(0, 300)]));
+    }
+
+    #[test]
+    fn the_choices_a_replay_makes_by_itself_at_the_end_are_not_needed() {
+        let o = offered(&[&[0, 1], &[0, 1], &[1], &[0, 1]], 300);
+        // c1 at step 2 is the only client offered: a default choice, like step 3's c0.
+        let executed = [run(1, 0), run(0, 0), run(1, 0), run(0, 0)];
+        assert_eq!(o.needed(&executed), 1);
+        assert!(o.leads_to(&executed[..1], &executed[..1]));
+        assert!(o.leads_to(&[run(1, 0)], &executed));
+        // A late call is not a default: it stays.
+        assert_eq!(o.needed(&[run(1, 0), run(0, 0), run(1, 0), run(0, 9)]), 4);
+        // A candidate that goes on differently past the cut does not lead there.
+        assert!(!o.leads_to(&[run(1, 0), run(1, 0)], &executed[..1]));
     }
 
     #[test]

@@ -10,6 +10,14 @@
 //! only if the verdict's label is the same and it improves on the best so far
 //! ([`Size::improves_on`]).
 //!
+//! A counterexample of never finishing (`stuck`, `livelock`) runs on past the choices
+//! that got it there, until a budget runs out or its spin or cycle is told; its schedule
+//! is cut to the choices a replay needs (the rest are what a replay makes by itself past
+//! a schedule's end, [`Offered::needed`]), its steps and preemptions are counted on
+//! what is left, and its calls are shown but not kept down: running every call at the
+//! earliest instant fits more calls into the time budget, and is still the smaller
+//! counterexample.
+//!
 //! Preemptions are counted the way `explore`'s bound on them counts them: a switch away
 //! from a client that was asleep or done is forced, not a preemption, so a recipe whose
 //! clients sleep between calls shows the few switches that made its interleaving, not one
@@ -52,6 +60,9 @@ pub struct Size {
     pub steps: usize,
     /// Calls the servers executed.
     pub calls: u64,
+    /// The verdict is one of never finishing ([`crate::Verdict::never_finishes`]): the steps
+    /// are the choices a replay needs, and the calls are not kept down.
+    pub never_finishes: bool,
     /// Microseconds of delay chosen inside latency windows (last tie-breaker).
     pub delay: u64,
 }
@@ -100,16 +111,18 @@ impl Size {
         [
             self.clients as u64,
             self.steps as u64,
-            self.calls,
+            if self.never_finishes { 0 } else { self.calls },
             (self.preemptions + self.late) as u64,
             self.faults as u64,
         ]
     }
 }
 
-/// The size of an execution of a scenario (replayed once to find its preemptions).
+/// The size of an execution of a scenario (replayed once to find its preemptions, and
+/// for a verdict of never finishing, the choices a replay needs).
 pub fn size(scenario: &Scenario, e: &Execution) -> Size {
-    measured(scenario, e, recorded(scenario, &e.schedule).preempted.len())
+    let r = recorded(scenario, &e.schedule);
+    measured(scenario, &r.execution, r.preempted.len())
 }
 
 /// The size of `e`, which preempted `preemptions` times.
@@ -128,6 +141,7 @@ fn measured(scenario: &Scenario, e: &Execution, preemptions: usize) -> Size {
         late,
         steps: e.schedule.len(),
         calls: e.calls,
+        never_finishes: e.verdict.never_finishes(),
         delay,
     }
 }
@@ -140,21 +154,36 @@ struct Replayed {
     offered: Offered,
 }
 
+impl Replayed {
+    /// `schedule` replayed on `scenario` (leniently if `lenient`; with its timeline if
+    /// `trace`), its schedule cut to the choices a replay needs when it never finishes.
+    fn new(scenario: &Scenario, schedule: Schedule, lenient: bool, trace: bool) -> Replayed {
+        let mut config = scenario.config.clone();
+        config.trace = trace;
+        let mut strategy = if lenient {
+            Replay::lenient(schedule)
+        } else {
+            Replay::new(schedule)
+        };
+        let mut execution = execute(&config, &*scenario.setup, &mut strategy, 0);
+        let mut preempted = strategy.preempted().to_vec();
+        let offered = strategy.offered().clone();
+        if execution.verdict.never_finishes() {
+            let needed = offered.needed(&execution.schedule.choices);
+            execution.schedule.choices.truncate(needed);
+            preempted.retain(|&i| (i as usize) < needed);
+        }
+        Replayed {
+            execution,
+            preempted,
+            offered,
+        }
+    }
+}
+
 /// `schedule` replayed on `scenario` (leniently if `lenient`), untraced.
 fn replayed(scenario: &Scenario, schedule: Schedule, lenient: bool) -> Replayed {
-    let mut config = scenario.config.clone();
-    config.trace = false;
-    let mut strategy = if lenient {
-        Replay::lenient(schedule)
-    } else {
-        Replay::new(schedule)
-    };
-    let execution = execute(&config, &*scenario.setup, &mut strategy, 0);
-    Replayed {
-        execution,
-        preempted: strategy.preempted().to_vec(),
-        offered: strategy.offered().clone(),
-    }
+    Replayed::new(scenario, schedule, lenient, false)
 }
 
 /// `schedule` replayed exactly on `scenario`.
@@ -456,11 +485,9 @@ pub fn shrink(scenario: &Scenario, failing: &Execution, search: u64, budget: u64
     }
     let cut_short = first_cut_short || spent >= budget;
     let (scenario, execution, _) = best;
-    let mut config = scenario.config.clone();
-    config.trace = true;
-    let mut replay = Replay::new(execution.schedule);
-    let execution = execute(&config, &*scenario.setup, &mut replay, 0);
-    let after = measured(&scenario, &execution, replay.preempted().len());
+    let r = Replayed::new(&scenario, execution.schedule, false, true);
+    let after = measured(&scenario, &r.execution, r.preempted.len());
+    let execution = r.execution;
     Shrunk {
         scenario,
         execution,
