@@ -177,6 +177,26 @@ fn a_program_that_exits_non_zero_fails_with_its_status_in_words_and_replays() {
     }
 }
 
+/// A setup client's `version` and `quit`, sent at a moment of real time while the
+/// participants run, change nothing they see: not traced and taking no instant, they
+/// leave the failing run's replay the same trace wherever they land (libmemcached's
+/// binary QUIT of a setup client once made a deterministic program NOT DETERMINISTIC).
+#[test]
+fn a_setup_client_quitting_at_any_moment_leaves_the_run_deterministic() {
+    if !python_with("pymemcache") {
+        return;
+    }
+    for _ in 0..4 {
+        let (code, out) = test_program(&["--clients", "2"], "setup_quits_late.py");
+        assert_eq!(code, Some(1), "{out}");
+        assert!(out.starts_with("FAILED: run 0 of `"), "{out}");
+        assert!(
+            !out.contains("  version -> ") && !out.contains("  quit -> "),
+            "{out}"
+        );
+    }
+}
+
 #[test]
 fn a_leader_lease_under_pauses_and_lost_replies_gets_a_verdict_in_python_and_php() {
     let pause = [

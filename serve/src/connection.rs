@@ -410,6 +410,12 @@ pub(crate) struct ServeGate<'a> {
     world: Option<MutexGuard<'a, World>>,
     /// A fault broke the connection: nothing more of it runs, and it closes.
     pub(crate) broken: bool,
+    /// The command running is unseen: an inert one ([`Gate::admit`]) of a connection
+    /// outside a lockstep schedule (a setup client's `quit`, a `version`). It lands among
+    /// the participants' commands wherever the threads' timing puts it, so it takes no
+    /// instant of its own, draws and meets no fault and is not traced: a replay gives the
+    /// same trace wherever it lands.
+    unseen: bool,
 }
 
 impl<'a> ServeGate<'a> {
@@ -420,6 +426,7 @@ impl<'a> ServeGate<'a> {
             shared,
             world: None,
             broken: false,
+            unseen: false,
         }
     }
 
@@ -490,7 +497,7 @@ impl Gate for ServeGate<'_> {
         self.conn.item_size_max
     }
 
-    fn admit(&mut self) -> Admit<'_> {
+    fn admit(&mut self, inert: bool) -> Admit<'_> {
         if self.broken {
             // The rest of what was sent with a command whose connection a fault broke.
             return Admit::Close;
@@ -504,6 +511,18 @@ impl Gate for ServeGate<'_> {
             return Admit::Close;
         }
         let member = self.conn.member.filter(|_| w.lockstep.is_some());
+        self.unseen = inert && member.is_none() && w.lockstep.is_some() && !self.conn.controller;
+        if self.unseen {
+            if w.down[server] || w.epochs[server] != self.conn.epoch {
+                // The server restarted or left: the connection closes, untraced too.
+                drop(w);
+                self.release();
+                return Admit::Close;
+            }
+            let now = w.now();
+            let w = self.world.insert(w);
+            return Admit::Run(&mut w.servers[server], now);
+        }
         if let Some(member) = member
             && let Some(by) = w.pause_due(&self.conn.label)
         {
@@ -559,6 +578,11 @@ impl Gate for ServeGate<'_> {
         let Some(mut w) = self.world.take() else {
             return true;
         };
+        if std::mem::take(&mut self.unseen) {
+            drop(w);
+            self.release();
+            return true;
+        }
         let server = self.conn.server;
         // Under lockstep a lost reply breaks the participant's connection: its client sees
         // the error at once, reconnects, and is awaited meanwhile (see `lockstep`). Only

@@ -31,6 +31,12 @@
 //! commands with `noreply` (or sent them and closed) does not wait for their replies, so
 //! without this a final check from another connection could run before them in one run
 //! and after them in the next.
+//!
+//! Where among the participants' commands another connection's command lands is still
+//! the threads' timing. One that changes nothing a participant could see (a `quit`,
+//! `version`, `stats`, a no-op: [`mcsim::codec::gate::inert`]) is therefore left out of
+//! the run: it takes no instant, meets no fault and is not traced, so a setup client
+//! that quits while the participants run leaves the trace the same wherever it lands.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::mem::MaybeUninit;

@@ -4,7 +4,7 @@
 //! begin and end, what it swallows and when replies are written, as memcached does.
 
 use crate::clock::VirtualTime;
-use crate::protocol::{Reply, Request};
+use crate::protocol::{MetaCommand, Reply, Request};
 use crate::server::Server;
 
 /// Whether the next command may run.
@@ -57,8 +57,9 @@ pub trait Gate {
     fn item_size_max(&mut self) -> u32;
 
     /// Right before a command runs: the server and the time to run it at. Every `Run` is
-    /// followed by one [`ran`](Gate::ran).
-    fn admit(&mut self) -> Admit<'_>;
+    /// followed by one [`ran`](Gate::ran). `inert`: the command changes nothing another
+    /// connection could observe ([`inert`]; a binary QUIT, QUITQ, NOOP or VERSION).
+    fn admit(&mut self, inert: bool) -> Admit<'_>;
 
     /// Right after: what ran and what it answered. `false` drops the answer (the command
     /// stays applied).
@@ -76,11 +77,28 @@ impl Gate for Fixed<'_> {
         self.server.config().item_size_max
     }
 
-    fn admit(&mut self) -> Admit<'_> {
+    fn admit(&mut self, _inert: bool) -> Admit<'_> {
         Admit::Run(self.server, self.now)
     }
 
     fn ran(&mut self, _what: Ran<'_>) -> bool {
         true
     }
+}
+
+/// True if `request` changes nothing another connection could observe: `version`,
+/// `stats` (of any group), `verbosity`, a meta no-op. (`stats reset` changes what a later
+/// `stats` says; `quit` is no request, and is inert too.)
+pub fn inert(request: &Request) -> bool {
+    matches!(
+        request,
+        Request::Version
+            | Request::Stats
+            | Request::StatsGroup(_)
+            | Request::Verbosity { .. }
+            | Request::Meta {
+                command: MetaCommand::Noop,
+                ..
+            }
+    )
 }

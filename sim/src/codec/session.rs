@@ -18,7 +18,7 @@
 
 use crate::clock::VirtualTime;
 use crate::codec::binary;
-use crate::codec::gate::{Admit, Control, Fixed, Gate, Ran};
+use crate::codec::gate::{self, Admit, Control, Fixed, Gate, Ran};
 use crate::codec::read_request::{Command, MAX_PENDING_LINE, Parsed, StoreHead, parse_command};
 use crate::codec::write_reply::write_reply;
 use crate::protocol::{MetaCommand, Request};
@@ -160,7 +160,7 @@ impl Session {
                     else {
                         unreachable!("state checked above");
                     };
-                    let Admit::Run(server, now) = gate.admit() else {
+                    let Admit::Run(server, now) = gate.admit(false) else {
                         self.drop_connection();
                         break;
                     };
@@ -312,7 +312,7 @@ impl Session {
                     true,
                 )
             } else {
-                let Admit::Run(server, now) = gate.admit() else {
+                let Admit::Run(server, now) = gate.admit(binary::inert(&packet)) else {
                     self.drop_connection();
                     break;
                 };
@@ -430,7 +430,12 @@ impl Session {
             self.flush(written);
             return;
         }
-        let Admit::Run(server, now) = gate.admit() else {
+        let inert = match &command {
+            Command::Execute(request) => gate::inert(request),
+            Command::Quit => true,
+            _ => false,
+        };
+        let Admit::Run(server, now) = gate.admit(inert) else {
             self.drop_connection();
             return;
         };

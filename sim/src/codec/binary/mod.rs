@@ -337,6 +337,12 @@ fn well_formed(p: &Packet) -> bool {
     }
 }
 
+/// True if `p` changes nothing another connection could observe: a QUIT, QUITQ, NOOP or
+/// VERSION ([`gate::inert`](crate::codec::gate::inert) for the text protocol).
+pub fn inert(p: &Packet) -> bool {
+    matches!(p.opcode, op::QUIT | op::QUITQ | op::NOOP | op::VERSION)
+}
+
 /// Runs `p` on `server` at `now`, as memcached 1.6.18 does.
 pub fn execute(p: &Packet, server: &mut Server, now: VirtualTime) -> Executed {
     let mut out = Vec::new();
