@@ -1,12 +1,13 @@
 //! Faults of `mcsim test` as a program's participants meet them: a pause holds only the
-//! paused participant while the others go on in virtual time.
+//! paused participant while the others go on in virtual time; lost messages, a crash and
+//! skipped seconds meet stock clients as a real memcached's would.
 //!
 //! The programs need `/usr/bin/python3` with pymemcache (CI installs it); without it
 //! these tests say so and pass.
 
 mod common;
 
-use common::{PYTHON, example, python_with, stdout};
+use common::{PYTHON, example, python_with, replay_of, stdout};
 use std::process::Command;
 
 /// `mcsim test ARGS -- python3 tests/programs/PROGRAM`, with the Python helper on its path.
@@ -175,6 +176,56 @@ fn a_program_that_exits_non_zero_fails_with_its_status_in_words_and_replays() {
             "{out}"
         );
     }
+}
+
+/// A server that crashes and restarts empty, and one whose clock skips seconds, as a
+/// stock client meets them: the `add` lock whose client tries again after an error is
+/// found broken under each (its key lost with the crash; its TTL ended under a holder
+/// that kept 4.5 s of 5), the same output twice, and each failure replays from both of
+/// its lines. Without the faults the same program passes.
+#[test]
+fn a_crash_or_a_skipped_second_breaks_the_add_lock_and_the_failure_replays() {
+    if !python_with("pymemcache") {
+        return;
+    }
+    let program = example("tests/programs/retry_add_lock.py");
+    for (fault, hold, seen) in [
+        (
+            ["--crash", "0.05"],
+            "0",
+            "FAULT server 0 crashed and restarted empty before this command: its connections close",
+        ),
+        (
+            ["--skip-second", "0.2"],
+            "4.5",
+            "FAULT server 0's clock skipped a second",
+        ),
+    ] {
+        let args = [&["--clients", "2"][..], &fault[..]].concat();
+        let (code, out) = twice(&args, &[PYTHON, &program, hold]);
+        assert_eq!(code, Some(1), "{out}");
+        assert!(out.contains("exclusion of section broken"), "{out}");
+        assert!(out.contains(seen), "{out}");
+        assert!(
+            out.contains(&format!(" {} {} ", fault[0], fault[1])),
+            "{out}"
+        );
+        for which in ["shrunk", "as found"] {
+            let again = Command::new(env!("CARGO_BIN_EXE_mcsim"))
+                .args(replay_of(&out, which))
+                .env("PYTHONPATH", example("helpers/python"))
+                .output()
+                .unwrap();
+            let replayed = stdout(&again);
+            assert_eq!(again.status.code(), Some(1), "{which}:\n{replayed}");
+            assert!(!replayed.contains("TRACE DIFFERS"), "{replayed}");
+        }
+    }
+    let (code, out) = twice(
+        &["--clients", "2", "--executions", "20"],
+        &[PYTHON, &program, "4.5"],
+    );
+    assert_eq!(code, Some(0), "{out}");
 }
 
 /// A setup client's `version` and `quit`, sent at a moment of real time while the

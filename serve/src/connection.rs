@@ -534,6 +534,11 @@ impl Gate for ServeGate<'_> {
             w.record(format!(
                 "{n:>8} {now}  {who}  connection closed: the server restarted or left"
             ));
+            // A participant's client sees the error and reconnects: it is awaited on its
+            // new connection.
+            if let Some(member) = member {
+                self.cut(&mut w, member);
+            }
             drop(w);
             self.release();
             return Admit::Close;
@@ -548,6 +553,24 @@ impl Gate for ServeGate<'_> {
             return Admit::Close;
         }
         if let Some(member) = member {
+            let crash = w.policy.crash;
+            if w.chance(crash) {
+                w.record_fault(format!(
+                    "{n:>8} {now}  {who}  FAULT server {server} crashed and restarted empty before this command: its connections close"
+                ));
+                w.restart_empty(server, now);
+                self.cut(&mut w, member);
+                drop(w);
+                self.release();
+                return Admit::Close;
+            }
+            let skip = w.policy.skip_second;
+            if w.chance(skip) {
+                w.servers[server].skip_second();
+                w.record_fault(format!(
+                    "{n:>8} {now}  --  FAULT server {server}'s clock skipped a second"
+                ));
+            }
             let lose = w.policy.lose_request;
             if w.chance(lose) {
                 w.record_fault(format!(

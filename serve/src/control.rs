@@ -115,9 +115,7 @@ pub(crate) fn run(world: &mut World, server: usize, who: &str, line: &str) -> Ef
             ok("")
         }
         ("crash", []) => {
-            world.servers[server].crash();
-            world.servers[server].restart(now, false);
-            world.epochs[server] += 1;
+            world.restart_empty(server, now);
             Effect::Crashed
         }
         ("lose-reply", rest) if rest.len() <= 1 => match count(rest.first().copied()) {

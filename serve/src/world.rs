@@ -49,6 +49,34 @@ pub struct FaultPolicy {
     pub pause: f64,
     /// How long a pause lasts.
     pub pause_for: Duration,
+    /// Before a lockstep participant's command, its server crashes and restarts at once,
+    /// empty: every connection to it closes, this command's before it runs (the client
+    /// sees the error a restarted memcached gives, reconnects, and is awaited on its new
+    /// connection, as after a lost reply).
+    pub crash: f64,
+    /// Before a lockstep participant's command, its server's clock skips a second, as a
+    /// memcached whose clock tick came late (its TTLs end a second early).
+    pub skip_second: f64,
+}
+
+impl FaultPolicy {
+    /// Each fault drawn by chance, with the `mcsim test` flag that sets it: what a replay
+    /// line repeats, what options check, and whether any fault is injected at all.
+    pub fn chances(&self) -> [(&'static str, f64); 6] {
+        [
+            ("--evict", self.evict),
+            ("--lose-reply", self.lose_reply),
+            ("--lose-request", self.lose_request),
+            ("--pause", self.pause),
+            ("--crash", self.crash),
+            ("--skip-second", self.skip_second),
+        ]
+    }
+
+    /// True if some fault may be injected.
+    pub fn any(&self) -> bool {
+        self.chances().iter().any(|&(_, p)| p > 0.0)
+    }
 }
 
 /// One-shot faults armed by control commands, per server.
@@ -298,6 +326,14 @@ impl World {
             .live_items(now)
             .map(|(k, _)| k.clone())
             .collect()
+    }
+
+    /// `server` crashes and restarts at once, empty: the connections opened before close
+    /// at their next command (its epoch moves on).
+    pub fn restart_empty(&mut self, server: usize, now: VirtualTime) {
+        self.servers[server].crash();
+        self.servers[server].restart(now, false);
+        self.epochs[server] += 1;
     }
 
     /// Evicts one live key of `server`, chosen by the seeded source; its name.

@@ -350,6 +350,15 @@ pub(crate) struct TestArgs {
     /// command, and the connection breaks (the client reconnects, as above).
     #[arg(long, allow_negative_numbers = true, default_value_t = 0.0)]
     pub(crate) lose_request: f64,
+    /// Before a participant's command, crash its server with this chance: it restarts
+    /// at once, empty, and every connection to it closes (the command's before it runs;
+    /// each client sees the error and reconnects, as above).
+    #[arg(long, allow_negative_numbers = true, default_value_t = 0.0)]
+    pub(crate) crash: f64,
+    /// Before a participant's command, its server's clock skips a second with this
+    /// chance (a late clock tick: its TTLs end a second early).
+    #[arg(long, allow_negative_numbers = true, default_value_t = 0.0)]
+    pub(crate) skip_second: f64,
     /// Keep going after the first failure (reported and shrunk as without it) and
     /// count the failing runs: the failure rate with its 95% interval.
     #[arg(long)]

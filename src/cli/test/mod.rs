@@ -143,19 +143,14 @@ fn replay_line(options: &TestOptions, seed: u64, outcome: &Outcome) -> String {
         .map(|a| mcsim::report::shell_word(a))
         .collect();
     let mut faults = String::new();
-    if options.faults.evict > 0.0 {
-        faults.push_str(&format!(" --evict {}", options.faults.evict));
-    }
-    if options.faults.lose_reply > 0.0 {
-        faults.push_str(&format!(" --lose-reply {}", options.faults.lose_reply));
-    }
-    if options.faults.lose_request > 0.0 {
-        faults.push_str(&format!(" --lose-request {}", options.faults.lose_request));
+    for (flag, p) in options.faults.chances() {
+        if p > 0.0 {
+            faults.push_str(&format!(" {flag} {p}"));
+        }
     }
     if options.faults.pause > 0.0 {
         faults.push_str(&format!(
-            " --pause {} --pause-ms {}",
-            options.faults.pause,
+            " --pause-ms {}",
             options.faults.pause_for.as_millis()
         ));
     }
@@ -443,7 +438,7 @@ fn search(program: &mut Program, options: &TestOptions) -> Result<(u8, &'static 
     }
     write_json(options, &report)?;
     let f = &options.faults;
-    let injected = if f.evict > 0.0 || f.lose_reply > 0.0 || f.lose_request > 0.0 || f.pause > 0.0 {
+    let injected = if f.any() {
         format!(", {faults} faults injected")
     } else {
         String::new()

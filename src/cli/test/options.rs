@@ -77,6 +77,8 @@ impl crate::cli::args::TestArgs {
             evict,
             lose_reply,
             lose_request,
+            crash,
+            skip_second,
             pause,
             pause_ms,
             sometimes,
@@ -96,12 +98,17 @@ impl crate::cli::args::TestArgs {
         if !(timeout.is_finite() && timeout > 0.0) {
             bail!("--timeout {timeout}: give a number of seconds above 0");
         }
-        for (flag, p) in [
-            ("--evict", evict),
-            ("--lose-reply", lose_reply),
-            ("--lose-request", lose_request),
-            ("--pause", pause),
-        ] {
+        let faults = FaultPolicy {
+            evict,
+            lose_reply,
+            lose_request,
+            delay: Duration::ZERO,
+            pause,
+            pause_for: Duration::from_millis(pause_ms),
+            crash,
+            skip_second,
+        };
+        for (flag, p) in faults.chances() {
             if !(0.0..=1.0).contains(&p) {
                 bail!("{flag} {p}: give a chance from 0 to 1");
             }
@@ -124,14 +131,7 @@ impl crate::cli::args::TestArgs {
             replay,
             expect_hash,
             timeout: Duration::from_secs_f64(timeout),
-            faults: FaultPolicy {
-                evict,
-                lose_reply,
-                lose_request,
-                delay: Duration::ZERO,
-                pause,
-                pause_for: Duration::from_millis(pause_ms),
-            },
+            faults,
             sometimes,
             all,
             json,
