@@ -31,10 +31,10 @@ mod explore;
 mod findings;
 mod gate;
 mod merge;
+mod program;
 mod progress;
 mod run;
 mod serve;
-mod test;
 mod usage;
 mod vacuous;
 

@@ -3,7 +3,7 @@
 use anyhow::{Result, bail};
 
 use super::chooser::{SharedStrategy, shared};
-use super::program::Program;
+use super::under_test::Program;
 use super::{Outcome, TestOptions, diverges};
 use mcsim::explore::{Choice, Replay, Schedule};
 

@@ -7,7 +7,7 @@
 //!
 //! A program either runs one execution and exits, or asks for its executions one after
 //! another on a control connection (`mcsim next`), as a test framework's helper does:
-//! [`program`] keeps it running and resets the servers between them.
+//! [`under_test`] keeps it running and resets the servers between them.
 //!
 //! A run passes when the program exits 0 and declared no failure (`mcsim fail MESSAGE`, or
 //! a section it said it entered, `mcsim enter SECTION`, while another participant was
@@ -30,15 +30,15 @@ use mcsim_serve::{ClockMode, ServeConfig, Unscheduled};
 mod chooser;
 mod options;
 mod process;
-mod program;
 mod report;
 mod shrink;
+mod under_test;
 
 use chooser::shared;
 pub(crate) use options::TestOptions;
-use program::Program;
 use report::{FailureReport, Report, write_json, write_junit};
 use shrink::shrink;
+use under_test::Program;
 
 /// The prefix under which a read names a connection.
 const NAME_KEY: &str = "mcsim:name:";
