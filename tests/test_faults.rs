@@ -228,6 +228,25 @@ fn a_crash_or_a_skipped_second_breaks_the_add_lock_and_the_failure_replays() {
     assert_eq!(code, Some(0), "{out}");
 }
 
+/// A program that stores a random value is not deterministic under a fixed schedule:
+/// its failing run is replayed, gives another trace, and is reported as such (exit 2,
+/// the first line that differs shown from both runs), never judged.
+#[test]
+fn a_program_not_deterministic_is_said_so_and_not_judged() {
+    if !python_with("pymemcache") {
+        return;
+    }
+    let (code, out) = test_program(&["--clients", "2"], "random_value.py");
+    assert_eq!(code, Some(2), "{out}");
+    assert!(
+        out.starts_with("NOT DETERMINISTIC: run 0 (seed 0) of `"),
+        "{out}"
+    );
+    assert!(out.contains("line 1 differs; the first run:"), "{out}");
+    assert!(out.contains("  its replay:"), "{out}");
+    assert!(!out.contains("FAILED"), "{out}");
+}
+
 /// A setup client's `version` and `quit`, sent at a moment of real time while the
 /// participants run, change nothing they see: not traced and taking no instant, they
 /// leave the failing run's replay the same trace wherever they land (libmemcached's

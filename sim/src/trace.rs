@@ -73,9 +73,14 @@ impl Trace {
 
     /// The index of the first line where two traces differ.
     pub fn first_divergence(&self, other: &Trace) -> Option<usize> {
-        let n = self.lines.len().max(other.lines.len());
-        (0..n).find(|&i| self.lines.get(i) != other.lines.get(i))
+        first_difference(&self.lines, &other.lines)
     }
+}
+
+/// The index of the first line where two timelines differ (one ending early differs
+/// where it ended): an in-process trace's lines, or the lines `mcsim serve` traced.
+pub fn first_difference<T: PartialEq>(a: &[T], b: &[T]) -> Option<usize> {
+    (0..a.len().max(b.len())).find(|&i| a.get(i) != b.get(i))
 }
 
 /// FNV-1a, 64 bits: stable across platforms and Rust versions.

@@ -24,7 +24,7 @@ use anyhow::{Context, Result, bail};
 
 use mcsim::exhaustive::Dfs;
 use mcsim::explore::{Replay, Schedule};
-use mcsim::trace::fnv1a;
+use mcsim::trace::{first_difference, fnv1a};
 use mcsim_serve::{ClockMode, ServeConfig, Unscheduled};
 
 mod chooser;
@@ -556,15 +556,14 @@ fn diverges(run: &Outcome, replay: &Outcome) -> Option<String> {
         // closed before it said it was done), or up to the shorter one's end.
         let ending = |o: &Outcome| o.vanished.unwrap_or(o.trace.len());
         let n = ending(run).min(ending(replay)).min(a.len()).min(b.len());
-        return first_difference(&a[..n], &b[..n]);
+        return shown_difference(&a[..n], &b[..n]);
     }
-    first_difference(a, b)
+    shown_difference(a, b)
 }
 
 /// The first line where two traces differ, shown from both with the lines around it.
-fn first_difference(a: &[String], b: &[String]) -> Option<String> {
-    let n = a.len().max(b.len());
-    let at = (0..n).find(|&i| a.get(i) != b.get(i))?;
+fn shown_difference(a: &[String], b: &[String]) -> Option<String> {
+    let at = first_difference(a, b)?;
     let from = at.saturating_sub(4);
     let show = |trace: &[String]| -> String {
         (from..(at + 3).min(trace.len().max(at + 1)))
