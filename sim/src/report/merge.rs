@@ -142,9 +142,11 @@ pub fn merge_junit(files: &[(PathBuf, String)]) -> Result<String, MergeError> {
         cases.push_str(body.trim_matches('\n'));
         cases.push('\n');
     }
-    Ok(format!(
-        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuite name=\"mcsim\" tests=\"{tests}\" failures=\"{failures}\">\n{}</testsuite>\n",
-        cases.trim_start_matches('\n')
+    Ok(super::junit::suite(
+        "mcsim",
+        tests,
+        failures,
+        cases.trim_start_matches('\n'),
     ))
 }
 

@@ -2,14 +2,16 @@
 //! table ([`Row`]), its JSON and JUnit forms, shard results merged ([`merge`]), the
 //! counterexample as a timeline ([`timeline`]) (drawn as one HTML page by the `mcsim-cli` crate).
 
+pub mod junit;
 pub mod kept;
 pub mod merge;
 mod suite;
 pub mod timeline;
 
+pub use junit::xml_escape;
 pub use suite::{
     MetricRow, PointRow, Row, TABLE_WIDTH, key_numbers, render_junit, render_points, render_table,
-    short_name, xml_escape,
+    short_name,
 };
 
 use std::fmt::Write as _;

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use crate::histogram::Histogram;
 use crate::invariant::Verdict;
 use crate::report::ReplayLine;
+use crate::report::junit;
 use crate::report::timeline::Timeline;
 use crate::run::{Finding, RunReport};
 use crate::scenario::{Scenario, StrategyKind};
@@ -401,53 +402,30 @@ pub fn render_table(rows: &[Row]) -> String {
     out
 }
 
-/// `s` as XML text or an attribute's value (`&`, `<`, `>` and `"` escaped).
-pub fn xml_escape(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
-
-/// The rows as a JUnit XML report, one test case per scenario.
+/// The rows as a JUnit XML report, one test case per scenario (its coverage said when
+/// it passed).
 pub fn render_junit(rows: &[Row]) -> String {
-    let failures = rows.iter().filter(|r| !r.ok()).count();
-    let mut out = String::new();
-    let _ = writeln!(out, r#"<?xml version="1.0" encoding="UTF-8"?>"#);
-    let _ = writeln!(
-        out,
-        r#"<testsuite name="mcsim" tests="{}" failures="{failures}">"#,
-        rows.len()
-    );
-    for r in rows {
-        let _ = write!(
-            out,
-            r#"  <testcase classname="mcsim.{}" name="{}" time="{:.3}""#,
-            xml_escape(&r.file),
-            xml_escape(&r.scenario),
-            r.millis as f64 / 1000.0
-        );
-        if r.ok() && r.coverage.is_empty() {
-            out.push_str("/>\n");
-        } else if r.ok() {
-            let _ = writeln!(
-                out,
-                ">\n    <system-out>{}</system-out>\n  </testcase>",
-                xml_escape(&r.coverage)
-            );
-        } else {
-            let message = match &r.error {
+    let messages: Vec<Option<String>> = (rows.iter())
+        .map(|r| {
+            (!r.ok()).then(|| match &r.error {
                 Some(e) => e.clone(),
                 None => format!("expected {} but got {}", r.expected, r.got),
-            };
-            let _ = writeln!(
-                out,
-                ">\n    <failure message=\"{}\">{}</failure>\n  </testcase>",
-                xml_escape(&message),
-                xml_escape(r.detail.as_deref().unwrap_or(""))
-            );
-        }
-    }
-    out.push_str("</testsuite>\n");
-    out
+            })
+        })
+        .collect();
+    let cases: Vec<junit::Case<'_>> = (rows.iter().zip(&messages))
+        .map(|(r, message)| junit::Case {
+            class: &r.file,
+            name: &r.scenario,
+            seconds: r.millis as f64 / 1000.0,
+            outcome: match message {
+                None => junit::Outcome::Passed(&r.coverage),
+                Some(message) => junit::Outcome::Failed {
+                    message,
+                    detail: r.detail.as_deref().unwrap_or(""),
+                },
+            },
+        })
+        .collect();
+    junit::render("mcsim", &cases)
 }

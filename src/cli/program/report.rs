@@ -94,21 +94,18 @@ pub(super) fn write_junit(
     let Some(path) = &options.junit else {
         return Ok(());
     };
-    use mcsim::report::xml_escape;
-    let name = xml_escape(&options.command.join(" "));
-    let time = started.elapsed().as_secs_f64();
-    let body = match failure {
-        Some((message, detail)) => format!(
-            "    <failure message=\"{}\">{}</failure>\n",
-            xml_escape(message),
-            xml_escape(detail)
-        ),
-        None => format!("    <system-out>{}</system-out>\n", xml_escape(passed)),
+    use mcsim::report::junit::{Case, Outcome, render};
+    let name = options.command.join(" ");
+    let case = Case {
+        class: "test",
+        name: &name,
+        seconds: started.elapsed().as_secs_f64(),
+        outcome: match failure {
+            Some((message, detail)) => Outcome::Failed { message, detail },
+            None => Outcome::Passed(passed),
+        },
     };
-    let text = format!(
-        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuite name=\"mcsim test\" tests=\"1\" failures=\"{}\">\n  <testcase classname=\"mcsim.test\" name=\"{name}\" time=\"{time:.3}\">\n{body}  </testcase>\n</testsuite>\n",
-        usize::from(failure.is_some())
-    );
+    let text = render("mcsim test", &[case]);
     std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))
 }
 
