@@ -82,6 +82,12 @@ impl Connection {
         self.run != w.runs
     }
 
+    /// True if its server left, or crashed and restarted, since the connection opened:
+    /// its next command closes it instead of running.
+    fn cut_off(&self, w: &World) -> bool {
+        w.down[self.server] || w.epochs[self.server] != self.epoch
+    }
+
     pub(crate) fn close(&mut self, shared: &Shared) {
         let mut w = lock(shared);
         w.connections[self.server] = w.connections[self.server].saturating_sub(1);
@@ -513,7 +519,7 @@ impl Gate for ServeGate<'_> {
         let member = self.conn.member.filter(|_| w.lockstep.is_some());
         self.unseen = inert && member.is_none() && w.lockstep.is_some() && !self.conn.controller;
         if self.unseen {
-            if w.down[server] || w.epochs[server] != self.conn.epoch {
+            if self.conn.cut_off(&w) {
                 // The server restarted or left: the connection closes, untraced too.
                 drop(w);
                 self.release();
@@ -530,7 +536,7 @@ impl Gate for ServeGate<'_> {
         }
         w.tick_command();
         let (now, n, who) = (w.now(), w.commands, &self.conn.label);
-        if w.down[server] || w.epochs[server] != self.conn.epoch {
+        if self.conn.cut_off(&w) {
             w.record(format!(
                 "{n:>8} {now}  {who}  connection closed: the server restarted or left"
             ));

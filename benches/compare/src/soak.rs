@@ -81,19 +81,9 @@ fn mixed_round(t: &Target, round: usize) -> Result<(), String> {
     Ok(())
 }
 
-/// The resident set after each of [`ROUNDS`] rounds of `round`.
-fn rounds(
-    t: &Target,
-    round: impl Fn(&Target, usize) -> Result<(), String>,
-) -> Result<Vec<f64>, String> {
-    (0..ROUNDS)
-        .map(|r| round(t, r).map(|()| rss_mib(t.pid)))
-        .collect()
-}
-
 /// The resident set and the item bytes held (`STAT bytes`, MiB) after each of [`ROUNDS`]
 /// rounds of `round`.
-fn rounds_held(
+fn rounds(
     t: &Target,
     round: impl Fn(&Target, usize) -> Result<(), String>,
 ) -> Result<(Vec<f64>, Vec<f64>), String> {
@@ -204,13 +194,13 @@ fn growth(rss: &[f64]) -> f64 {
 pub(crate) fn section_soak(md: &mut String, fuzz_seconds: u64) -> Result<bool, String> {
     let real = memcached_target(MEMORY_MB)?;
     let sim = serve_target(&[], MEMORY_MB)?;
-    let real_slap = rounds(&real, |t, _| memcslap_round(t))?;
-    let sim_slap = rounds(&sim, |t, _| memcslap_round(t))?;
+    let (real_slap, _) = rounds(&real, |t, _| memcslap_round(t))?;
+    let (sim_slap, _) = rounds(&sim, |t, _| memcslap_round(t))?;
     drop((real, sim));
     let real = memcached_target(MEMORY_MB)?;
     let sim = serve_target(&[], MEMORY_MB)?;
-    let (real_mixed, real_held) = rounds_held(&real, mixed_round)?;
-    let (sim_mixed, sim_held) = rounds_held(&sim, mixed_round)?;
+    let (real_mixed, real_held) = rounds(&real, mixed_round)?;
+    let (sim_mixed, sim_held) = rounds(&sim, mixed_round)?;
     drop(real);
     writeln!(
         md,

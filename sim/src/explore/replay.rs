@@ -97,17 +97,11 @@ impl Offered {
             let Some(calls) = self.step(k) else {
                 return false;
             };
-            // Past a cut schedule's end, the execution made the default choice.
-            let default;
-            let made = match executed.get(k) {
-                Some(made) => made,
-                None => match self.default_at(k) {
-                    Some(d) => {
-                        default = d;
-                        &default
-                    }
-                    None => return false,
-                },
+            // What a replay chooses here once its schedule has run out: past a cut
+            // schedule's end, what the execution made; past the candidate's, what it makes.
+            let default = self.default_at(k);
+            let Some(made) = executed.get(k).or(default.as_ref()) else {
+                return false;
             };
             let window = |client: usize| {
                 calls
@@ -117,14 +111,10 @@ impl Offered {
             };
             let picked = loop {
                 let Some(choice) = candidate.get(next) else {
-                    // Past the candidate's end: the lowest client, at once.
-                    let Some(&(client, _)) = calls.first() else {
-                        return false;
-                    };
-                    break Choice::Run {
-                        client: client as usize,
-                        delay: 0,
-                    };
+                    match &default {
+                        Some(d) => break d.clone(),
+                        None => return false,
+                    }
                 };
                 next += 1;
                 if choice == made {
