@@ -122,7 +122,7 @@ fn the_add_lock_breaks_when_its_key_is_evicted_and_the_json_says_so() {
     ]);
     let out = stdout(&found);
     assert_eq!(found.status.code(), Some(1), "{out}");
-    assert!(out.contains("FAULT evict lock:section"), "{out}");
+    assert!(out.contains("FAULT evict lock_x"), "{out}");
     assert!(out.contains("exclusion of section broken"), "{out}");
     // The replay line carries the run's seed and the fault policy.
     let args = replay_args(&out);

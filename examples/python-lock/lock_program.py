@@ -72,7 +72,7 @@ def one_execution(kind: str, lock_class, threads: int) -> list[str]:
         me = Participant(name)
         c = connect(kind, server)
         c.get(me.name_key)
-        lock = lock_class(c, "section", name)
+        lock = lock_class(c, "x", name)
         for _ in range(ROUNDS):
             if lock.acquire():
                 me.enter("section")

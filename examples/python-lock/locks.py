@@ -14,7 +14,7 @@ from pymemcache.client.base import Client
 
 class GetSetLock:
     def __init__(self, client: Client, name: str, owner: str, noreply: bool = False, wait=None):
-        self.client, self.key, self.owner = client, f"lock:{name}", owner
+        self.client, self.key, self.owner = client, f"lock_{name}", owner
         self.noreply, self.wait = noreply, wait
 
     def acquire(self, attempts: int = 20) -> bool:
@@ -34,7 +34,7 @@ class AddLock:
     def __init__(
         self, client: Client, name: str, owner: str, ttl: int = 5, noreply: bool = False, wait=None
     ):
-        self.client, self.key, self.owner, self.ttl = client, f"lock:{name}", owner, ttl
+        self.client, self.key, self.owner, self.ttl = client, f"lock_{name}", owner, ttl
         self.noreply, self.wait = noreply, wait
 
     def acquire(self, attempts: int = 20) -> bool:

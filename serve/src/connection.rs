@@ -12,7 +12,8 @@ use parking_lot::MutexGuard;
 use crate::world::World;
 use crate::{Shared, control, lock};
 use mcsim::codec::Session;
-use mcsim::codec::gate::{Admit, Control, Gate, Ran};
+use mcsim::codec::gate::{Admit, Control, Gate, Pending, Ran};
+use mcsim::fault::FaultKind;
 use mcsim::trace::{write_decimal, write_reply, write_request};
 
 /// Bytes read from the socket at a time (memcached reads 16 KiB; the session models its
@@ -85,7 +86,7 @@ impl Connection {
     /// True if its server left, or crashed and restarted, since the connection opened:
     /// its next command closes it instead of running.
     fn cut_off(&self, w: &World) -> bool {
-        w.down[self.server] || w.epochs[self.server] != self.epoch
+        w.is_down(self.server) || w.epochs[self.server] != self.epoch
     }
 
     pub(crate) fn close(&mut self, shared: &Shared) {
@@ -503,7 +504,7 @@ impl Gate for ServeGate<'_> {
         self.conn.item_size_max
     }
 
-    fn admit(&mut self, inert: bool) -> Admit<'_> {
+    fn admit(&mut self, command: Pending<'_>) -> Admit<'_> {
         if self.broken {
             // The rest of what was sent with a command whose connection a fault broke.
             return Admit::Close;
@@ -517,7 +518,8 @@ impl Gate for ServeGate<'_> {
             return Admit::Close;
         }
         let member = self.conn.member.filter(|_| w.lockstep.is_some());
-        self.unseen = inert && member.is_none() && w.lockstep.is_some() && !self.conn.controller;
+        self.unseen =
+            command.inert && member.is_none() && w.lockstep.is_some() && !self.conn.controller;
         if self.unseen {
             if self.conn.cut_off(&w) {
                 // The server restarted or left: the connection closes, untraced too.
@@ -530,16 +532,27 @@ impl Gate for ServeGate<'_> {
             return Admit::Run(&mut w.servers[server], now);
         }
         if let Some(member) = member
-            && let Some(by) = w.pause_due(&self.conn.label)
+            && let Some(by) = w.pause_due(&self.conn.label, &command)
         {
+            w.faults.fired(FaultKind::Pause, server, None);
             w = self.conn.pause(self.shared, w, (member, by));
         }
         w.tick_command();
         let (now, n, who) = (w.now(), w.commands, &self.conn.label);
         if self.conn.cut_off(&w) {
-            w.record(format!(
-                "{n:>8} {now}  {who}  connection closed: the server restarted or left"
-            ));
+            let why = match w.faults.down[server] {
+                Some(down) if down.kind == FaultKind::Crash => format!(
+                    "connection refused: server {server} crashed and is down until {}",
+                    down.until
+                ),
+                Some(down) => format!(
+                    "connection refused: server {server} left and is away until {}",
+                    down.until
+                ),
+                None => "connection closed: the server restarted or left".to_string(),
+            };
+            w.record(format!("{n:>8} {now}  {who}  {why}"));
+            w.faults.met(server, &command);
             // A participant's client sees the error and reconnects: it is awaited on its
             // new connection.
             if let Some(member) = member {
@@ -559,29 +572,51 @@ impl Gate for ServeGate<'_> {
             return Admit::Close;
         }
         if let Some(member) = member {
-            let crash = w.policy.crash;
-            if w.chance(crash) {
+            for kind in [FaultKind::Crash, FaultKind::Leave] {
+                if !w.draw(kind, &command) {
+                    continue;
+                }
+                let plan = &w.faults.policy.plan;
+                let what = match kind {
+                    FaultKind::Crash if plan.restart_after.is_zero() => {
+                        "crashed before this command (restarted empty)".to_string()
+                    }
+                    FaultKind::Crash => format!(
+                        "crashed before this command (restarts {} at {})",
+                        if plan.warm_restart {
+                            "with its items"
+                        } else {
+                            "empty"
+                        },
+                        now + plan.restart_after
+                    ),
+                    _ => format!(
+                        "left before this command (back at {}, with its items)",
+                        now + plan.rejoin_after
+                    ),
+                };
                 w.record_fault(format!(
-                    "{n:>8} {now}  {who}  FAULT server {server} crashed and restarted empty before this command: its connections close"
+                    "{n:>8} {now}  {who}  FAULT server {server} {what}: its connections close"
                 ));
-                w.restart_empty(server, now);
+                w.faults.fired(kind, server, None);
+                w.take_down(server, kind, now);
                 self.cut(&mut w, member);
                 drop(w);
                 self.release();
                 return Admit::Close;
             }
-            let skip = w.policy.skip_second;
-            if w.chance(skip) {
+            if w.draw(FaultKind::SkipSecond, &command) {
                 w.servers[server].skip_second();
                 w.record_fault(format!(
                     "{n:>8} {now}  --  FAULT server {server}'s clock skipped a second"
                 ));
+                w.faults.fired(FaultKind::SkipSecond, server, None);
             }
-            let lose = w.policy.lose_request;
-            if w.chance(lose) {
+            if w.draw(FaultKind::RequestLost, &command) {
                 w.record_fault(format!(
                     "{n:>8} {now}  {who}  FAULT request lost: the server never sees it; the connection breaks"
                 ));
+                w.faults.fired(FaultKind::RequestLost, server, None);
                 self.cut(&mut w, member);
                 drop(w);
                 self.release();
@@ -589,14 +624,16 @@ impl Gate for ServeGate<'_> {
             }
         }
         let now = w.now();
-        let evict = w.policy.evict;
-        if w.chance(evict)
+        if w.draw(FaultKind::Evict, &command)
             && let Some(key) = w.evict_one(server)
         {
             w.record_fault(format!(
                 "{n:>8} {now}  --  FAULT evict {key} from server {server}"
             ));
+            w.faults
+                .fired(FaultKind::Evict, server, Some(key.as_bytes()));
         }
+        w.faults.met(server, &command);
         let (read, written) = std::mem::take(&mut self.conn.uncounted);
         w.servers[server].count_bytes(read, written);
         let w = self.world.insert(w);
@@ -622,8 +659,15 @@ impl Gate for ServeGate<'_> {
             w.armed[server].lose_replies -= 1;
             true
         } else if w.lockstep.is_none() || member.is_some() {
-            let lose = w.policy.lose_reply;
-            w.chance(lose)
+            let keys = match &what {
+                Ran::Request(request, _) => request.keys(),
+                Ran::Line(..) => &[],
+            };
+            let lost = w.draw(FaultKind::ReplyLost, &Pending::of(keys, false));
+            if lost {
+                w.faults.fired(FaultKind::ReplyLost, server, None);
+            }
+            lost
         } else {
             false
         };
@@ -653,7 +697,7 @@ impl Gate for ServeGate<'_> {
             }
         });
         if lost {
-            w.faults.push(at);
+            w.fault_lines.push(at);
         }
         if lost && let Some(member) = member {
             self.cut(&mut w, member);

@@ -20,6 +20,7 @@
 
 mod connection;
 pub mod control;
+mod faults;
 mod lockstep;
 mod outside;
 mod process;
@@ -36,9 +37,10 @@ use connection::Connection;
 use mcsim::server::ServerConfig;
 use workers::Inbox;
 
+pub use faults::{FaultCount, FaultPolicy};
 pub use lockstep::{Chooser, SeededOrder};
 pub use outside::Unscheduled;
-pub use world::{ClockMode, FaultPolicy};
+pub use world::ClockMode;
 
 /// The default port of the first server (memcached's 11211, a hundred up).
 pub const DEFAULT_PORT: u16 = 11311;
@@ -56,6 +58,10 @@ pub struct ServeConfig {
     pub clock: ClockMode,
     /// Faults by policy.
     pub faults: FaultPolicy,
+    /// How long each command takes in virtual time under a manual clock, drawn per
+    /// command between the two from the seed ([`COMMAND_TIME`] by default): a scenario's
+    /// latency.
+    pub latency: (Duration, Duration),
     /// Seeds the fault policy and the lockstep order.
     pub seed: u64,
     /// Lockstep over this many client connections.
@@ -76,6 +82,10 @@ pub struct ServeConfig {
     /// lockstep or a reply delay, where each connection has a thread.
     pub threads: usize,
 }
+
+/// How long a command takes in virtual time under a manual clock, unless a latency is
+/// given: each command has an instant of its own.
+pub const COMMAND_TIME: (Duration, Duration) = (Duration::from_micros(1), Duration::from_micros(1));
 
 /// Event-loop workers by default (memcached's `-t 4`).
 pub const DEFAULT_THREADS: usize = 4;
@@ -182,12 +192,18 @@ impl Running {
     }
 
     /// The faults injected in this run so far (lost replies and requests, evictions,
-    /// pauses, connections closed): where each one's line is, as an index into
-    /// [`trace`](Running::trace) (those whose line left the window are counted, as
-    /// `None`).
+    /// pauses, crashes, leaves, connections closed): where each one's line is, as an
+    /// index into [`trace`](Running::trace) (those whose line left the window are
+    /// counted, as `None`).
     pub fn faults(&self) -> Vec<Option<usize>> {
         let w = lock(&self.shared);
-        w.faults.iter().map(|&at| w.kept_index(at)).collect()
+        w.fault_lines.iter().map(|&at| w.kept_index(at)).collect()
+    }
+
+    /// By kind the policy allows, how many faults fired in this run so far and how many
+    /// of them bit (the program met them: see [`FaultPolicy`]).
+    pub fn fault_counts(&self) -> Vec<(mcsim::fault::FaultKind, FaultCount)> {
+        lock(&self.shared).faults.counts()
     }
 
     /// The participants still taking part now (not done, connection not closed), in
@@ -308,7 +324,7 @@ pub fn start(config: &ServeConfig) -> std::io::Result<Running> {
         &ports,
         &server,
         config.clock,
-        config.faults,
+        (config.faults.clone(), config.latency),
         config.seed,
         trace_file,
         config.trace_window,

@@ -158,16 +158,25 @@ impl Lockstep {
     }
 
     /// Wakes the sleepers whose time has come at `now`; if every participant is asleep
-    /// (nothing else can happen), the clock first jumps to the earliest wake time. Returns
-    /// the jump and the names woken, in name order.
-    pub fn wake(&mut self, now: VirtualTime) -> (Duration, Vec<String>) {
+    /// (nothing else can happen), the clock first jumps to the earliest wake time, or to
+    /// `event` if that comes first (a server coming back). Returns the jump and the names
+    /// woken, in name order.
+    pub fn wake(
+        &mut self,
+        now: VirtualTime,
+        event: Option<VirtualTime>,
+    ) -> (Duration, Vec<String>) {
         let all_asleep = self.granted.is_none()
             && self.waiting.is_empty()
             && self.joined >= self.clients
             && !self.asleep.is_empty()
             && self.live.keys().all(|&id| self.here(id));
-        let jump = match self.asleep.values().min() {
-            Some(&first) if all_asleep && first > now => first - now,
+        let first = match (self.asleep.values().min(), event.filter(|&e| e > now)) {
+            (Some(&wake), Some(event)) => Some(wake.min(event)),
+            (wake, _) => wake.copied(),
+        };
+        let jump = match first {
+            Some(first) if all_asleep && first > now => first - now,
             _ => Duration::ZERO,
         };
         let at = now + jump;

@@ -9,7 +9,11 @@ use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use mcsim::clock::VirtualTime;
+use mcsim::codec::gate::Pending;
+use mcsim::fault::FaultKind;
 use mcsim::memcache::Key;
+
+use crate::faults::{Down, FaultPolicy, Faults};
 use mcsim::server::{Server, ServerConfig};
 
 /// Bytes a new trace line starts with room for: a time, a connection and a command with
@@ -27,56 +31,6 @@ pub enum ClockMode {
     /// (2023-11-14 22:13:20 UTC) whatever the date, so absolute exptimes and `stats`
     /// times are the same from run to run.
     Manual,
-}
-
-/// Faults injected by policy, on every command with these chances.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct FaultPolicy {
-    /// A command's reply is dropped after the server applied it: the connection stays,
-    /// or, for a lockstep participant, breaks (its client sees the error at once and
-    /// reconnects; see `lockstep`).
-    pub lose_reply: f64,
-    /// A lockstep participant's command never reaches the server, and its connection
-    /// breaks.
-    pub lose_request: f64,
-    /// Before a command, one key of its server is evicted.
-    pub evict: f64,
-    /// Every reply is held this long.
-    pub delay: Duration,
-    /// Before a lockstep participant's command, the participant pauses (a GC pause, a
-    /// slow disk) with this chance: its command waits `pause_for` of virtual time while
-    /// the others go on.
-    pub pause: f64,
-    /// How long a pause lasts.
-    pub pause_for: Duration,
-    /// Before a lockstep participant's command, its server crashes and restarts at once,
-    /// empty: every connection to it closes, this command's before it runs (the client
-    /// sees the error a restarted memcached gives, reconnects, and is awaited on its new
-    /// connection, as after a lost reply).
-    pub crash: f64,
-    /// Before a lockstep participant's command, its server's clock skips a second, as a
-    /// memcached whose clock tick came late (its TTLs end a second early).
-    pub skip_second: f64,
-}
-
-impl FaultPolicy {
-    /// Each fault drawn by chance, with the `mcsim test` flag that sets it: what a replay
-    /// line repeats, what options check, and whether any fault is injected at all.
-    pub fn chances(&self) -> [(&'static str, f64); 6] {
-        [
-            ("--evict", self.evict),
-            ("--lose-reply", self.lose_reply),
-            ("--lose-request", self.lose_request),
-            ("--pause", self.pause),
-            ("--crash", self.crash),
-            ("--skip-second", self.skip_second),
-        ]
-    }
-
-    /// True if some fault may be injected.
-    pub fn any(&self) -> bool {
-        self.chances().iter().any(|&(_, p)| p > 0.0)
-    }
 }
 
 /// One-shot faults armed by control commands, per server.
@@ -139,8 +93,13 @@ impl Declared {
 pub(crate) struct World {
     pub servers: Vec<Server>,
     pub armed: Vec<Armed>,
-    pub policy: FaultPolicy,
+    /// The fault policy, and what fired and bit in this run.
+    pub faults: Faults,
     pub rng: ChaCha8Rng,
+    /// How long each command takes in virtual time (a manual clock), drawn between the
+    /// two from its own source, so that latencies never change which faults are drawn.
+    latency: (Duration, Duration),
+    latency_rng: ChaCha8Rng,
     mode: ClockMode,
     started: Instant,
     /// Time added by `mcsim advance` (and, in manual mode, per command).
@@ -164,7 +123,7 @@ pub(crate) struct World {
     pub commands: u64,
     /// The faults injected in this run: where each one's line is in the trace (counted
     /// over the run).
-    pub faults: Vec<u64>,
+    pub fault_lines: Vec<u64>,
     /// What the client program declared.
     pub declared: Declared,
     /// Pauses armed for participants' next commands (`mcsim pause WHO MS`), by name.
@@ -187,7 +146,7 @@ impl World {
         ports: &[u16],
         config: &ServerConfig,
         mode: ClockMode,
-        policy: FaultPolicy,
+        (policy, latency): (FaultPolicy, (Duration, Duration)),
         seed: u64,
         trace_file: Option<std::fs::File>,
         trace_window: usize,
@@ -203,8 +162,10 @@ impl World {
                 })
                 .collect(),
             armed: vec![Armed::default(); count],
-            policy,
+            faults: Faults::new(policy, count),
             rng: ChaCha8Rng::seed_from_u64(seed),
+            latency,
+            latency_rng: latency_source(seed),
             mode,
             started: Instant::now(),
             advanced: Duration::ZERO,
@@ -218,7 +179,7 @@ impl World {
             trace_dropped: 0,
             trace_file,
             commands: 0,
-            faults: Vec::new(),
+            fault_lines: Vec::new(),
             declared: Declared::default(),
             pauses: std::collections::BTreeMap::new(),
             runs: 0,
@@ -236,6 +197,8 @@ impl World {
         }
         self.armed.iter_mut().for_each(|a| *a = Armed::default());
         self.rng = ChaCha8Rng::seed_from_u64(seed);
+        self.latency_rng = latency_source(seed);
+        self.faults.reset();
         (self.started, self.advanced) = (Instant::now(), Duration::ZERO);
         self.down.iter_mut().for_each(|d| *d = false);
         self.epochs.iter_mut().for_each(|e| *e += 1);
@@ -243,7 +206,7 @@ impl World {
         self.trace.clear();
         self.trace_dropped = 0;
         self.commands = 0;
-        self.faults.clear();
+        self.fault_lines.clear();
         self.declared = Declared::default();
         self.pauses.clear();
         self.runs += 1;
@@ -272,6 +235,7 @@ impl World {
     /// Moves the clock ahead, waking the sleepers whose time came.
     pub fn advance(&mut self, by: Duration) {
         self.advanced += by;
+        self.bring_back();
         self.wake_sleepers();
     }
 
@@ -281,11 +245,13 @@ impl World {
     /// before the command that comes next.
     pub fn wake_sleepers(&mut self) {
         let now = self.now();
+        let back = self.faults.next_return();
         let Some(ls) = &mut self.lockstep else {
             return;
         };
-        let (jump, woken) = ls.wake(now);
+        let (jump, woken) = ls.wake(now, back);
         self.advanced += jump;
+        self.bring_back();
         for who in woken {
             let (at, n) = (self.now(), self.commands);
             self.record(format!("{n:>8} {at}  {who}  woke"));
@@ -299,7 +265,67 @@ impl World {
     pub fn tick_command(&mut self) {
         self.commands += 1;
         if self.mode == ClockMode::Manual {
-            self.advanced += Duration::from_micros(1);
+            let (least, most) = self.latency;
+            self.advanced += if least < most {
+                self.latency_rng.random_range(least..=most)
+            } else {
+                least
+            };
+            self.bring_back();
+        }
+    }
+
+    /// True if `server` is down: it left (`mcsim down`), or a crash or a leave took it
+    /// down and it has not come back.
+    pub fn is_down(&self, server: usize) -> bool {
+        self.down[server] || self.faults.down[server].is_some()
+    }
+
+    /// `server` goes down after a fault of `kind` (a crash or a leave), until the policy's
+    /// delay for it has passed: a crash loses its items now and its connections close;
+    /// after a leave it keeps both, but its connections close and new ones are refused
+    /// until it is back (as a client that dropped it from its list no longer reaches
+    /// it). With no delay it is back at once.
+    pub fn take_down(&mut self, server: usize, kind: FaultKind, now: VirtualTime) {
+        let plan = &self.faults.policy.plan;
+        let away = match kind {
+            FaultKind::Crash => plan.restart_after,
+            _ => plan.rejoin_after,
+        };
+        if kind == FaultKind::Crash {
+            self.servers[server].crash();
+        }
+        self.epochs[server] += 1;
+        if away.is_zero() {
+            self.come_back(server, kind, now);
+            return;
+        }
+        let until = now + away;
+        self.faults.down[server] = Some(Down { kind, until });
+    }
+
+    /// The servers whose time away is over come back, each with a line of the trace.
+    fn bring_back(&mut self) {
+        let now = self.now();
+        for (server, kind) in self.faults.due(now) {
+            self.come_back(server, kind, now);
+            let how = match kind {
+                FaultKind::Crash if self.faults.policy.plan.warm_restart => {
+                    "restarted (warm: with the items it had)"
+                }
+                FaultKind::Crash => "restarted empty",
+                _ => "is back, with the items it had",
+            };
+            let n = self.commands;
+            self.record(format!("{n:>8} {now}  --  server {server} {how}"));
+        }
+    }
+
+    /// `server` is back after a fault of `kind`: a crashed one restarts.
+    fn come_back(&mut self, server: usize, kind: FaultKind, now: VirtualTime) {
+        if kind == FaultKind::Crash {
+            let warm = self.faults.policy.plan.warm_restart;
+            self.servers[server].restart(now, warm);
         }
     }
 
@@ -311,12 +337,22 @@ impl World {
 
     /// A pause due before the next command of participant `who`: one armed for it
     /// (`mcsim pause WHO MS`), or one drawn by the policy's chance.
-    pub fn pause_due(&mut self, who: &str) -> Option<Duration> {
+    pub fn pause_due(&mut self, who: &str, command: &Pending<'_>) -> Option<Duration> {
         if let Some(by) = self.pauses.remove(who) {
             return Some(by);
         }
-        let pause = self.policy.pause;
-        self.chance(pause).then_some(self.policy.pause_for)
+        self.draw(FaultKind::Pause, command)
+            .then_some(self.faults.policy.plan.pause_for)
+    }
+
+    /// Whether a fault of `kind` fires now, at `command` if it is tied to one: drawn only
+    /// where the policy lets it fire ([`Faults::may_fire`]), so a run without faults
+    /// draws nothing. One that fires is counted; [`Faults::fired`] says where.
+    pub fn draw(&mut self, kind: FaultKind, command: &Pending<'_>) -> bool {
+        match self.faults.may_fire(kind, command) {
+            Some(p) => self.chance(p),
+            None => false,
+        }
     }
 
     /// The keys live on `server` now, in key order.
@@ -336,9 +372,13 @@ impl World {
         self.epochs[server] += 1;
     }
 
-    /// Evicts one live key of `server`, chosen by the seeded source; its name.
+    /// Evicts one live key of `server`, chosen by the seeded source among those the
+    /// policy aims evictions at (any, if none); its name.
     pub fn evict_one(&mut self, server: usize) -> Option<String> {
-        let live = self.live_keys(server);
+        let mut live = self.live_keys(server);
+        if let Some(aimed) = self.faults.evict_keys() {
+            live.retain(|k| aimed.iter().any(|a| a.as_bytes() == k.as_bytes()));
+        }
         if live.is_empty() {
             return None;
         }
@@ -411,7 +451,7 @@ impl World {
     /// Adds the line of a fault injected now to the trace ([`record`](World::record)), and
     /// counts it.
     pub fn record_fault(&mut self, line: String) {
-        self.faults.push(self.lines());
+        self.fault_lines.push(self.lines());
         self.record(line);
     }
 
@@ -426,4 +466,11 @@ impl World {
     pub fn trace(&self) -> (impl Iterator<Item = &String>, u64) {
         (self.trace.iter(), self.trace_dropped)
     }
+}
+
+/// The source latencies are drawn from: a stream of the run's seed apart from the faults'.
+fn latency_source(seed: u64) -> ChaCha8Rng {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    rng.set_stream(1);
+    rng
 }

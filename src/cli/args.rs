@@ -52,7 +52,7 @@ pub(crate) enum Command {
     /// memcached servers, releasing its named connections' commands one at a time in the
     /// order the strategy picks; a run passes when the program exits 0. The first
     /// failing run is printed with its timeline and the line that replays it.
-    Test(TestArgs),
+    Test(Box<TestArgs>),
     /// Serve the simulated memcached on TCP, with injected faults, for clients in any
     /// language; prints `listening on 127.0.0.1:PORT` per server, then serves until
     /// stopped. Control commands (`mcsim evict KEY`, `mcsim advance 30`, …) go over the
@@ -305,9 +305,16 @@ pub(crate) struct TestArgs {
     /// reads it as `MCSIM_CLIENTS`); a run in which fewer did is not judged.
     #[arg(long, value_name = "N", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=64))]
     pub(crate) clients: usize,
-    /// Simulated servers (`MCSIM_SERVERS` lists them).
-    #[arg(long, default_value_t = 1, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=16))]
-    pub(crate) servers: usize,
+    /// Simulated servers (`MCSIM_SERVERS` lists them; default 1, or the scenario's).
+    #[arg(long, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=16))]
+    pub(crate) servers: Option<usize>,
+    /// Run in the surroundings a scenario file sets: its `[servers]` (count and
+    /// settings), its `[faults]` (each kind's chance, budget per run and keys, and the
+    /// delays) and its `timing.latency_us` (how long each command takes in virtual
+    /// time). The fields of its recipe are the in-process model's and are not used; a
+    /// flag given here overrides the file.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) scenario: Option<PathBuf>,
     /// Runs of the program (at least 1; default 100, or a cap of 10,000 with
     /// `--exhaustive`).
     #[arg(long, value_parser = clap::builder::RangedU64ValueParser::<u64>::new().range(1..))]
@@ -350,11 +357,26 @@ pub(crate) struct TestArgs {
     /// command, and the connection breaks (the client reconnects, as above).
     #[arg(long, allow_negative_numbers = true, default_value_t = 0.0)]
     pub(crate) lose_request: f64,
-    /// Before a participant's command, crash its server with this chance: it restarts
-    /// at once, empty, and every connection to it closes (the command's before it runs;
-    /// each client sees the error and reconnects, as above).
+    /// Before a participant's command, crash its server with this chance: it loses its
+    /// items and every connection to it closes (the command's before it runs; each
+    /// client sees the error and reconnects, as above); it restarts empty after
+    /// `--restart-after-ms` (at once by default), refusing connections meanwhile.
     #[arg(long, allow_negative_numbers = true, default_value_t = 0.0)]
     pub(crate) crash: f64,
+    /// How long a crashed server stays down, in milliseconds of virtual time (default 0,
+    /// or the scenario's `restart_after_ms`).
+    #[arg(long, value_name = "MS")]
+    pub(crate) restart_after_ms: Option<u64>,
+    /// Before a participant's command, its server leaves with this chance (needs two
+    /// servers or more): its connections close and new ones are refused until it is
+    /// back, after `--rejoin-after-ms`, with the items it had (a client that dropped a
+    /// dead server from its list and took it back).
+    #[arg(long, allow_negative_numbers = true, default_value_t = 0.0)]
+    pub(crate) leave: f64,
+    /// How long a server that left stays away, in milliseconds of virtual time
+    /// (default 1000, or the scenario's `rejoin_after_ms`).
+    #[arg(long, value_name = "MS")]
+    pub(crate) rejoin_after_ms: Option<u64>,
     /// Before a participant's command, its server's clock skips a second with this
     /// chance (a late clock tick: its TTLs end a second early).
     #[arg(long, allow_negative_numbers = true, default_value_t = 0.0)]
@@ -372,9 +394,10 @@ pub(crate) struct TestArgs {
     /// (its TTLs may run out meanwhile).
     #[arg(long, allow_negative_numbers = true, default_value_t = 0.0)]
     pub(crate) pause: f64,
-    /// How long a pause lasts, in milliseconds.
-    #[arg(long, default_value_t = 6000)]
-    pub(crate) pause_ms: u64,
+    /// How long a pause lasts, in milliseconds (default 6000, or the scenario's
+    /// `pause_ms`).
+    #[arg(long, value_name = "MS")]
+    pub(crate) pause_ms: Option<u64>,
     /// Also write a JUnit report: one test case, the program, failed with its timeline
     /// and replay lines, or passed with what the runs covered.
     #[arg(long)]

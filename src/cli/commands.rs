@@ -39,7 +39,7 @@ pub(crate) fn dispatch(command: Command, families: &[&'static dyn Family]) -> Re
         Command::Replay(args) => args.replay(families),
         Command::Explore(args) => args.explore(families),
         Command::Confirm(args) => args.confirm(families),
-        Command::Test(args) => crate::cli::program::test(&args.options()?),
+        Command::Test(args) => crate::cli::program::test(&(*args).options()?),
         Command::Serve(args) => args.serve(),
         Command::Check {
             dir,

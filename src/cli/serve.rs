@@ -40,6 +40,11 @@ impl ServeArgs {
         {
             bail!("--name-key {p:?}: give a key prefix of 1 to 200 printable bytes");
         }
+        for (flag, p) in [("--lose-reply", lose_reply), ("--evict", evict)] {
+            if !(0.0..=1.0).contains(&p) {
+                bail!("{flag} {p}: give a chance from 0 to 1");
+            }
+        }
         if lockstep == Some(0) {
             bail!("--lockstep 0: give the number of client connections");
         }
@@ -65,11 +70,12 @@ impl ServeArgs {
             server,
             clock,
             faults: mcsim_serve::FaultPolicy {
-                lose_reply,
-                evict,
+                plan: mcsim::FaultPlan::none()
+                    .allow(mcsim::FaultKind::ReplyLost, u32::MAX, lose_reply)
+                    .allow(mcsim::FaultKind::Evict, u32::MAX, evict),
                 delay: std::time::Duration::from_millis(delay_ms),
-                ..Default::default()
             },
+            latency: mcsim_serve::COMMAND_TIME,
             seed,
             lockstep,
             lockstep_wait: std::time::Duration::from_millis(lockstep_wait_ms),

@@ -4,6 +4,7 @@
 //! begin and end, what it swallows and when replies are written, as memcached does.
 
 use crate::clock::VirtualTime;
+use crate::memcache::Key;
 use crate::protocol::{MetaCommand, Reply, Request};
 use crate::server::Server;
 
@@ -35,6 +36,50 @@ pub enum Control {
     Close,
 }
 
+/// A command about to run, as its gate sees it: the keys it names and whether it could
+/// change what another connection observes.
+#[derive(Debug, Clone, Copy)]
+pub struct Pending<'a> {
+    keys: Named<'a>,
+    /// The command changes nothing another connection could observe ([`inert`]; `quit`;
+    /// a binary QUIT, QUITQ, NOOP or VERSION).
+    pub inert: bool,
+}
+
+/// The keys of a [`Pending`] command, as the session has them.
+#[derive(Debug, Clone, Copy)]
+enum Named<'a> {
+    Keys(&'a [Key]),
+    Bytes(&'a [u8]),
+}
+
+impl<'a> Pending<'a> {
+    /// A command naming `keys` (none for a server-wide one).
+    pub fn of(keys: &'a [Key], inert: bool) -> Pending<'a> {
+        Pending {
+            keys: Named::Keys(keys),
+            inert,
+        }
+    }
+
+    /// A command naming one key given as bytes (a binary packet's; empty: none).
+    pub fn of_bytes(key: &'a [u8], inert: bool) -> Pending<'a> {
+        Pending {
+            keys: Named::Bytes(key),
+            inert,
+        }
+    }
+
+    /// The keys it names, in order.
+    pub fn keys(&self) -> impl Iterator<Item = &'a [u8]> + 'a {
+        let (keys, bytes): (&'a [Key], Option<&'a [u8]>) = match self.keys {
+            Named::Keys(keys) => (keys, None),
+            Named::Bytes(b) => (&[], Some(b).filter(|b| !b.is_empty())),
+        };
+        keys.iter().map(Key::as_bytes).chain(bytes)
+    }
+}
+
 /// The owner's part in each command of a session.
 pub trait Gate {
     /// A whole command line, before it is parsed: `Some` if the owner takes it as one of
@@ -56,10 +101,9 @@ pub trait Gate {
     /// fit is answered at once and its data block discarded unread.
     fn item_size_max(&mut self) -> u32;
 
-    /// Right before a command runs: the server and the time to run it at. Every `Run` is
-    /// followed by one [`ran`](Gate::ran). `inert`: the command changes nothing another
-    /// connection could observe ([`inert`]; a binary QUIT, QUITQ, NOOP or VERSION).
-    fn admit(&mut self, inert: bool) -> Admit<'_>;
+    /// Right before `command` runs: the server and the time to run it at. Every `Run` is
+    /// followed by one [`ran`](Gate::ran).
+    fn admit(&mut self, command: Pending<'_>) -> Admit<'_>;
 
     /// Right after: what ran and what it answered. `false` drops the answer (the command
     /// stays applied).
@@ -77,7 +121,7 @@ impl Gate for Fixed<'_> {
         self.server.config().item_size_max
     }
 
-    fn admit(&mut self, _inert: bool) -> Admit<'_> {
+    fn admit(&mut self, _command: Pending<'_>) -> Admit<'_> {
         Admit::Run(self.server, self.now)
     }
 

@@ -18,7 +18,7 @@
 
 use crate::clock::VirtualTime;
 use crate::codec::binary;
-use crate::codec::gate::{self, Admit, Control, Fixed, Gate, Ran};
+use crate::codec::gate::{self, Admit, Control, Fixed, Gate, Pending, Ran};
 use crate::codec::read_request::{Command, MAX_PENDING_LINE, Parsed, StoreHead, parse_command};
 use crate::codec::write_reply::write_reply;
 use crate::protocol::{MetaCommand, Request};
@@ -160,7 +160,8 @@ impl Session {
                     else {
                         unreachable!("state checked above");
                     };
-                    let Admit::Run(server, now) = gate.admit(false) else {
+                    let pending = Pending::of(std::slice::from_ref(head.key()), false);
+                    let Admit::Run(server, now) = gate.admit(pending) else {
                         self.drop_connection();
                         break;
                     };
@@ -312,7 +313,8 @@ impl Session {
                     true,
                 )
             } else {
-                let Admit::Run(server, now) = gate.admit(binary::inert(&packet)) else {
+                let pending = Pending::of_bytes(&packet.key, binary::inert(&packet));
+                let Admit::Run(server, now) = gate.admit(pending) else {
                     self.drop_connection();
                     break;
                 };
@@ -430,12 +432,12 @@ impl Session {
             self.flush(written);
             return;
         }
-        let inert = match &command {
-            Command::Execute(request) => gate::inert(request),
-            Command::Quit => true,
-            _ => false,
+        let pending = match &command {
+            Command::Execute(request) => Pending::of(request.keys(), gate::inert(request)),
+            Command::Quit => Pending::of(&[], true),
+            _ => Pending::of(&[], false),
         };
-        let Admit::Run(server, now) = gate.admit(inert) else {
+        let Admit::Run(server, now) = gate.admit(pending) else {
             self.drop_connection();
             return;
         };

@@ -31,6 +31,64 @@ pub(crate) struct ScenarioFile {
     pub sweep: Option<toml::Table>,
 }
 
+impl ScenarioFile {
+    /// What the file sets around its recipe.
+    pub fn world(&self) -> WorldFile<'_> {
+        WorldFile {
+            timing: &self.timing,
+            servers: &self.servers,
+            faults: &self.faults,
+            explore: &self.explore,
+        }
+    }
+}
+
+/// A scenario file read for what it sets around its recipe (`mcsim test --scenario`):
+/// every field a scenario has is allowed, and none of the recipe's is needed.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct SurroundingsFile {
+    pub name: Option<String>,
+    #[serde(default)]
+    #[allow(dead_code)]
+    pub description: String,
+    pub recipe: Option<String>,
+    pub variant: Option<String>,
+    pub clients: Option<Spanned<usize>>,
+    #[serde(default)]
+    pub params: toml::Table,
+    #[serde(default)]
+    pub timing: TimingFile,
+    #[serde(default)]
+    pub servers: ServersFile,
+    #[serde(default)]
+    pub faults: FaultsFile,
+    #[serde(default)]
+    pub explore: ExploreFile,
+    pub expect: Option<ExpectFile>,
+    pub sweep: Option<toml::Table>,
+}
+
+impl SurroundingsFile {
+    /// What the file sets around its recipe.
+    pub fn world(&self) -> WorldFile<'_> {
+        WorldFile {
+            timing: &self.timing,
+            servers: &self.servers,
+            faults: &self.faults,
+            explore: &self.explore,
+        }
+    }
+}
+
+/// The tables of a scenario file that set the world around its recipe.
+pub(crate) struct WorldFile<'a> {
+    pub timing: &'a TimingFile,
+    pub servers: &'a ServersFile,
+    pub faults: &'a FaultsFile,
+    pub explore: &'a ExploreFile,
+}
+
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub(crate) struct TimingFile {
@@ -65,6 +123,18 @@ pub(crate) struct ServersFile {
     /// Pins the tick phase; absent, every strategy varies it.
     pub phase_ms: Option<u64>,
     pub distribution: Spanned<String>,
+}
+
+impl ServersFile {
+    /// Each server's settings.
+    pub fn config(&self) -> crate::server::ServerConfig {
+        crate::server::ServerConfig::default()
+            .memory_mb(self.memory_mb)
+            .item_size_max(self.item_size_max)
+            .slab_chunk_max(self.slab_chunk_max)
+            .no_evict(self.no_evict)
+            .phase(std::time::Duration::from_millis(self.phase_ms.unwrap_or(0)))
+    }
 }
 
 impl Default for ServersFile {

@@ -6,7 +6,7 @@ use std::ops::{Range, RangeInclusive};
 
 use crate::model::FieldError;
 use crate::model::YEAR_S;
-use crate::scenario::file::ScenarioFile;
+use crate::scenario::file::{ScenarioFile, WorldFile};
 
 /// The most virtual clients a scenario may run.
 pub const MAX_CLIENTS: usize = 1024;
@@ -81,24 +81,35 @@ impl Checker<'_> {
 
 /// Checks every number of the file against its range.
 pub(crate) fn check(f: &ScenarioFile, source: &str) -> Result<(), FieldError> {
-    let c = Checker { source };
-    let clients = *f.clients.get_ref();
-    if !(1..=MAX_CLIENTS).contains(&clients) {
+    check_clients(&f.clients)?;
+    check_world(&f.world(), source)
+}
+
+/// Checks a file's number of clients.
+pub(crate) fn check_clients(clients: &toml::Spanned<usize>) -> Result<(), FieldError> {
+    let n = *clients.get_ref();
+    if !(1..=MAX_CLIENTS).contains(&n) {
         return Err(FieldError::new(
             "clients",
-            Some(f.clients.span()),
-            format!("{clients} clients: must be 1 to {MAX_CLIENTS}"),
+            Some(clients.span()),
+            format!("{n} clients: must be 1 to {MAX_CLIENTS}"),
         ));
     }
-    let count = *f.servers.count.get_ref();
+    Ok(())
+}
+
+/// Checks every number of a file's timing, servers, faults and exploration.
+pub(crate) fn check_world(w: &WorldFile<'_>, source: &str) -> Result<(), FieldError> {
+    let c = Checker { source };
+    let count = *w.servers.count.get_ref();
     if !(1..=MAX_SERVERS).contains(&count) {
         return Err(FieldError::new(
             "servers.count",
-            Some(f.servers.count.span()),
+            Some(w.servers.count.span()),
             format!("{count} servers: must be 1 to {MAX_SERVERS}"),
         ));
     }
-    let t = &f.timing;
+    let t = w.timing;
     let [lat_min, lat_max] = *t.latency_us.get_ref();
     if lat_max > MAX_MILLIS * 1000 {
         return Err(FieldError::new(
@@ -137,7 +148,7 @@ pub(crate) fn check(f: &ScenarioFile, source: &str) -> Result<(), FieldError> {
     }
     c.range("timing", "max_steps", t.max_steps, 1..=MAX_COUNT)?;
     c.range("timing", "max_time_s", t.max_time_s, 1..=MAX_MILLIS / 1000)?;
-    let s = &f.servers;
+    let s = w.servers;
     c.range("servers", "memory_mb", s.memory_mb, 1..=MAX_MEMORY_MB)?;
     let item = u64::from(s.item_size_max);
     c.range("servers", "item_size_max", item, ITEM_SIZE_MAX)?;
@@ -171,7 +182,7 @@ pub(crate) fn check(f: &ScenarioFile, source: &str) -> Result<(), FieldError> {
     if let Some(phase_ms) = s.phase_ms {
         c.range("servers", "phase_ms", phase_ms, 0..=999)?;
     }
-    let fl = &f.faults;
+    let fl = w.faults;
     c.range("faults", "timeout_ms", fl.timeout_ms, 1..=MAX_MILLIS)?;
     c.range(
         "faults",
@@ -186,7 +197,7 @@ pub(crate) fn check(f: &ScenarioFile, source: &str) -> Result<(), FieldError> {
         1..=MAX_MILLIS,
     )?;
     c.range("faults", "pause_ms", fl.pause_ms, 1..=MAX_MILLIS)?;
-    let e = &f.explore;
+    let e = w.explore;
     c.range("explore", "executions", e.executions, 1..=MAX_COUNT)?;
     c.range("explore", "depth", e.depth as u64, 1..=64)?;
     c.range("explore", "steps_estimate", e.steps_estimate, 1..=MAX_COUNT)?;

@@ -11,6 +11,7 @@ mod limits;
 mod portable;
 mod source;
 mod strategy;
+mod surroundings;
 mod sweep;
 
 pub(crate) use portable::Portable;
@@ -26,6 +27,7 @@ pub use limits::{MAX_CLIENTS, MAX_SERVERS};
 pub use source::MAX_FILE_BYTES;
 use source::{read_source, table_at};
 pub use strategy::StrategyKind;
+pub use surroundings::Surroundings;
 pub(crate) use sweep::Setting;
 pub use sweep::load_points;
 
@@ -34,7 +36,6 @@ use crate::cluster::Distribution;
 use crate::exec::ExecConfig;
 use crate::fault::{FaultKind, FaultPlan};
 use crate::model::{Context, Family, ParamSource};
-use crate::server::ServerConfig;
 
 pub use crate::model::Setup;
 
@@ -248,52 +249,9 @@ impl Scenario {
         source: &str,
         families: &[&'static dyn Family],
     ) -> Result<Scenario, ScenarioError> {
-        let at = |e: FieldError| -> ScenarioError {
-            let (line, column) = e
-                .span
-                .as_ref()
-                .map(|s| line_col(source, s.start))
-                .unwrap_or((0, 0));
-            ScenarioError {
-                file: path.to_path_buf(),
-                line,
-                column,
-                field: Some(e.field),
-                message: e.message,
-            }
-        };
-        let f: file::ScenarioFile = toml::from_str(source).map_err(|e| {
-            let span = e.span();
-            let (line, column) = span
-                .as_ref()
-                .map(|s| line_col(source, s.start))
-                .unwrap_or((0, 0));
-            let message = e.message().trim().to_string();
-            // A missing field is reported at the table that lacks it: the field is the
-            // one named in the message, inside that table.
-            let missing = message
-                .strip_prefix("missing field `")
-                .and_then(|m| m.split('`').next());
-            let field = match missing {
-                Some(name) => Some(
-                    match span.as_ref().and_then(|s| table_at(source, s.start)) {
-                        Some(table) => format!("{table}.{name}"),
-                        None => name.to_string(),
-                    },
-                ),
-                None => span
-                    .as_ref()
-                    .and_then(|s| key_at(source, s.start))
-                    .or_else(|| message.split('`').nth(1).map(str::to_string)),
-            };
-            ScenarioError {
-                file: path.to_path_buf(),
-                line,
-                column,
-                field,
-                message,
-            }
-        })?;
+        let at = |e: FieldError| located(path, source, e);
+        let f: file::ScenarioFile =
+            toml::from_str(source).map_err(|e| serde_error(path, source, e))?;
 
         limits::check(&f, source).map_err(at)?;
         let clients = *f.clients.get_ref();
@@ -311,12 +269,7 @@ impl Scenario {
                 ))
             })?;
         let count = *f.servers.count.get_ref();
-        let server = ServerConfig::default()
-            .memory_mb(f.servers.memory_mb)
-            .item_size_max(f.servers.item_size_max)
-            .slab_chunk_max(f.servers.slab_chunk_max)
-            .no_evict(f.servers.no_evict)
-            .phase(Duration::from_millis(f.servers.phase_ms.unwrap_or(0)));
+        let server = f.servers.config();
         let faults = fault_plan(&f.faults).map_err(at)?;
         let strategy = StrategyKind::parse(
             f.explore.strategy.get_ref(),
@@ -471,6 +424,56 @@ impl Scenario {
             settings: Vec::new(),
             origin: Origin::File(Rc::new((source.to_string(), families.into()))),
         })
+    }
+}
+
+/// A file's TOML or shape error, at its line and field.
+fn serde_error(path: &Path, source: &str, e: toml::de::Error) -> ScenarioError {
+    let span = e.span();
+    let (line, column) = span
+        .as_ref()
+        .map(|s| line_col(source, s.start))
+        .unwrap_or((0, 0));
+    let message = e.message().trim().to_string();
+    // A missing field is reported at the table that lacks it: the field is the one named
+    // in the message, inside that table.
+    let missing = message
+        .strip_prefix("missing field `")
+        .and_then(|m| m.split('`').next());
+    let field = match missing {
+        Some(name) => Some(
+            match span.as_ref().and_then(|s| table_at(source, s.start)) {
+                Some(table) => format!("{table}.{name}"),
+                None => name.to_string(),
+            },
+        ),
+        None => span
+            .as_ref()
+            .and_then(|s| key_at(source, s.start))
+            .or_else(|| message.split('`').nth(1).map(str::to_string)),
+    };
+    ScenarioError {
+        file: path.to_path_buf(),
+        line,
+        column,
+        field,
+        message,
+    }
+}
+
+/// A field's error at its line in `source`.
+fn located(path: &Path, source: &str, e: FieldError) -> ScenarioError {
+    let (line, column) = e
+        .span
+        .as_ref()
+        .map(|s| line_col(source, s.start))
+        .unwrap_or((0, 0));
+    ScenarioError {
+        file: path.to_path_buf(),
+        line,
+        column,
+        field: Some(e.field),
+        message: e.message,
     }
 }
 

@@ -232,6 +232,7 @@ pub(crate) fn start_serve() -> SocketAddr {
             .item_size_max(ITEM_MAX as u32),
         clock: ClockMode::Real,
         faults: FaultPolicy::default(),
+        latency: mcsim_serve::COMMAND_TIME,
         seed: 0,
         lockstep: None,
         lockstep_wait: Duration::from_secs(2),

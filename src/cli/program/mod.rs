@@ -36,7 +36,7 @@ mod under_test;
 
 use chooser::shared;
 pub(crate) use options::TestOptions;
-use report::{FailureReport, Report, write_json, write_junit};
+use report::{Bitten, FailureReport, Report, fault_line, write_json, write_junit};
 use shrink::shrink;
 use under_test::Program;
 
@@ -60,6 +60,8 @@ struct Outcome {
     /// The faults the servers injected: where each one's line is in the trace (`None`:
     /// it left the window).
     faults: Vec<Option<usize>>,
+    /// By kind the policy allows, how many faults fired and how many the program met.
+    fault_counts: Vec<(mcsim::fault::FaultKind, mcsim_serve::FaultCount)>,
     /// Of those, the ones that preempted the participant that ran before (it was waiting
     /// too).
     preemptions: usize,
@@ -119,9 +121,10 @@ fn start(options: &TestOptions) -> Result<Program> {
     let config = ServeConfig {
         port: 0,
         servers: options.servers,
-        server: mcsim::server::ServerConfig::default(),
+        server: options.server.clone(),
         clock: ClockMode::Manual,
-        faults: options.faults,
+        faults: options.faults.clone(),
+        latency: options.latency,
         seed: options.seed,
         lockstep: Some(options.clients),
         lockstep_wait: options.timeout,
@@ -142,22 +145,13 @@ fn replay_line(options: &TestOptions, seed: u64, outcome: &Outcome) -> String {
         .iter()
         .map(|a| mcsim::report::shell_word(a))
         .collect();
-    let mut faults = String::new();
-    for (flag, p) in options.faults.chances() {
-        if p > 0.0 {
-            faults.push_str(&format!(" {flag} {p}"));
-        }
-    }
-    if options.faults.pause > 0.0 {
-        faults.push_str(&format!(
-            " --pause-ms {}",
-            options.faults.pause_for.as_millis()
-        ));
-    }
+    let world: Vec<String> = (options.world_args.iter())
+        .map(|a| mcsim::report::shell_word(a))
+        .collect();
     format!(
-        "mcsim test --clients {} --servers {} --seed {seed}{faults} --replay '{schedule}' --expect-hash {hash} -- {}",
+        "mcsim test --clients {} {} --seed {seed} --replay '{schedule}' --expect-hash {hash} -- {}",
         outcome.clients,
-        options.servers,
+        world.join(" "),
         command.join(" ")
     )
 }
@@ -296,8 +290,15 @@ fn search(program: &mut Program, options: &TestOptions) -> Result<(u8, &'static 
         commands_released: 0,
         commands_per_run: mcsim::run::Summary::default(),
         faults_injected: 0,
+        faults: (options.faults.kinds().into_iter())
+            .map(|k| (k.name(), Bitten::default()))
+            .collect(),
+        scenario: (options.scenario.as_ref()).map(|s| s.path.display().to_string()),
         failure: None,
     };
+    if let Some(scenario) = &options.scenario {
+        outln!("{}", surroundings_note(options, scenario));
+    }
     let strategy = shared(match options.exhaustive {
         Some(preemptions) => Box::new(Dfs::new(Some(preemptions), false)),
         None => options.strategy.make(options.seed),
@@ -323,6 +324,9 @@ fn search(program: &mut Program, options: &TestOptions) -> Result<(u8, &'static 
         released += outcome.released;
         per_run.add(outcome.released as f64);
         faults += outcome.faults.len() as u64;
+        for (kind, count) in &outcome.fault_counts {
+            report.faults.entry(kind.name()).or_default().add(*count);
+        }
         for (name, v) in &outcome.metrics {
             report.metrics.entry(name.clone()).or_default().add(*v);
         }
@@ -433,15 +437,19 @@ fn search(program: &mut Program, options: &TestOptions) -> Result<(u8, &'static 
         .iter()
         .filter(|n| report.sometimes.get(*n).is_none_or(|&k| k == 0))
         .collect();
-    if !missing.is_empty() {
+    // A fault kind the program never met: the pass shows nothing about it.
+    let unbitten: Vec<&str> = (report.faults.iter())
+        .filter(|(_, b)| b.bit == 0)
+        .map(|(kind, _)| *kind)
+        .collect();
+    if !missing.is_empty() || !unbitten.is_empty() {
         report.verdict = "vacuous";
     }
     write_json(options, &report)?;
-    let f = &options.faults;
-    let injected = if f.any() {
-        format!(", {faults} faults injected")
-    } else {
+    let injected = if report.faults.is_empty() {
         String::new()
+    } else {
+        format!("; faults: {}", fault_line(&report.faults))
     };
     let released_text = format!(
         "{released} commands released in turn, {:.0} to {:.0} a run (mean {:.1})",
@@ -451,7 +459,7 @@ fn search(program: &mut Program, options: &TestOptions) -> Result<(u8, &'static 
     );
     let bound = |p: u32| format!("at most {p} preemption{}", if p == 1 { "" } else { "s" });
     let passed = match options.exhaustive {
-        _ if !missing.is_empty() => String::new(),
+        _ if report.verdict == "vacuous" => String::new(),
         Some(p) if complete => format!(
             "passed: every schedule of `{shown}` with {} exited 0: {runs} runs, {} clients, {}{injected} (no reduction: every interleaving of the participants' commands run apart)",
             bound(p),
@@ -487,11 +495,25 @@ fn search(program: &mut Program, options: &TestOptions) -> Result<(u8, &'static 
     for (name, k) in &report.sometimes {
         outln!("  sometimes {name}: in {k} of {runs} runs");
     }
-    if !missing.is_empty() {
+    if report.verdict == "vacuous" {
         let names: Vec<&str> = missing.iter().map(|s| s.as_str()).collect();
+        let mut unmet = Vec::new();
+        if !names.is_empty() {
+            unmet.push(format!(
+                "the danger {} never happened in them",
+                names.join(", ")
+            ));
+        }
+        if !unbitten.is_empty() {
+            unmet.push(format!(
+                "no {} fault bit in them (a fault bites when the program meets it: an evicted key read or written again, a command to a server after it crashed, left or skipped a second; faults: {})",
+                unbitten.join(", no "),
+                fault_line(&report.faults)
+            ));
+        }
         let vacuous = format!(
-            "VACUOUS: {runs} runs of `{shown}` exited 0, but the danger {} never happened in them: the pass shows nothing about it",
-            names.join(", ")
+            "VACUOUS: {runs} runs of `{shown}` exited 0, but {}: the pass shows nothing about it",
+            unmet.join(", and ")
         );
         outln!("{vacuous}");
         write_junit(options, started, Some((&vacuous, "")), "")?;
@@ -499,6 +521,51 @@ fn search(program: &mut Program, options: &TestOptions) -> Result<(u8, &'static 
     }
     write_junit(options, started, None, &passed)?;
     Ok((PASSED, "pass"))
+}
+
+/// What a scenario file gave the runs, and what of it is its model's and not used.
+fn surroundings_note(options: &TestOptions, s: &mcsim::scenario::Surroundings) -> String {
+    let (least, most) = s.latency;
+    let latency = if least == most {
+        format!("{} µs", least.as_micros())
+    } else {
+        format!("{} to {} µs", least.as_micros(), most.as_micros())
+    };
+    let plan = &options.faults.plan;
+    let faults: Vec<String> = (options.faults.kinds().into_iter())
+        .filter_map(|k| Some((k, plan.rule(k)?)))
+        .map(|(k, r)| {
+            let max = if r.max == u32::MAX {
+                String::new()
+            } else {
+                format!("at most {} a run, ", r.max)
+            };
+            let keys = r
+                .keys
+                .as_ref()
+                .map_or(String::new(), |k| format!(", on {}", k.join(", ")));
+            format!("{} ({max}chance {}{keys})", k.name(), r.probability)
+        })
+        .collect();
+    let faults = if faults.is_empty() {
+        "no faults".to_string()
+    } else {
+        format!("faults {}", faults.join(", "))
+    };
+    let unused = if s.recipe_fields.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "; not used (the in-process model's): {}",
+            s.recipe_fields.join(", ")
+        )
+    };
+    format!(
+        "scenario {}: {} server{}, each command {latency}, {faults}{unused}",
+        s.path.display(),
+        options.servers,
+        if options.servers == 1 { "" } else { "s" },
+    )
 }
 
 /// A run in which not every participant took part is not judged, nor is the program:

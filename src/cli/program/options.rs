@@ -7,7 +7,9 @@ use std::time::Duration;
 use anyhow::{Result, bail};
 
 use mcsim::explore::Schedule;
-use mcsim::scenario::StrategyKind;
+use mcsim::fault::{FaultKind, FaultPlan};
+use mcsim::scenario::{StrategyKind, Surroundings};
+use mcsim::server::ServerConfig;
 use mcsim_serve::FaultPolicy;
 
 /// What `mcsim test` is asked.
@@ -33,6 +35,15 @@ pub(crate) struct TestOptions {
     pub(crate) timeout: Duration,
     /// Faults by policy, drawn per command from the run's seed.
     pub(crate) faults: FaultPolicy,
+    /// Each server's settings.
+    pub(crate) server: ServerConfig,
+    /// How long each command takes in virtual time, at least and at most.
+    pub(crate) latency: (Duration, Duration),
+    /// The scenario file the servers, faults and latency come from, if one was given.
+    pub(crate) scenario: Option<Surroundings>,
+    /// The arguments that set the servers and the faults, as a replay line repeats them
+    /// (`--scenario FILE --crash 0.1 …`).
+    pub(crate) world_args: Vec<String>,
     /// Dangers that must happen in some run for a pass to count (`mcsim sometimes`).
     pub(crate) sometimes: Vec<String>,
     /// Keep going after the first failure and count the failing runs.
@@ -65,6 +76,7 @@ impl crate::cli::args::TestArgs {
         let crate::cli::args::TestArgs {
             clients,
             servers,
+            scenario,
             executions,
             exhaustive,
             max_preemptions,
@@ -78,6 +90,9 @@ impl crate::cli::args::TestArgs {
             lose_reply,
             lose_request,
             crash,
+            restart_after_ms,
+            leave,
+            rejoin_after_ms,
             skip_second,
             pause,
             pause_ms,
@@ -98,24 +113,55 @@ impl crate::cli::args::TestArgs {
         if !(timeout.is_finite() && timeout > 0.0) {
             bail!("--timeout {timeout}: give a number of seconds above 0");
         }
-        let faults = FaultPolicy {
-            evict,
-            lose_reply,
-            lose_request,
-            delay: Duration::ZERO,
-            pause,
-            pause_for: Duration::from_millis(pause_ms),
-            crash,
-            skip_second,
+        let scenario = match &scenario {
+            Some(path) => Some(Surroundings::load(path)?),
+            None => None,
         };
-        for (flag, p) in faults.chances() {
-            if !(0.0..=1.0).contains(&p) {
-                bail!("{flag} {p}: give a chance from 0 to 1");
+        let (faults, world_args) = fault_policy(
+            scenario.as_ref(),
+            &[
+                (FaultKind::Evict, evict),
+                (FaultKind::ReplyLost, lose_reply),
+                (FaultKind::RequestLost, lose_request),
+                (FaultKind::Crash, crash),
+                (FaultKind::SkipSecond, skip_second),
+                (FaultKind::Leave, leave),
+                (FaultKind::Pause, pause),
+            ],
+            [
+                ("--restart-after-ms", restart_after_ms),
+                ("--rejoin-after-ms", rejoin_after_ms),
+                ("--pause-ms", pause_ms),
+            ],
+        )?;
+        let servers = servers.unwrap_or(scenario.as_ref().map_or(1, |s| s.servers));
+        if servers > 16 {
+            bail!(
+                "{}: {servers} servers; mcsim test runs at most 16",
+                scenario
+                    .as_ref()
+                    .map_or(String::new(), |s| s.path.display().to_string())
+            );
+        }
+        if faults.rule(FaultKind::Leave).is_some() && servers < 2 {
+            match &scenario {
+                Some(s)
+                    if faults.plan.rule(FaultKind::Leave) == s.faults.rule(FaultKind::Leave) =>
+                {
+                    bail!(
+                        "{}",
+                        s.error("faults.leave", "a server leaving needs two servers or more (the program runs with 1: give --servers 2)")
+                    )
+                }
+                _ => bail!("--leave: a server leaving needs two servers or more: give --servers 2"),
             }
         }
-        if pause_ms == 0 {
-            bail!("--pause-ms 0: give a pause of at least 1 ms");
-        }
+        let mut world_args = world_args;
+        world_args.splice(0..0, ["--servers".to_string(), servers.to_string()]);
+        let (server, latency) = match &scenario {
+            Some(s) => (s.server.clone(), s.latency),
+            None => (ServerConfig::default(), mcsim_serve::COMMAND_TIME),
+        };
         Ok(TestOptions {
             clients,
             servers,
@@ -132,6 +178,10 @@ impl crate::cli::args::TestArgs {
             expect_hash,
             timeout: Duration::from_secs_f64(timeout),
             faults,
+            server,
+            latency,
+            scenario,
+            world_args,
             sometimes,
             all,
             json,
@@ -141,4 +191,79 @@ impl crate::cli::args::TestArgs {
             command,
         })
     }
+}
+
+/// The fault policy of a run: a scenario's `[faults]` (or none), each kind given by a flag
+/// with a chance above 0 allowed with that chance and no budget (over the file's rule),
+/// and the delays given by flags over the file's (or the defaults); with the arguments
+/// that give the same policy again. A kind the servers cannot inject is an error at its
+/// line of the file.
+fn fault_policy(
+    scenario: Option<&Surroundings>,
+    chances: &[(FaultKind, f64)],
+    [restart, rejoin, pause]: [(&str, Option<u64>); 3],
+) -> Result<(FaultPolicy, Vec<String>)> {
+    let mut args = Vec::new();
+    let mut plan = match scenario {
+        Some(s) => {
+            for (kind, _) in &s.faults.rules {
+                if !FaultPolicy::KINDS.contains(kind) {
+                    let why = match kind {
+                        FaultKind::Die => "a client's process dying",
+                        _ => "a value over the item limit",
+                    };
+                    bail!(
+                        "{}",
+                        s.error(
+                            &format!("faults.{}", kind.name()),
+                            format!("{why} happens in the client's own process: mcsim test cannot inject it into a program (remove it to run the other faults)")
+                        )
+                    );
+                }
+            }
+            args.extend(["--scenario".to_string(), s.path.display().to_string()]);
+            s.faults.clone()
+        }
+        // A crash restarts at once unless told otherwise; pauses last 6 s.
+        None => FaultPlan {
+            restart_after: Duration::ZERO,
+            pause_for: Duration::from_millis(6000),
+            ..FaultPlan::none()
+        },
+    };
+    for &(kind, p) in chances {
+        let flag = FaultPolicy::flag(kind);
+        if !(0.0..=1.0).contains(&p) {
+            bail!("{flag} {p}: give a chance from 0 to 1");
+        }
+        if p > 0.0 {
+            plan = plan.allow(kind, u32::MAX, p);
+            args.extend([flag.to_string(), p.to_string()]);
+        }
+    }
+    for (flag, ms) in [restart, rejoin, pause] {
+        let Some(ms) = ms else { continue };
+        if ms == 0 && flag == "--pause-ms" {
+            bail!("--pause-ms 0: give a pause of at least 1 ms");
+        }
+        let d = Duration::from_millis(ms);
+        match flag {
+            "--restart-after-ms" => plan.restart_after = d,
+            "--rejoin-after-ms" => plan.rejoin_after = d,
+            _ => plan.pause_for = d,
+        }
+        args.extend([flag.to_string(), ms.to_string()]);
+    }
+    if plan.rule(FaultKind::Pause).is_some() && pause.1.is_none() && scenario.is_none() {
+        // The pause's length is part of the replay line even when it is the default.
+        args.extend([
+            "--pause-ms".to_string(),
+            plan.pause_for.as_millis().to_string(),
+        ]);
+    }
+    let policy = FaultPolicy {
+        plan,
+        delay: Duration::ZERO,
+    };
+    Ok((policy, args))
 }

@@ -26,6 +26,11 @@ pub(super) struct Report<'a> {
     #[serde(serialize_with = "figure")]
     pub(super) commands_per_run: Summary,
     pub(super) faults_injected: u64,
+    /// By fault kind the policy allows (by its scenario name), how many fired and how
+    /// many of those the program met, over the runs.
+    pub(super) faults: BTreeMap<&'static str, Bitten>,
+    /// The scenario file the servers, faults and latency came from.
+    pub(super) scenario: Option<String>,
     /// With `--exhaustive`: whether the search covered every schedule within its bound.
     pub(super) complete: Option<bool>,
     /// With `--all`: the failing runs, and the 95% interval of the failure rate.
@@ -37,6 +42,29 @@ pub(super) struct Report<'a> {
     /// By name, the runs in which the program saw the danger.
     pub(super) sometimes: BTreeMap<String, u64>,
     pub(super) failure: Option<FailureReport>,
+}
+
+/// Faults of one kind over the runs: how many fired, and how many the program met.
+#[derive(serde::Serialize, Clone, Copy, Default, PartialEq, Eq)]
+pub(super) struct Bitten {
+    pub(super) injected: u64,
+    pub(super) bit: u64,
+}
+
+impl Bitten {
+    /// Adds a run's count.
+    pub(super) fn add(&mut self, count: mcsim_serve::FaultCount) {
+        self.injected += count.fired;
+        self.bit += count.bit;
+    }
+}
+
+/// The fault counts in a line: `crash 3 injected, 2 bit; evict 9 injected, 4 bit`.
+pub(super) fn fault_line(faults: &BTreeMap<&'static str, Bitten>) -> String {
+    (faults.iter())
+        .map(|(kind, b)| format!("{kind} {} injected, {} bit", b.injected, b.bit))
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 /// The declared figures, each as its runs, min, mean and max.

@@ -178,6 +178,7 @@ impl Program {
             trace: self.running.trace(),
             released: record.choices.len(),
             faults: self.running.faults(),
+            fault_counts: self.running.fault_counts(),
             preemptions: record.preemptions,
             clients: options.clients,
             schedule: Schedule {
