@@ -154,3 +154,39 @@ fn a_fault_that_never_bites_leaves_the_pass_vacuous() {
     assert!(out.contains("FAULT evict lock from server 0"), "{out}");
     assert!(out.contains("exclusion of section broken"), "{out}");
 }
+
+#[test]
+fn a_lock_whose_server_leaves_is_taken_twice_by_a_client_that_drops_dead_servers() {
+    if !python_with("pymemcache") {
+        return;
+    }
+    // The model's scenario, as it stands: three servers, one leave a run at most, back
+    // after 5 s. The program's client (pymemcache's HashClient) has a connection to each
+    // server, all of them the participant's; when the lock's server leaves, a waiter
+    // meets the closed connection, then a refused one, drops the server, and takes the
+    // lock on the server `lock_x` maps to next, while the holder is inside.
+    let file = example("scenarios/lock-add-node-leave.toml");
+    let args = ["--clients", "3", "--executions", "200", "--scenario", &file];
+    let (code, out) = run(&args, &["hash_add_lock.py"]);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(
+        out.starts_with(&format!("scenario {file}: 3 servers")),
+        "{out}"
+    );
+    assert!(out.contains("exclusion of section broken"), "{out}");
+    assert!(out.contains("left before this command (back at"), "{out}");
+    assert!(out.contains("connection refused: server"), "{out}");
+    for which in ["shrunk", "as found"] {
+        let replayed = Command::new(env!("CARGO_BIN_EXE_mcsim"))
+            .args(replay_of(&out, which))
+            .env("PYTHONPATH", example("helpers/python"))
+            .output()
+            .unwrap();
+        let text = stdout(&replayed);
+        assert_eq!(replayed.status.code(), Some(1), "{which}: {text}");
+        assert!(
+            text.contains("exclusion of section broken"),
+            "{which}: {text}"
+        );
+    }
+}

@@ -4,6 +4,8 @@
 //! lockstep turn, faults, the clock and the trace.
 
 use std::io::{Read, Write};
+
+use socket2::SockRef;
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
@@ -98,7 +100,10 @@ impl Connection {
             w.controllers = w.controllers.saturating_sub(1);
         }
         let at = w.lines();
-        if let (Some(ls), Some(member)) = (&mut w.lockstep, self.member) {
+        if let (Some(ls), Some(member)) = (&mut w.lockstep, self.member)
+            && ls.unlink(member, self.server)
+        {
+            // Its last connection: the participant leaves.
             if ls.is_live(member) && !ls.said_done(member) {
                 ls.vanished.get_or_insert(at);
             }
@@ -117,7 +122,7 @@ impl Connection {
             // A lockstep participant says it is reading (one look at the world).
             let participant = self.member.filter(|&m| match &mut lock(shared).lockstep {
                 Some(ls) => {
-                    ls.reading(m, &stream);
+                    ls.reading(m, self.server, &stream);
                     true
                 }
                 None => false,
@@ -156,6 +161,47 @@ impl Connection {
         }
     }
 
+    /// The connection was made to a server that is down (it crashed and has not
+    /// restarted, or it left): it is reset at once, which its client meets as a refused
+    /// connection. Under lockstep the attempt is a step of the participant awaited on a
+    /// new connection, if one is (a stock client reconnects after an error), taken in its
+    /// turn; that participant stays awaited. Each attempt takes [`World::tick_refused`]
+    /// of virtual time, so a client that keeps trying meets the server's return.
+    pub(crate) fn refuse(&mut self, shared: &Shared, stream: TcpStream) {
+        let mut w = lock(shared);
+        let server = self.server;
+        let stale = self.stale(&w);
+        let adopted = match &mut w.lockstep {
+            Some(ls) if !stale => ls.adopt(),
+            _ => None,
+        };
+        if let Some((member, name)) = &adopted {
+            w = take_turn(shared, w, *member, name);
+        }
+        w.tick_refused();
+        let (now, n) = (w.now(), w.commands);
+        let who = adopted
+            .as_ref()
+            .map_or(self.label.as_str(), |(_, name)| name);
+        let why = match w.faults.down[server] {
+            Some(down) if down.kind == FaultKind::Crash => {
+                format!("server {server} crashed and is down until {}", down.until)
+            }
+            Some(down) => format!("server {server} left and is away until {}", down.until),
+            None => format!("server {server} is down"),
+        };
+        w.record(format!("{n:>8} {now}  {who}  connection refused: {why}"));
+        w.faults.met(server, &Pending::of(&[], false));
+        if let (Some(ls), Some((member, _))) = (&mut w.lockstep, adopted) {
+            ls.cut(member, server);
+        }
+        drop(w);
+        shared.turn.notify_all();
+        // Closed with a reset, as a port nobody listens on answers.
+        let _ = SockRef::from(&stream).set_linger(Some(Duration::ZERO));
+        drop(stream);
+    }
+
     /// The connection names itself: in lockstep it takes part from now on, as a new
     /// participant or in the place of one whose connection a fault broke.
     fn name(&mut self, shared: &Shared, name: String) {
@@ -172,14 +218,23 @@ impl Connection {
                     self.take_place(&mut w, other, name);
                     return;
                 }
+                // Its connection to another server: the same participant.
+                Some(other) if ls.link(other, self.server) => {
+                    self.label = name;
+                    self.member = Some(other);
+                    return;
+                }
                 Some(_) => {
                     let message = format!(
-                        "the participant name {name} is taken twice (connection c{} named itself {name} while another connection of that name was open)",
+                        "the participant name {name} is taken twice (connection c{} named itself {name} while another connection of that name to the same server was open; a participant has one connection to each server)",
                         self.id
                     );
                     w.declared.misuse.push(message);
                 }
-                None => ls.join(self.serial, &name),
+                None => {
+                    ls.join(self.serial, &name);
+                    ls.link(self.serial, self.server);
+                }
             }
         }
         self.label = name;
@@ -198,6 +253,9 @@ impl Connection {
     /// This connection takes the place of participant `member` (named `name`), whose
     /// connection a fault broke: a line of the trace says so.
     fn take_place(&mut self, w: &mut World, member: u64, name: String) {
+        if let Some(ls) = &mut w.lockstep {
+            ls.link(member, self.server);
+        }
         let (now, n) = (w.now(), w.commands);
         w.record(format!(
             "{n:>8} {now}  {name}  reconnected: connection c{} takes its place",
@@ -348,9 +406,12 @@ impl Connection {
             }
             return w;
         };
-        if w.lockstep.is_none() {
+        let Some(ls) = &mut w.lockstep else {
             return w;
-        }
+        };
+        // Awaited on a new connection after a fault closed one of its connections, it
+        // came back on another of them: it is awaited no more.
+        ls.adopt_as(member);
         take_turn(shared, w, member, &self.label)
     }
 }
@@ -441,7 +502,7 @@ impl<'a> ServeGate<'a> {
     /// on a new one, and this connection closes, a participant no more.
     fn cut(&mut self, w: &mut World, member: u64) {
         if let Some(ls) = &mut w.lockstep {
-            ls.cut(member);
+            ls.cut(member, self.conn.server);
         }
         self.conn.member = None;
         self.broken = true;
@@ -542,11 +603,11 @@ impl Gate for ServeGate<'_> {
         if self.conn.cut_off(&w) {
             let why = match w.faults.down[server] {
                 Some(down) if down.kind == FaultKind::Crash => format!(
-                    "connection refused: server {server} crashed and is down until {}",
+                    "connection closed: server {server} crashed and is down until {}",
                     down.until
                 ),
                 Some(down) => format!(
-                    "connection refused: server {server} left and is away until {}",
+                    "connection closed: server {server} left and is away until {}",
                     down.until
                 ),
                 None => "connection closed: the server restarted or left".to_string(),

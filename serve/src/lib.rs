@@ -293,17 +293,7 @@ impl Running {
 
 /// Binds every server's port and serves them on threads of their own (see [`serve`]).
 pub fn start(config: &ServeConfig) -> std::io::Result<Running> {
-    let mut listeners = Vec::new();
-    for i in 0..config.servers.max(1) {
-        let port = if config.port == 0 {
-            0
-        } else {
-            config.port.checked_add(i as u16).ok_or_else(|| {
-                std::io::Error::new(std::io::ErrorKind::InvalidInput, "port out of range")
-            })?
-        };
-        listeners.push(listen(port)?);
-    }
+    let listeners = listen_all(config.port, config.servers.max(1))?;
     let addrs: Vec<SocketAddr> = listeners
         .iter()
         .map(|l| l.local_addr())
@@ -371,6 +361,32 @@ const BACKLOG: i32 = 1024;
 /// Stack of a connection's thread: what it holds is on the heap.
 const CONNECTION_STACK: usize = 256 * 1024;
 
+/// Listens on `count` consecutive ports from `first`, or, with `first` 0, on free ones, as
+/// consecutive as can be found (a client that spreads keys over servers hashes their
+/// addresses: consecutive ports from a base make them one number to give again).
+fn listen_all(first: u16, count: usize) -> std::io::Result<Vec<TcpListener>> {
+    let from = |base: u16| -> std::io::Result<Vec<TcpListener>> {
+        (0..count)
+            .map(|i| {
+                let port = base.checked_add(i as u16).ok_or_else(|| {
+                    std::io::Error::new(std::io::ErrorKind::InvalidInput, "port out of range")
+                })?;
+                listen(port)
+            })
+            .collect()
+    };
+    if first != 0 {
+        return from(first);
+    }
+    for _ in 0..100 {
+        let base = listen(0)?.local_addr()?.port();
+        if let Ok(listeners) = from(base) {
+            return Ok(listeners);
+        }
+    }
+    (0..count).map(|_| listen(0)).collect()
+}
+
 /// Listens on 127.0.0.1:`port` with memcached's backlog.
 fn listen(port: u16) -> std::io::Result<TcpListener> {
     use socket2::{Domain, Socket, Type};
@@ -403,6 +419,18 @@ fn accept(shared: &Arc<Shared>, server: usize, listener: &TcpListener, inboxes: 
         let id = shared
             .next_id
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        if lock(shared).is_down(server) {
+            // Refused, on a thread of its own: under lockstep it waits for its turn.
+            let shared = shared.clone();
+            let _ = std::thread::Builder::new()
+                .stack_size(CONNECTION_STACK)
+                .spawn(move || {
+                    let mut conn = Connection::new(id, server, &shared);
+                    conn.refuse(&shared, stream);
+                    conn.close(&shared);
+                });
+            continue;
+        }
         if !inboxes.is_empty() {
             inboxes[next % inboxes.len()].give(stream, server, id);
             next += 1;

@@ -3,6 +3,11 @@
 //! by a strategy: [`Chooser`]), so that a multi-threaded client test interleaves the same
 //! way every time it runs with that seed.
 //!
+//! A participant may have a connection to each server (a client that spreads its keys
+//! over servers), each named with the participant's name: its commands, on whichever
+//! connection, are its steps. A second connection of that name to the same server is a
+//! mistake of the program's.
+//!
 //! The connections that take part are those that named themselves: `mcsim name X` on
 //! the connection, or, from a client library that sends only memcached commands, a
 //! read of the key PREFIX + X (in any form: `get`, `gets`, `gat`, `mg`, a binary GET or
@@ -90,8 +95,12 @@ pub(crate) struct Lockstep {
     granted: Option<u64>,
     /// Participants blocked reading their connection with nothing left to run.
     reading: BTreeSet<u64>,
-    /// A handle on each such participant's socket, to see whether more has arrived.
-    sockets: BTreeMap<u64, TcpStream>,
+    /// A handle on each such participant's sockets, by server, to see whether more has
+    /// arrived.
+    sockets: BTreeMap<(u64, usize), TcpStream>,
+    /// The servers each open participant has a connection to: one a server at most (a
+    /// client that spreads its keys over servers has one connection to each).
+    links: BTreeMap<u64, BTreeSet<usize>>,
     chooser: Box<dyn Chooser>,
     /// Participants asleep (`mcsim sleep`), by id, with their wake time.
     asleep: BTreeMap<u64, VirtualTime>,
@@ -127,6 +136,7 @@ impl Lockstep {
             granted: None,
             reading: BTreeSet::new(),
             sockets: BTreeMap::new(),
+            links: BTreeMap::new(),
             chooser,
             asleep: BTreeMap::new(),
             woken: BTreeSet::new(),
@@ -244,9 +254,29 @@ impl Lockstep {
         self.live.contains_key(&id)
     }
 
-    /// A fault broke participant `id`'s connection: it is awaited on a new one, unless it
-    /// said it is done.
-    pub fn cut(&mut self, id: u64) {
+    /// Participant `id` has a connection to `server` too: false if it has one already.
+    pub fn link(&mut self, id: u64, server: usize) -> bool {
+        self.links.entry(id).or_default().insert(server)
+    }
+
+    /// Participant `id`'s connection to `server` closed: true if it was its last.
+    pub fn unlink(&mut self, id: u64, server: usize) -> bool {
+        self.sockets.remove(&(id, server));
+        let Some(servers) = self.links.get_mut(&id) else {
+            return true;
+        };
+        servers.remove(&server);
+        let last = servers.is_empty();
+        if last {
+            self.links.remove(&id);
+        }
+        last
+    }
+
+    /// A fault broke participant `id`'s connection to `server`: it is awaited on a new
+    /// one, unless it said it is done.
+    pub fn cut(&mut self, id: u64, server: usize) {
+        self.unlink(id, server);
         if self.finished.contains(&id) {
             // It said it is done (before its last command ran: a `quit` is sent without
             // waiting for its answer): nothing more of it is to come.
@@ -254,7 +284,6 @@ impl Lockstep {
         } else if self.live.contains_key(&id) {
             self.broken.insert(id);
             self.reading.remove(&id);
-            self.sockets.remove(&id);
             self.waiting.remove(&id);
         }
     }
@@ -312,9 +341,7 @@ impl Lockstep {
     /// True if participant `id` said it is done and has nothing on its way: it read all
     /// it was sent, and nothing more arrived.
     fn gone(&self, id: u64) -> bool {
-        self.finished.contains(&id)
-            && self.reading.contains(&id)
-            && self.sockets.get(&id).is_some_and(|s| !has_unread(s))
+        self.finished.contains(&id) && self.reading.contains(&id) && self.drained(id)
     }
 
     /// True if participant `id` has its next step held (a command, or a sleep), or
@@ -329,7 +356,8 @@ impl Lockstep {
         self.finished.remove(&id);
         self.live.remove(&id);
         self.reading.remove(&id);
-        self.sockets.remove(&id);
+        self.sockets.retain(|(m, _), _| *m != id);
+        self.links.remove(&id);
         self.waiting.remove(&id);
         self.asleep.remove(&id);
         self.woken.remove(&id);
@@ -339,11 +367,11 @@ impl Lockstep {
     }
 
     /// Participant `id` ran everything it was sent and waits for more on `socket`.
-    pub fn reading(&mut self, id: u64, socket: &TcpStream) {
+    pub fn reading(&mut self, id: u64, server: usize, socket: &TcpStream) {
         if !self.live.contains_key(&id) {
             return;
         }
-        if let std::collections::btree_map::Entry::Vacant(e) = self.sockets.entry(id) {
+        if let std::collections::btree_map::Entry::Vacant(e) = self.sockets.entry((id, server)) {
             match socket.try_clone() {
                 Ok(s) => e.insert(s),
                 // Without a handle it cannot be looked at: it counts as busy.
@@ -351,6 +379,13 @@ impl Lockstep {
             };
         }
         self.reading.insert(id);
+    }
+
+    /// True if nothing arrived on any of participant `id`'s connections that it has not
+    /// taken yet (and it has one to look at).
+    fn drained(&self, id: u64) -> bool {
+        let mut theirs = self.sockets.range((id, 0)..=(id, usize::MAX)).peekable();
+        theirs.peek().is_some() && theirs.all(|(_, s)| !has_unread(s))
     }
 
     /// Participant `id` read more: it has commands to run.
@@ -369,8 +404,7 @@ impl Lockstep {
         self.live.keys().all(|id| {
             self.waiting.contains_key(id)
                 || self.asleep.contains_key(id)
-                || (self.reading.contains(id)
-                    && self.sockets.get(id).is_some_and(|s| !has_unread(s)))
+                || (self.reading.contains(id) && self.drained(*id))
         })
     }
 

@@ -20,6 +20,9 @@ use mcsim::server::{Server, ServerConfig};
 /// a 40-byte value preview fit.
 const LINE_ROOM: usize = 160;
 
+/// How long a connection refused by a server that is down takes in virtual time.
+pub const REFUSED: Duration = Duration::from_millis(1);
+
 /// How the servers' clock moves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ClockMode {
@@ -271,6 +274,18 @@ impl World {
             } else {
                 least
             };
+            self.bring_back();
+        }
+    }
+
+    /// A connection to a server that is down was refused: it counts as a command, and in
+    /// manual mode takes [`REFUSED`] of virtual time (a connect's round trip to a port
+    /// nobody listens on), so a client that tries again at once meets the server's
+    /// return after as many tries as its time away holds.
+    pub fn tick_refused(&mut self) {
+        self.commands += 1;
+        if self.mode == ClockMode::Manual {
+            self.advanced += REFUSED;
             self.bring_back();
         }
     }

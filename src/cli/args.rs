@@ -315,6 +315,11 @@ pub(crate) struct TestArgs {
     /// flag given here overrides the file.
     #[arg(long, value_name = "FILE")]
     pub(crate) scenario: Option<PathBuf>,
+    /// The first server's port, the others on the ports after it (default: free ones).
+    /// A client that spreads its keys over servers hashes their addresses, so a replay
+    /// line with two servers or more names the first port its run had.
+    #[arg(long, value_name = "PORT")]
+    pub(crate) port: Option<u16>,
     /// Runs of the program (at least 1; default 100, or a cap of 10,000 with
     /// `--exhaustive`).
     #[arg(long, value_parser = clap::builder::RangedU64ValueParser::<u64>::new().range(1..))]

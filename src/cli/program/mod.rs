@@ -119,7 +119,7 @@ impl Outcome {
 /// Starts the servers `mcsim test` runs the program against.
 fn start(options: &TestOptions) -> Result<Program> {
     let config = ServeConfig {
-        port: 0,
+        port: options.port.unwrap_or(0),
         servers: options.servers,
         server: options.server.clone(),
         clock: ClockMode::Manual,
@@ -137,17 +137,22 @@ fn start(options: &TestOptions) -> Result<Program> {
     Ok(Program::new(running))
 }
 
-/// The command line that replays `outcome`, run with `seed`.
-fn replay_line(options: &TestOptions, seed: u64, outcome: &Outcome) -> String {
+/// The command line that replays `outcome`, run with `seed` against servers from `port`
+/// on (named when there are two or more: a client that spreads keys over servers hashes
+/// their addresses).
+fn replay_line(options: &TestOptions, port: u16, seed: u64, outcome: &Outcome) -> String {
     let (schedule, hash) = (&outcome.schedule, outcome.hash());
     let command: Vec<String> = options
         .command
         .iter()
         .map(|a| mcsim::report::shell_word(a))
         .collect();
-    let world: Vec<String> = (options.world_args.iter())
+    let mut world: Vec<String> = (options.world_args.iter())
         .map(|a| mcsim::report::shell_word(a))
         .collect();
+    if options.servers > 1 {
+        world.extend(["--port".to_string(), port.to_string()]);
+    }
     format!(
         "mcsim test --clients {} {} --seed {seed} --replay '{schedule}' --expect-hash {hash} -- {}",
         outcome.clients,
@@ -355,7 +360,8 @@ fn search(program: &mut Program, options: &TestOptions) -> Result<(u8, &'static 
             outln!("{line}");
             return Ok((NOT_JUDGED, "not judged"));
         }
-        let found_replay = replay_line(options, seed, &outcome);
+        let port = program.running.addrs()[0].port();
+        let found_replay = replay_line(options, port, seed, &outcome);
         let (outcome, tried) = shrink(program, options, (i, seed), outcome)?;
         let failure = outcome.failure.as_ref().expect("a shrunk run still fails");
         let hash = outcome.hash();
@@ -374,7 +380,7 @@ fn search(program: &mut Program, options: &TestOptions) -> Result<(u8, &'static 
             again.preemptions,
         );
         print_failure_trace(options, &outcome)?;
-        let replay = replay_line(options, seed, &outcome);
+        let replay = replay_line(options, port, seed, &outcome);
         outln!("replay (each gives its trace again, checked by its hash):");
         outln!("  {replay}   # shrunk");
         outln!("  {found_replay}   # as found");

@@ -37,6 +37,8 @@ pub(crate) struct TestOptions {
     pub(crate) faults: FaultPolicy,
     /// Each server's settings.
     pub(crate) server: ServerConfig,
+    /// The first server's port (`None`: free ones).
+    pub(crate) port: Option<u16>,
     /// How long each command takes in virtual time, at least and at most.
     pub(crate) latency: (Duration, Duration),
     /// The scenario file the servers, faults and latency come from, if one was given.
@@ -77,6 +79,7 @@ impl crate::cli::args::TestArgs {
             clients,
             servers,
             scenario,
+            port,
             executions,
             exhaustive,
             max_preemptions,
@@ -179,6 +182,7 @@ impl crate::cli::args::TestArgs {
             timeout: Duration::from_secs_f64(timeout),
             faults,
             server,
+            port,
             latency,
             scenario,
             world_args,
