@@ -419,19 +419,10 @@ fn accept(shared: &Arc<Shared>, server: usize, listener: &TcpListener, inboxes: 
         let id = shared
             .next_id
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        if lock(shared).is_down(server) {
-            // Refused, on a thread of its own: under lockstep it waits for its turn.
-            let shared = shared.clone();
-            let _ = std::thread::Builder::new()
-                .stack_size(CONNECTION_STACK)
-                .spawn(move || {
-                    let mut conn = Connection::new(id, server, &shared);
-                    conn.refuse(&shared, stream);
-                    conn.close(&shared);
-                });
-            continue;
-        }
-        if !inboxes.is_empty() {
+        // A connection to a server that is down is refused on a thread of its own: under
+        // lockstep it waits for its turn.
+        let down = lock(shared).is_down(server);
+        if !down && !inboxes.is_empty() {
             inboxes[next % inboxes.len()].give(stream, server, id);
             next += 1;
             continue;
@@ -441,7 +432,11 @@ fn accept(shared: &Arc<Shared>, server: usize, listener: &TcpListener, inboxes: 
             .stack_size(CONNECTION_STACK)
             .spawn(move || {
                 let mut conn = Connection::new(id, server, &shared);
-                conn.run(&shared, stream);
+                if down {
+                    conn.refuse(&shared, stream);
+                } else {
+                    conn.run(&shared, stream);
+                }
                 conn.close(&shared);
             });
         if spawned.is_err() {
