@@ -158,15 +158,21 @@ impl Running {
     }
 
     /// Starts afresh for another run of a client program: the servers empty at time
-    /// zero, the fault policy seeded with `seed`, the trace empty, connection names
-    /// counted from `c1` again, and, with `lockstep`, commands of that many participants
-    /// released one at a time in the order `chooser` picks.
-    pub fn reset(&self, seed: u64, lockstep: Option<(usize, Box<dyn Chooser>)>) {
+    /// zero, their whole-second clocks ticking at `phase` into each second (`None`: the
+    /// configured phase), the fault policy seeded with `seed`, the trace empty,
+    /// connection names counted from `c1` again, and, with `lockstep`, commands of that
+    /// many participants released one at a time in the order `chooser` picks.
+    pub fn reset(
+        &self,
+        seed: u64,
+        phase: Option<Duration>,
+        lockstep: Option<(usize, Box<dyn Chooser>)>,
+    ) {
         let lockstep = lockstep.map(|(clients, chooser)| {
             lockstep::Lockstep::new(clients, chooser, self.lockstep_wait)
         });
         let mut w = lock(&self.shared);
-        w.reset(seed, lockstep);
+        w.reset(seed, phase, lockstep);
         self.shared
             .next_id
             .store(1, std::sync::atomic::Ordering::Relaxed);

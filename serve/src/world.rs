@@ -194,9 +194,17 @@ impl World {
     /// empty at time zero, the fault policy's source seeded with `seed`, nothing armed,
     /// every server up, the trace empty and `lockstep` in place of the scheduler.
     /// Connections of the last run still open are closed at their next command.
-    pub fn reset(&mut self, seed: u64, lockstep: Option<crate::lockstep::Lockstep>) {
+    pub fn reset(
+        &mut self,
+        seed: u64,
+        phase: Option<Duration>,
+        lockstep: Option<crate::lockstep::Lockstep>,
+    ) {
         for server in &mut self.servers {
             *server = served(server.config().clone());
+            if let Some(phase) = phase {
+                server.set_phase(phase);
+            }
         }
         self.armed.iter_mut().for_each(|a| *a = Armed::default());
         self.rng = ChaCha8Rng::seed_from_u64(seed);

@@ -11,7 +11,7 @@
 //!
 //! A run passes when the program exits 0 and declared no failure (`mcsim fail MESSAGE`, or
 //! a section it said it entered, `mcsim enter SECTION`, while another participant was
-//! inside: see `helpers/python/mcsim_control.py`). The first failing run is replayed from its
+//! inside: see `helpers/python/mcsim_control`). The first failing run is replayed from its
 //! schedule at once: a replay that gives another trace means the program is not
 //! deterministic under a fixed schedule, which is reported as such and never judged.
 //! Otherwise the failure is printed with its timeline and the line that replays it.
@@ -464,10 +464,18 @@ fn search(program: &mut Program, options: &TestOptions) -> Result<(u8, &'static 
         per_run.mean()
     );
     let bound = |p: u32| format!("at most {p} preemption{}", if p == 1 { "" } else { "s" });
+    // Where the servers' whole-second clocks tick within a second, which decides when a
+    // TTL ends: drawn per run, pinned by the scenario, or not searched.
+    let pinned = options.server.phase.as_millis();
+    let phase = match (&options.scenario, options.exhaustive) {
+        (Some(s), _) if !s.phase_free => format!("tick phase {pinned} ms, as the scenario pins it"),
+        (_, Some(_)) => "at tick phase 0 only: the phases are not searched".to_string(),
+        _ => "tick phase drawn per run".to_string(),
+    };
     let passed = match options.exhaustive {
         _ if report.verdict == "vacuous" => String::new(),
         Some(p) if complete => format!(
-            "passed: every schedule of `{shown}` with {} exited 0: {runs} runs, {} clients, {}{injected} (no reduction: every interleaving of the participants' commands run apart)",
+            "passed: every schedule of `{shown}` with {} exited 0: {runs} runs, {} clients, {}{injected} (no reduction: every interleaving of the participants' commands run apart; {phase})",
             bound(p),
             options.clients,
             released_text,
@@ -478,7 +486,7 @@ fn search(program: &mut Program, options: &TestOptions) -> Result<(u8, &'static 
             bound(p),
         ),
         None => format!(
-            "passed: {runs} runs of `{shown}` exited 0 ({} clients, strategy {}, seeds {}..{}, {}{injected})",
+            "passed: {runs} runs of `{shown}` exited 0 ({} clients, strategy {}, seeds {}..{}, {phase}, {}{injected})",
             options.clients,
             options.strategy.name(),
             options.seed,

@@ -33,7 +33,7 @@ pub(super) fn shrink(
             .cloned()
             .collect();
         let schedule = Schedule {
-            phase: None,
+            phase: best.schedule.phase,
             choices,
         };
         let with_fewer = TestOptions {
@@ -92,10 +92,11 @@ fn shrink_schedule(
     };
     let mut tried = 0;
     let mut best = found;
+    let phase = best.schedule.phase;
     let mut try_schedule = |choices: &[Choice], lenient: bool, tried: &mut usize| {
         *tried += 1;
         let schedule = Schedule {
-            phase: None,
+            phase,
             choices: choices.to_vec(),
         };
         let replay = if lenient {

@@ -66,7 +66,14 @@ impl Program {
         strategy: &SharedStrategy,
         (execution, seed): (u64, u64),
     ) -> Result<Outcome> {
-        strategy.lock().expect("never poisoned").begin(execution);
+        // The servers' tick phase: the strategy's for this execution where the scenario
+        // leaves it free (a replay's, from its schedule).
+        let free = options.scenario.as_ref().is_none_or(|s| s.phase_free);
+        let phase = {
+            let mut strategy = strategy.lock().expect("never poisoned");
+            strategy.begin(execution);
+            strategy.tick_phase(free)
+        };
         let record = Arc::new(Mutex::new(Record::default()));
         let chooser = StrategyChooser {
             strategy: strategy.clone(),
@@ -74,7 +81,7 @@ impl Program {
         };
         let reset = |running: &Running| {
             let chooser = Box::new(chooser.clone());
-            running.reset(seed, Some((options.clients, chooser)));
+            running.reset(seed, phase, Some((options.clients, chooser)));
         };
         let given = format!("run {execution} seed {seed} clients {}", options.clients);
         // Given to the program when it asks (`mcsim next`), or, started afresh, in its
@@ -182,7 +189,7 @@ impl Program {
             preemptions: record.preemptions,
             clients: options.clients,
             schedule: Schedule {
-                phase: None,
+                phase: phase.map(|p| p.as_micros() as u32),
                 choices: record.choices,
             },
             diverged: record.diverged,

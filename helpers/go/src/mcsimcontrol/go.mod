@@ -1,0 +1,3 @@
+module mcsimcontrol
+
+go 1.19
