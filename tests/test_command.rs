@@ -77,12 +77,19 @@ fn the_add_lock_passes_every_run() {
         return;
     }
     let program = program();
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    let (json, junit) = (dir.join("add-pass.json"), dir.join("add-pass.xml"));
+    let (json_path, junit_path) = (json.display().to_string(), junit.display().to_string());
     let passed = mcsim(&[
         "test",
         "--clients",
         "3",
         "--executions",
         "40",
+        "--json",
+        &json_path,
+        "--junit",
+        &junit_path,
         "--",
         PYTHON,
         &program,
@@ -91,6 +98,29 @@ fn the_add_lock_passes_every_run() {
     let out = stdout(&passed);
     assert_eq!(passed.status.code(), Some(0), "{out}");
     assert!(out.starts_with("passed: 40 runs"), "{out}");
+    // What the runs covered, in the text, the JSON and the JUnit report alike: the orders
+    // of conflicting command pairs seen, out of two for each pair seen.
+    let covered = out
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("covered: "))
+        .unwrap_or_else(|| panic!("no coverage line: {out}"));
+    assert!(
+        covered.contains(" orders of conflicting command pairs ("),
+        "{covered}"
+    );
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let (seen, possible) = (
+        report["coverage"]["orders_seen"].as_u64().unwrap(),
+        report["coverage"]["orders_possible"].as_u64().unwrap(),
+    );
+    assert!(0 < seen && seen <= possible, "{report}");
+    assert!(
+        covered.starts_with(&format!("{seen} of {possible} ")),
+        "{covered}"
+    );
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert!(xml.contains(covered), "{xml}");
 }
 
 #[test]

@@ -732,6 +732,19 @@ impl Gate for ServeGate<'_> {
         } else {
             false
         };
+        if let (Some(_), Ran::Request(request, _)) = (member, &what) {
+            let write = !request.is_read_only();
+            for key in request.keys() {
+                if w.accesses.len() < crate::world::ACCESSES_KEPT {
+                    w.accesses.push(crate::world::Access {
+                        who: self.conn.label.clone(),
+                        server,
+                        key: key.as_bytes().to_vec(),
+                        write,
+                    });
+                }
+            }
+        }
         let (now, n, who) = (w.now(), w.commands, &self.conn.label);
         let at = w.lines();
         if let Some(ls) = &mut w.lockstep

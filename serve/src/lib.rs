@@ -40,7 +40,7 @@ use workers::Inbox;
 pub use faults::{FaultCount, FaultPolicy};
 pub use lockstep::{Chooser, SeededOrder};
 pub use outside::Unscheduled;
-pub use world::ClockMode;
+pub use world::{Access, ClockMode};
 
 /// The default port of the first server (memcached's 11211, a hundred up).
 pub const DEFAULT_PORT: u16 = 11311;
@@ -204,6 +204,11 @@ impl Running {
     pub fn faults(&self) -> Vec<Option<usize>> {
         let w = lock(&self.shared);
         w.fault_lines.iter().map(|&at| w.kept_index(at)).collect()
+    }
+
+    /// The participants' commands on keys in this run so far, in the order they ran.
+    pub fn accesses(&self) -> Vec<Access> {
+        lock(&self.shared).accesses.clone()
     }
 
     /// By kind the policy allows, how many faults fired in this run so far and how many

@@ -36,6 +36,23 @@ pub enum ClockMode {
     Manual,
 }
 
+/// A participant's command on one key, as a run's coverage counts it (`mcsim test`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Access {
+    /// The participant.
+    pub who: String,
+    /// The server it went to.
+    pub server: usize,
+    /// The key.
+    pub key: Vec<u8>,
+    /// True if the command may change what a later one observes.
+    pub write: bool,
+}
+
+/// The most accesses a run keeps (a run is a test's, a few thousand commands at most; a
+/// longer one's coverage counts its start).
+pub const ACCESSES_KEPT: usize = 100_000;
+
 /// One-shot faults armed by control commands, per server.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Armed {
@@ -127,6 +144,9 @@ pub(crate) struct World {
     /// The faults injected in this run: where each one's line is in the trace (counted
     /// over the run).
     pub fault_lines: Vec<u64>,
+    /// The participants' commands on keys in this run, in the order they ran (under
+    /// lockstep; at most [`ACCESSES_KEPT`]).
+    pub accesses: Vec<Access>,
     /// What the client program declared.
     pub declared: Declared,
     /// Pauses armed for participants' next commands (`mcsim pause WHO MS`), by name.
@@ -183,6 +203,7 @@ impl World {
             trace_file,
             commands: 0,
             fault_lines: Vec::new(),
+            accesses: Vec::new(),
             declared: Declared::default(),
             pauses: std::collections::BTreeMap::new(),
             runs: 0,
@@ -218,6 +239,7 @@ impl World {
         self.trace_dropped = 0;
         self.commands = 0;
         self.fault_lines.clear();
+        self.accesses.clear();
         self.declared = Declared::default();
         self.pauses.clear();
         self.runs += 1;

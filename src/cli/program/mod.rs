@@ -28,6 +28,7 @@ use mcsim::trace::{first_difference, fnv1a};
 use mcsim_serve::{ClockMode, ServeConfig, Unscheduled};
 
 mod chooser;
+mod coverage;
 mod options;
 mod process;
 mod report;
@@ -60,6 +61,8 @@ struct Outcome {
     /// The faults the servers injected: where each one's line is in the trace (`None`:
     /// it left the window).
     faults: Vec<Option<usize>>,
+    /// The participants' commands on keys, in the order they ran.
+    accesses: Vec<mcsim_serve::Access>,
     /// By kind the policy allows, how many faults fired and how many the program met.
     fault_counts: Vec<(mcsim::fault::FaultKind, mcsim_serve::FaultCount)>,
     /// Of those, the ones that preempted the participant that ran before (it was waiting
@@ -299,8 +302,10 @@ fn search(program: &mut Program, options: &TestOptions) -> Result<(u8, &'static 
             .map(|k| (k.name(), Bitten::default()))
             .collect(),
         scenario: (options.scenario.as_ref()).map(|s| s.path.display().to_string()),
+        coverage: None,
         failure: None,
     };
+    let mut coverage = coverage::Coverage::default();
     if let Some(scenario) = &options.scenario {
         outln!("{}", surroundings_note(options, scenario));
     }
@@ -329,6 +334,7 @@ fn search(program: &mut Program, options: &TestOptions) -> Result<(u8, &'static 
         released += outcome.released;
         per_run.add(outcome.released as f64);
         faults += outcome.faults.len() as u64;
+        coverage.add(&outcome.accesses);
         for (kind, count) in &outcome.fault_counts {
             report.faults.entry(kind.name()).or_default().add(*count);
         }
@@ -437,6 +443,8 @@ fn search(program: &mut Program, options: &TestOptions) -> Result<(u8, &'static 
     (report.commands_released, report.faults_injected) = (released, faults);
     report.commands_per_run = per_run.clone();
     report.complete = options.exhaustive.map(|_| complete);
+    let covered = coverage.figure();
+    report.coverage = Some(covered);
     // A danger that must happen and never did: the pass shows nothing about it.
     let missing: Vec<&String> = options
         .sometimes
@@ -493,6 +501,11 @@ fn search(program: &mut Program, options: &TestOptions) -> Result<(u8, &'static 
             options.seed.wrapping_add(runs - 1),
             released_text,
         ),
+    };
+    let passed = if passed.is_empty() {
+        passed
+    } else {
+        format!("{passed}\n  covered: {}", covered.line())
     };
     if !passed.is_empty() {
         outln!("{passed}");

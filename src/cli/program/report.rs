@@ -31,6 +31,8 @@ pub(super) struct Report<'a> {
     pub(super) faults: BTreeMap<&'static str, Bitten>,
     /// The scenario file the servers, faults and latency came from.
     pub(super) scenario: Option<String>,
+    /// What the runs covered (a pass's): the orders of conflicting command pairs seen.
+    pub(super) coverage: Option<super::coverage::Figure>,
     /// With `--exhaustive`: whether the search covered every schedule within its bound.
     pub(super) complete: Option<bool>,
     /// With `--all`: the failing runs, and the 95% interval of the failure rate.

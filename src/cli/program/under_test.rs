@@ -186,6 +186,7 @@ impl Program {
             released: record.choices.len(),
             faults: self.running.faults(),
             fault_counts: self.running.fault_counts(),
+            accesses: self.running.accesses(),
             preemptions: record.preemptions,
             clients: options.clients,
             schedule: Schedule {
