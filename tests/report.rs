@@ -1,6 +1,7 @@
-//! The HTML report in a real browser, and shard results merged: `mcsim check --html`
-//! rendered by headless Chromium (a screenshot that is not blank, the page's own check
-//! for broken elements passing), and `mcsim merge` over real `check --shard` outputs.
+//! The HTML report in a real browser, and shard results merged: `mcsim check --html` and
+//! `mcsim test --html` rendered by headless Chromium (a screenshot that is not blank, the
+//! page's own check for broken elements passing), and `mcsim merge` over real `check
+//! --shard` outputs.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -77,6 +78,24 @@ fn browser(binary: &str, profile: &Path) -> Command {
     c
 }
 
+/// The page's own check runs in the browser; its answer is in the DOM.
+fn passes_its_self_check(binary: &str, dir: &Path, page: &Path) {
+    let dom = browser(binary, &dir.join("profile-dom"))
+        .args(["--virtual-time-budget=2000", "--dump-dom"])
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .unwrap();
+    let dom = String::from_utf8_lossy(&dom.stdout);
+    assert!(
+        dom.contains("data-selfcheck=\"ok\""),
+        "the page's self-check: {}",
+        dom.split("data-selfcheck=")
+            .nth(1)
+            .map(|s| s.chars().take(300).collect::<String>())
+            .unwrap_or_else(|| "never ran".into())
+    );
+}
+
 #[test]
 fn chromium_renders_the_check_report_and_its_self_check_passes() {
     let Some(binary) = chromium() else {
@@ -111,22 +130,7 @@ fn chromium_renders_the_check_report_and_its_self_check_passes() {
     );
     assert!(html.contains("id=\"f-lock-add-evict\"") && html.contains("⚡"));
     let url = format!("file://{}", page.display());
-
-    // The page's own check runs in the browser; its answer is in the DOM.
-    let dom = browser(binary, &dir.join("profile-dom"))
-        .args(["--virtual-time-budget=2000", "--dump-dom"])
-        .arg(&url)
-        .output()
-        .unwrap();
-    let dom = String::from_utf8_lossy(&dom.stdout);
-    assert!(
-        dom.contains("data-selfcheck=\"ok\""),
-        "the page's self-check: {}",
-        dom.split("data-selfcheck=")
-            .nth(1)
-            .map(|s| s.chars().take(300).collect::<String>())
-            .unwrap_or_else(|| "never ran".into())
-    );
+    passes_its_self_check(binary, &dir, &page);
 
     // A screenshot that is not blank: many pixels not white, many colours.
     let shot = dir.join("check.png");
@@ -304,4 +308,50 @@ fn a_timeline_shows_the_key_evicted_under_the_lock_holders() {
             .iter()
             .all(|c| c.client < t.clients && c.issued_us <= c.at_us)
     );
+}
+
+#[test]
+fn chromium_renders_the_page_of_a_program_found_broken_under_mcsim_test() {
+    let python_ok = Command::new("/usr/bin/python3")
+        .args(["-c", "import pymemcache"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    let Some(binary) = chromium().filter(|_| python_ok) else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "no Chromium or pymemcache: CI must install them"
+        );
+        eprintln!("SKIPPED: no chromium, or no pymemcache for /usr/bin/python3");
+        return;
+    };
+    let dir = scratch("program-html");
+    let page = dir.join("test.html");
+    let program =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/python-lock/lock_program.py");
+    let out = mcsim()
+        .args(["test", "--clients", "2", "--html"])
+        .arg(&page)
+        .args(["--", "/usr/bin/python3"])
+        .arg(&program)
+        .arg("get-set")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    let html = std::fs::read_to_string(&page).unwrap();
+    // The shrunk run as a swimlane, a lane per participant by name, its replay lines.
+    assert!(html.contains("<svg") && html.contains(">t0</text>") && html.contains(">t1</text>"));
+    assert!(html.contains("exclusion of section broken"), "{html}");
+    let shrunk = text
+        .lines()
+        .find(|l| l.trim_end().ends_with("# shrunk"))
+        .and_then(|l| l.trim().rsplit_once("   #"))
+        .map(|(line, _)| line.trim().to_string())
+        .unwrap_or_else(|| panic!("no shrunk replay line: {text}"));
+    let escaped = shrunk.replace('&', "&amp;").replace('\'', "&#39;");
+    assert!(
+        html.contains(&shrunk) || html.contains(&escaped),
+        "{shrunk}"
+    );
+    passes_its_self_check(binary, &dir, &page);
 }

@@ -113,6 +113,33 @@ fn a_crash_restarts_the_server_empty_and_closes_its_connections() {
 }
 
 #[test]
+fn a_server_that_is_down_refuses_new_connections_until_it_is_up() {
+    // Free ports are taken consecutive: server 1 is on the port after server 0's.
+    let serve = Serve::start(&["--servers", "2"]);
+    let mut zero = serve.connect();
+    assert_eq!(zero.line("mcsim down 1\r\n"), "OK\r\n");
+    // A new connection to server 1 is reset as soon as it is made.
+    let mut one = TcpStream::connect(("127.0.0.1", serve.port + 1)).unwrap();
+    one.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let _ = one.write_all(b"version\r\n");
+    let mut got = Vec::new();
+    let read = one.read_to_end(&mut got);
+    assert!(read.is_err() || got.is_empty(), "{got:?}");
+    // Brought back from server 0's port, it answers again, empty.
+    assert!(zero.line("mcsim up 2\r\n").starts_with("CLIENT_ERROR"));
+    assert_eq!(zero.line("mcsim up 1\r\n"), "OK\r\n");
+    let one = TcpStream::connect(("127.0.0.1", serve.port + 1)).unwrap();
+    one.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let mut one = Conn(one);
+    assert!(one.line("version\r\n").starts_with("VERSION "));
+    let trace = zero.ask("mcsim trace\r\n", "END\r\n");
+    assert!(
+        trace.contains("connection refused: server 1 is down"),
+        "{trace}"
+    );
+}
+
+#[test]
 fn bad_input_gets_memcacheds_answers_and_the_server_stays_up() {
     let serve = Serve::start(&[]);
     let mut c = serve.connect();

@@ -361,16 +361,18 @@ impl Connection {
         let ms = by.as_millis();
         let Some(ls) = &mut w.lockstep else {
             w.advance(by);
-            w.record_fault(format!(
-                "{n:>8} {now}  {who}  FAULT pause {who} for {ms} ms"
-            ));
+            w.record_fault((n, now), &who, format!("pause {who} for {ms} ms"));
             return w;
         };
         ls.sleep(member, now + by);
-        w.record_fault(format!(
-            "{n:>8} {now}  {who}  FAULT pause {who} for {ms} ms (its command waits until {}; the others go on)",
-            now + by
-        ));
+        w.record_fault(
+            (n, now),
+            &who,
+            format!(
+                "pause {who} for {ms} ms (its command waits until {}; the others go on)",
+                now + by
+            ),
+        );
         let w = sleep_through(shared, w, member);
         if w.lockstep.is_none() {
             return w;
@@ -625,9 +627,11 @@ impl Gate for ServeGate<'_> {
         }
         if w.armed[server].close_next > 0 {
             w.armed[server].close_next -= 1;
-            w.record_fault(format!(
-                "{n:>8} {now}  {who}  FAULT connection closed before its command"
-            ));
+            w.record_fault(
+                (n, now),
+                who,
+                "connection closed before its command".to_string(),
+            );
             drop(w);
             self.release();
             return Admit::Close;
@@ -656,9 +660,11 @@ impl Gate for ServeGate<'_> {
                         now + plan.rejoin_after
                     ),
                 };
-                w.record_fault(format!(
-                    "{n:>8} {now}  {who}  FAULT server {server} {what}: its connections close"
-                ));
+                w.record_fault(
+                    (n, now),
+                    who,
+                    format!("server {server} {what}: its connections close"),
+                );
                 w.faults.fired(kind, server, None);
                 w.take_down(server, kind, now);
                 self.cut(&mut w, member);
@@ -668,15 +674,19 @@ impl Gate for ServeGate<'_> {
             }
             if w.draw(FaultKind::SkipSecond, &command) {
                 w.servers[server].skip_second();
-                w.record_fault(format!(
-                    "{n:>8} {now}  --  FAULT server {server}'s clock skipped a second"
-                ));
+                w.record_fault(
+                    (n, now),
+                    "--",
+                    format!("server {server}'s clock skipped a second"),
+                );
                 w.faults.fired(FaultKind::SkipSecond, server, None);
             }
             if w.draw(FaultKind::RequestLost, &command) {
-                w.record_fault(format!(
-                    "{n:>8} {now}  {who}  FAULT request lost: the server never sees it; the connection breaks"
-                ));
+                w.record_fault(
+                    (n, now),
+                    who,
+                    "request lost: the server never sees it; the connection breaks".to_string(),
+                );
                 w.faults.fired(FaultKind::RequestLost, server, None);
                 self.cut(&mut w, member);
                 drop(w);
@@ -688,9 +698,7 @@ impl Gate for ServeGate<'_> {
         if w.draw(FaultKind::Evict, &command)
             && let Some(key) = w.evict_one(server)
         {
-            w.record_fault(format!(
-                "{n:>8} {now}  --  FAULT evict {key} from server {server}"
-            ));
+            w.record_fault((n, now), "--", format!("evict {key} from server {server}"));
             w.faults
                 .fired(FaultKind::Evict, server, Some(key.as_bytes()));
         }
@@ -732,6 +740,19 @@ impl Gate for ServeGate<'_> {
         } else {
             false
         };
+        if member.is_some() && w.exchanges.len() < crate::world::ACCESSES_KEPT {
+            let (mut request, mut reply) = (String::new(), String::new());
+            exchange(&what, &mut request, &mut reply);
+            let at_us = w.now().micros();
+            w.exchanges.push(crate::world::Exchange {
+                who: self.conn.label.clone(),
+                at_us,
+                server,
+                request,
+                reply,
+                lost,
+            });
+        }
         if let (Some(_), Ran::Request(request, _)) = (member, &what) {
             let write = !request.is_read_only();
             for key in request.keys() {
@@ -772,6 +793,10 @@ impl Gate for ServeGate<'_> {
         });
         if lost {
             w.fault_lines.push(at);
+            w.marks.push(crate::world::FaultMark {
+                at_us: now.micros(),
+                text: format!("reply to {} lost", self.conn.label),
+            });
         }
         if lost && let Some(member) = member {
             self.cut(&mut w, member);
@@ -785,27 +810,39 @@ impl Gate for ServeGate<'_> {
 /// One command and its reply for the trace, as the in-process timeline writes them,
 /// written at the end of `out` (no string of its own per command).
 fn describe(what: &Ran<'_>, out: &mut String) {
-    let first_line = |out: &mut String, b: &[u8]| {
-        let end = b
-            .iter()
-            .position(|&c| c == b'\r' || c == b'\n')
-            .unwrap_or(b.len());
-        mcsim::trace::write_lossy(out, &b[..end.min(120)]);
-    };
+    write_command(what, out);
+    out.push_str(" -> ");
+    write_answer(what, out);
+}
+
+/// One command and its reply, each written at the end of its string.
+fn exchange(what: &Ran<'_>, request: &mut String, reply: &mut String) {
+    write_command(what, request);
+    write_answer(what, reply);
+}
+
+/// The first line of `b` (at most 120 bytes), at the end of `out`.
+fn first_line(out: &mut String, b: &[u8]) {
+    let end = b
+        .iter()
+        .position(|&c| c == b'\r' || c == b'\n')
+        .unwrap_or(b.len());
+    mcsim::trace::write_lossy(out, &b[..end.min(120)]);
+}
+
+/// The command of `what`, at the end of `out`.
+fn write_command(what: &Ran<'_>, out: &mut String) {
     match what {
-        Ran::Request(request, reply) => {
-            write_request(out, request);
-            out.push_str(" -> ");
-            write_reply(out, reply);
-        }
-        Ran::Line(line, answer) => {
-            first_line(out, line);
-            out.push_str(" -> ");
-            if answer.is_empty() {
-                out.push_str("(no reply)");
-            } else {
-                first_line(out, answer);
-            }
-        }
+        Ran::Request(request, _) => write_request(out, request),
+        Ran::Line(line, _) => first_line(out, line),
+    }
+}
+
+/// The answer of `what`, at the end of `out`.
+fn write_answer(what: &Ran<'_>, out: &mut String) {
+    match what {
+        Ran::Request(_, reply) => write_reply(out, reply),
+        Ran::Line(_, []) => out.push_str("(no reply)"),
+        Ran::Line(_, answer) => first_line(out, answer),
     }
 }

@@ -10,8 +10,8 @@
 //! | `mcsim evict-random`        | evicts one live key of this server                    |
 //! | `mcsim flush`               | loses every key of this server (the process stays)     |
 //! | `mcsim crash`               | restarts this server empty and closes its connections |
-//! | `mcsim down`                | the server leaves: connections close, new ones are closed at their first command |
-//! | `mcsim up`                  | it returns, empty (sent on any server's port: `mcsim up` acts on that server) |
+//! | `mcsim down [N]`            | this server (or server N) leaves: its connections close at their next command, new ones are refused (reset as soon as made) |
+//! | `mcsim up [N]`              | it returns, empty (server N: sent on any server's port, since a server that is down takes no new connection) |
 //! | `mcsim lose-reply [N]`      | the next N replies of this server are dropped, their commands applied |
 //! | `mcsim pause WHO MS`        | participant WHO pauses MS ms before its next command (its command waits in virtual time; the others go on) |
 //! | `mcsim done WHO`            | participant WHO takes no more part: its connection's commands run at once, and it is not awaited after a fault broke its connection |
@@ -146,12 +146,34 @@ pub(crate) fn run(world: &mut World, server: usize, who: &str, line: &str) -> Ef
             world.epochs[server] += 1;
             Effect::Crashed
         }
-        ("up", []) => {
-            if world.down[server] {
-                world.servers[server].restart(now, false);
-                world.down[server] = false;
+        ("down", [which]) => match index(world, which) {
+            Ok(other) => {
+                world.servers[other].crash();
+                world.down[other] = true;
+                world.epochs[other] += 1;
+                if other == server {
+                    Effect::Crashed
+                } else {
+                    ok("")
+                }
             }
-            ok("")
+            Err(e) => e,
+        },
+        ("up", rest) if rest.len() <= 1 => {
+            let which = match rest.first() {
+                Some(which) => index(world, which),
+                None => Ok(server),
+            };
+            match which {
+                Ok(up) => {
+                    if world.down[up] {
+                        world.servers[up].restart(now, false);
+                        world.down[up] = false;
+                    }
+                    ok("")
+                }
+                Err(e) => e,
+            }
         }
         ("skip-second", []) => {
             world.servers[server].skip_second();
@@ -269,4 +291,15 @@ pub(crate) fn run(world: &mut World, server: usize, who: &str, line: &str) -> Ef
         ));
     }
     effect
+}
+
+/// Server `which` (its index) of the world's, or the error to answer.
+fn index(world: &World, which: &str) -> Result<usize, Effect> {
+    match which.parse::<usize>() {
+        Ok(i) if i < world.servers.len() => Ok(i),
+        _ => Err(error(format!(
+            "{which:?} is not a server: give 0 to {}",
+            world.servers.len() - 1
+        ))),
+    }
 }

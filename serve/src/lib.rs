@@ -40,7 +40,7 @@ use workers::Inbox;
 pub use faults::{FaultCount, FaultPolicy};
 pub use lockstep::{Chooser, SeededOrder};
 pub use outside::Unscheduled;
-pub use world::{Access, ClockMode};
+pub use world::{Access, ClockMode, Exchange, FaultMark};
 
 /// The default port of the first server (memcached's 11211, a hundred up).
 pub const DEFAULT_PORT: u16 = 11311;
@@ -204,6 +204,18 @@ impl Running {
     pub fn faults(&self) -> Vec<Option<usize>> {
         let w = lock(&self.shared);
         w.fault_lines.iter().map(|&at| w.kept_index(at)).collect()
+    }
+
+    /// The participants' commands and replies in this run so far, in the order they ran,
+    /// the faults injected, and when the first failure was declared or found (µs of
+    /// virtual time): what a run's timeline draws.
+    pub fn exchanges(&self) -> (Vec<Exchange>, Vec<FaultMark>, Option<u64>) {
+        let w = lock(&self.shared);
+        (
+            w.exchanges.clone(),
+            w.marks.clone(),
+            w.declared.failed_at_us,
+        )
     }
 
     /// The participants' commands on keys in this run so far, in the order they ran.

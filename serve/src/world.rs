@@ -49,6 +49,32 @@ pub struct Access {
     pub write: bool,
 }
 
+/// A participant's command and its reply, as a run's timeline shows it (`mcsim test`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Exchange {
+    /// The participant.
+    pub who: String,
+    /// When it ran, µs of virtual time.
+    pub at_us: u64,
+    /// The server it went to.
+    pub server: usize,
+    /// The command, as the trace writes it.
+    pub request: String,
+    /// Its reply, likewise.
+    pub reply: String,
+    /// Its reply was lost (a fault).
+    pub lost: bool,
+}
+
+/// A fault injected, as a run's timeline marks it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FaultMark {
+    /// When, µs of virtual time.
+    pub at_us: u64,
+    /// What happened (`evict lock_x from server 0`).
+    pub text: String,
+}
+
 /// The most accesses a run keeps (a run is a test's, a few thousand commands at most; a
 /// longer one's coverage counts its start).
 pub const ACCESSES_KEPT: usize = 100_000;
@@ -68,8 +94,10 @@ pub(crate) struct Armed {
 pub(crate) struct Declared {
     /// Failures, in the order declared or found.
     pub failures: Vec<String>,
-    /// Where the first one was: the trace's lines written before it, over the run.
+    /// Where the first one was: the trace's lines written before it, over the run; and
+    /// when, µs of virtual time.
     pub failed_at: Option<u64>,
+    pub failed_at_us: Option<u64>,
     /// By section, who is inside and since when.
     pub inside: std::collections::BTreeMap<String, Vec<(String, VirtualTime)>>,
     /// Figures, in the order declared (`mcsim metric`).
@@ -147,6 +175,10 @@ pub(crate) struct World {
     /// The participants' commands on keys in this run, in the order they ran (under
     /// lockstep; at most [`ACCESSES_KEPT`]).
     pub accesses: Vec<Access>,
+    /// The participants' commands and replies in this run, in the order they ran (at most
+    /// [`ACCESSES_KEPT`]), and the faults injected.
+    pub exchanges: Vec<Exchange>,
+    pub marks: Vec<FaultMark>,
     /// What the client program declared.
     pub declared: Declared,
     /// Pauses armed for participants' next commands (`mcsim pause WHO MS`), by name.
@@ -204,6 +236,8 @@ impl World {
             commands: 0,
             fault_lines: Vec::new(),
             accesses: Vec::new(),
+            exchanges: Vec::new(),
+            marks: Vec::new(),
             declared: Declared::default(),
             pauses: std::collections::BTreeMap::new(),
             runs: 0,
@@ -240,6 +274,8 @@ impl World {
         self.commands = 0;
         self.fault_lines.clear();
         self.accesses.clear();
+        self.exchanges.clear();
+        self.marks.clear();
         self.declared = Declared::default();
         self.pauses.clear();
         self.runs += 1;
@@ -495,15 +531,20 @@ impl World {
 
     /// Adds the line of a fault injected now to the trace ([`record`](World::record)), and
     /// counts it.
-    pub fn record_fault(&mut self, line: String) {
+    pub fn record_fault(&mut self, (n, now): (u64, VirtualTime), who: &str, what: String) {
         self.fault_lines.push(self.lines());
-        self.record(line);
+        self.record(format!("{n:>8} {now}  {who}  FAULT {what}"));
+        self.marks.push(FaultMark {
+            at_us: now.micros(),
+            text: what,
+        });
     }
 
     /// A failure declared or found now (`mcsim fail`, a section entered twice).
     pub fn fail(&mut self, message: String) {
-        let at = self.lines();
+        let (at, now) = (self.lines(), self.now());
         self.declared.failed_at.get_or_insert(at);
+        self.declared.failed_at_us.get_or_insert(now.micros());
         self.declared.failures.push(message);
     }
 

@@ -407,6 +407,11 @@ pub(crate) struct TestArgs {
     /// and replay lines, or passed with what the runs covered.
     #[arg(long)]
     pub(crate) junit: Option<PathBuf>,
+    /// Also write the result as the HTML page `check` writes: one row, and a failure's
+    /// shrunk run as a swimlane (a lane per participant, a box per command, the faults
+    /// and the failure marked) with its replay lines.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) html: Option<PathBuf>,
     /// Also write the result as JSON: the runs, the verdict, and the failure with its
     /// schedule, replay line and timeline.
     #[arg(long)]

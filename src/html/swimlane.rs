@@ -91,8 +91,12 @@ pub fn render(t: &Timeline) -> String {
         let fill = if c % 2 == 0 { "#ffffff" } else { "#f6f8fa" };
         let _ = write!(
             s,
-            r##"<rect x="0" y="{y}" width="{width:.0}" height="{LANE}" fill="{fill}"/><text x="10" y="{:.0}" font-size="13" font-weight="600" fill="#1f2328">client {c}</text>"##,
-            y + LANE / 2.0 + 4.0
+            r##"<rect x="0" y="{y}" width="{width:.0}" height="{LANE}" fill="{fill}"/><text x="10" y="{:.0}" font-size="13" font-weight="600" fill="#1f2328">{}</text>"##,
+            y + LANE / 2.0 + 4.0,
+            match t.lanes.get(c) {
+                Some(name) => esc(&cut(name, 14)),
+                None => format!("client {c}"),
+            }
         );
     }
     // The axis: a tick at every instant, a label wherever there is room.
@@ -300,6 +304,7 @@ mod tests {
     #[test]
     fn a_lane_per_client_a_box_per_call_and_a_strip_per_key() {
         let t = Timeline {
+            lanes: Vec::new(),
             clients: 2,
             end_us: 70_000_000,
             calls: vec![

@@ -15,6 +15,10 @@ use crate::trace::{describe_reply, describe_request};
 pub struct Timeline {
     /// Clients (lanes).
     pub clients: usize,
+    /// The lanes' names, when they have their own (a program's participants, under
+    /// `mcsim test`); absent, lane `i` is `client i`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub lanes: Vec<String>,
     /// Virtual time at the end, in µs.
     pub end_us: u64,
     /// Every call, in the order the servers executed them.
@@ -181,6 +185,7 @@ impl Timeline {
         }
         let clients = clients.max(calls.iter().map(|c| c.client + 1).max().unwrap_or(0));
         let mut t = Timeline {
+            lanes: Vec::new(),
             clients,
             end_us: e.end_time.micros(),
             calls,

@@ -29,6 +29,7 @@ use mcsim_serve::{ClockMode, ServeConfig, Unscheduled};
 
 mod chooser;
 mod coverage;
+mod html;
 mod options;
 mod process;
 mod report;
@@ -36,6 +37,7 @@ mod shrink;
 mod under_test;
 
 use chooser::shared;
+use html::{Drawn, write_html};
 pub(crate) use options::TestOptions;
 use report::{Bitten, FailureReport, Report, fault_line, write_json, write_junit};
 use shrink::shrink;
@@ -63,6 +65,13 @@ struct Outcome {
     faults: Vec<Option<usize>>,
     /// The participants' commands on keys, in the order they ran.
     accesses: Vec<mcsim_serve::Access>,
+    /// What its timeline draws: the participants' commands and replies, the faults, and
+    /// when the first failure was declared or found.
+    drawn: (
+        Vec<mcsim_serve::Exchange>,
+        Vec<mcsim_serve::FaultMark>,
+        Option<u64>,
+    ),
     /// By kind the policy allows, how many faults fired and how many the program met.
     fault_counts: Vec<(mcsim::fault::FaultKind, mcsim_serve::FaultCount)>,
     /// Of those, the ones that preempted the participant that ran before (it was waiting
@@ -314,8 +323,10 @@ fn search(program: &mut Program, options: &TestOptions) -> Result<(u8, &'static 
         None => options.strategy.make(options.seed),
     });
     let (mut runs, mut complete, mut warned) = (0, false, false);
-    // With `--all`: failing runs, and the first failure's message and report.
-    let (mut failing, mut first): (u64, Option<(String, String)>) = (0, None);
+    // With `--all`: failing runs, and the first failure's message, report, shrunk run and
+    // replay lines (shrunk, as found).
+    let mut failing = 0;
+    let mut first: Option<(String, String, Outcome, [String; 2])> = None;
     for i in 0..options.executions {
         if i > 0 && options.exhaustive.is_some() {
             // The search's next schedule, or the end of its tree.
@@ -409,13 +420,24 @@ fn search(program: &mut Program, options: &TestOptions) -> Result<(u8, &'static 
             outcome.trace.join("\n"),
             report.failure.as_ref().map_or("", |f| f.replay.as_str())
         );
+        let shrunk_replay = report
+            .failure
+            .as_ref()
+            .map_or(String::new(), |f| f.replay.clone());
         if !options.all {
             write_junit(options, started, Some((failure, &detail)), "")?;
+            let drawn = Drawn {
+                outcome: &outcome,
+                message: failure,
+                replays: [("shrunk", &shrunk_replay), ("as found", &found_replay)],
+            };
+            write_html(options, &report, started, Some(drawn), "")?;
             return Ok((FAILED, "fail"));
         }
-        first = Some((failure.clone(), detail));
+        let message = failure.clone();
+        first = Some((message, detail, outcome, [shrunk_replay, found_replay]));
     }
-    if let Some((failure, detail)) = &first {
+    if let Some((failure, detail, outcome, [shrunk, found])) = &first {
         // `--all`: how often the program failed, with a 95% interval.
         let (lo, hi) = crate::findings::interval::wilson(failing, runs);
         let rate = format!(
@@ -434,6 +456,12 @@ fn search(program: &mut Program, options: &TestOptions) -> Result<(u8, &'static 
             Some((failure, &format!("{rate}\n{detail}"))),
             "",
         )?;
+        let drawn = Drawn {
+            outcome,
+            message: failure,
+            replays: [("shrunk", shrunk), ("as found", found)],
+        };
+        write_html(options, &report, started, Some(drawn), &rate)?;
         return Ok((FAILED, "fail"));
     }
     if options.exhaustive.is_some() && !complete {
@@ -544,9 +572,11 @@ fn search(program: &mut Program, options: &TestOptions) -> Result<(u8, &'static 
         );
         outln!("{vacuous}");
         write_junit(options, started, Some((&vacuous, "")), "")?;
+        write_html(options, &report, started, None, &vacuous)?;
         return Ok((FAILED, "vacuous"));
     }
     write_junit(options, started, None, &passed)?;
+    write_html(options, &report, started, None, &passed)?;
     Ok((PASSED, "pass"))
 }
 

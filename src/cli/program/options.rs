@@ -56,6 +56,8 @@ pub(crate) struct TestOptions {
     pub(crate) json: Option<PathBuf>,
     /// Where to write the result as a JUnit report (one test case: the program).
     pub(crate) junit: Option<PathBuf>,
+    /// Where to write the result as the HTML page `check` writes.
+    pub(crate) html: Option<PathBuf>,
     /// The verdict the program must get (`pass`, `fail`, `vacuous`).
     pub(crate) expect: Option<String>,
     /// The program and its arguments.
@@ -104,6 +106,7 @@ impl crate::cli::args::TestArgs {
             json,
             timeline,
             junit,
+            html,
             expect,
             command,
         } = self;
@@ -191,6 +194,7 @@ impl crate::cli::args::TestArgs {
             json,
             timeline,
             junit,
+            html,
             expect,
             command,
         })

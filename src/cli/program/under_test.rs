@@ -187,6 +187,7 @@ impl Program {
             faults: self.running.faults(),
             fault_counts: self.running.fault_counts(),
             accesses: self.running.accesses(),
+            drawn: self.running.exchanges(),
             preemptions: record.preemptions,
             clients: options.clients,
             schedule: Schedule {
