@@ -3,11 +3,6 @@
 //! by a strategy: [`Chooser`]), so that a multi-threaded client test interleaves the same
 //! way every time it runs with that seed.
 //!
-//! A participant may have a connection to each server (a client that spreads its keys
-//! over servers), each named with the participant's name: its commands, on whichever
-//! connection, are its steps. A second connection of that name to the same server is a
-//! mistake of the program's.
-//!
 //! The connections that take part are those that named themselves: `mcsim name X` on
 //! the connection, or, from a client library that sends only memcached commands, a
 //! read of the key PREFIX + X (in any form: `get`, `gets`, `gat`, `mg`, a binary GET or
@@ -18,18 +13,25 @@
 //! timing. A participant that sends nothing for the wait limit is passed over, and the
 //! trace says so.
 //!
+//! A participant may have a connection to each server (a client that spreads its keys
+//! over servers), each named with the participant's name: its commands, on whichever
+//! connection, are its steps. A second connection of that name to the same server is a
+//! mistake of the program's.
+//!
 //! A participant may wait in virtual time (`mcsim sleep MS WHO`, sent while it is
 //! between commands, so nothing is released meanwhile): it sleeps until the clock reaches
-//! its wake time, and is not waited for. The clock moves one microsecond a command, and
-//! when every participant is asleep it jumps to the first wake time: a sleep costs no
-//! real time, and who wakes before which command depends on the schedule alone.
+//! its wake time, and is not waited for. The clock moves a command's latency each command
+//! (a microsecond, unless a scenario gives one), and when every participant is asleep it
+//! jumps to the first wake time, or to a server's return if that comes first: a sleep
+//! costs no real time, and who wakes before which command depends on the schedule alone.
 //!
-//! A fault that breaks a participant's connection (a lost request or reply) leaves the
-//! participant awaited: nothing is released until a connection that is no participant
-//! runs a command, and that connection takes the participant's place (a stock client
-//! reconnects after an error on its own), or the participant says it is done (`mcsim
-//! done WHO`). So where it returns is the same in every run, whatever its reconnect
-//! costs in real time.
+//! A fault that breaks a participant's connection (a lost request or reply, a crash, a
+//! server leaving) leaves the participant awaited: nothing is released until a
+//! connection that is no participant runs a command (or is refused by a server that is
+//! down), and that connection takes the participant's place (a stock client reconnects
+//! after an error on its own), or the participant runs a command on another of its
+//! connections, or says it is done (`mcsim done WHO`). So where it returns is the same in
+//! every run, whatever its reconnect costs in real time.
 //!
 //! The others' commands wait until every participant is quiet: its command held, or its
 //! connection read to the end with nothing more arrived (neither bytes nor its close). A participant that sent
