@@ -140,41 +140,28 @@ pub(crate) fn run(world: &mut World, server: usize, who: &str, line: &str) -> Ef
             }
             _ => error(format!("{s:?} is not a number of seconds")),
         },
-        ("down", []) => {
-            world.servers[server].crash();
-            world.down[server] = true;
-            world.epochs[server] += 1;
-            Effect::Crashed
-        }
-        ("down", [which]) => match index(world, which) {
-            Ok(other) => {
-                world.servers[other].crash();
-                world.down[other] = true;
-                world.epochs[other] += 1;
-                if other == server {
-                    Effect::Crashed
-                } else {
-                    ok("")
-                }
+        ("down", rest) if rest.len() <= 1 => match index(world, server, rest.first()) {
+            // This server's own connection closes with the others.
+            Ok(down) if down == server => {
+                world.take_down_told(down);
+                Effect::Crashed
+            }
+            Ok(down) => {
+                world.take_down_told(down);
+                ok("")
             }
             Err(e) => e,
         },
-        ("up", rest) if rest.len() <= 1 => {
-            let which = match rest.first() {
-                Some(which) => index(world, which),
-                None => Ok(server),
-            };
-            match which {
-                Ok(up) => {
-                    if world.down[up] {
-                        world.servers[up].restart(now, false);
-                        world.down[up] = false;
-                    }
-                    ok("")
+        ("up", rest) if rest.len() <= 1 => match index(world, server, rest.first()) {
+            Ok(up) => {
+                if world.down[up] {
+                    world.servers[up].restart(now, false);
+                    world.down[up] = false;
                 }
-                Err(e) => e,
+                ok("")
             }
-        }
+            Err(e) => e,
+        },
         ("skip-second", []) => {
             world.servers[server].skip_second();
             ok("")
@@ -293,8 +280,12 @@ pub(crate) fn run(world: &mut World, server: usize, who: &str, line: &str) -> Ef
     effect
 }
 
-/// Server `which` (its index) of the world's, or the error to answer.
-fn index(world: &World, which: &str) -> Result<usize, Effect> {
+/// Server `which` (its index) of the world's, `this` one if none is given, or the error
+/// to answer.
+fn index(world: &World, this: usize, which: Option<&&str>) -> Result<usize, Effect> {
+    let Some(which) = which else {
+        return Ok(this);
+    };
     match which.parse::<usize>() {
         Ok(i) if i < world.servers.len() => Ok(i),
         _ => Err(error(format!(

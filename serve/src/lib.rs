@@ -40,7 +40,7 @@ use workers::Inbox;
 pub use faults::{FaultCount, FaultPolicy};
 pub use lockstep::{Chooser, SeededOrder};
 pub use outside::Unscheduled;
-pub use world::{Access, ClockMode, Exchange, FaultMark};
+pub use world::{ClockMode, Exchange, FaultMark};
 
 /// The default port of the first server (memcached's 11211, a hundred up).
 pub const DEFAULT_PORT: u16 = 11311;
@@ -216,11 +216,6 @@ impl Running {
             w.marks.clone(),
             w.declared.failed_at_us,
         )
-    }
-
-    /// The participants' commands on keys in this run so far, in the order they ran.
-    pub fn accesses(&self) -> Vec<Access> {
-        lock(&self.shared).accesses.clone()
     }
 
     /// By kind the policy allows, how many faults fired in this run so far and how many

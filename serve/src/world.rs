@@ -36,20 +36,8 @@ pub enum ClockMode {
     Manual,
 }
 
-/// A participant's command on one key, as a run's coverage counts it (`mcsim test`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Access {
-    /// The participant.
-    pub who: String,
-    /// The server it went to.
-    pub server: usize,
-    /// The key.
-    pub key: Vec<u8>,
-    /// True if the command may change what a later one observes.
-    pub write: bool,
-}
-
-/// A participant's command and its reply, as a run's timeline shows it (`mcsim test`).
+/// A participant's command and its reply, as a run's timeline draws it and its coverage
+/// counts it (`mcsim test`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Exchange {
     /// The participant.
@@ -58,6 +46,10 @@ pub struct Exchange {
     pub at_us: u64,
     /// The server it went to.
     pub server: usize,
+    /// The keys it named (none for a line answered without a request).
+    pub keys: Vec<Vec<u8>>,
+    /// True if it may change what a later command observes.
+    pub write: bool,
     /// The command, as the trace writes it.
     pub request: String,
     /// Its reply, likewise.
@@ -75,9 +67,9 @@ pub struct FaultMark {
     pub text: String,
 }
 
-/// The most accesses a run keeps (a run is a test's, a few thousand commands at most; a
-/// longer one's coverage counts its start).
-pub const ACCESSES_KEPT: usize = 100_000;
+/// The most exchanges a run keeps (a run is a test's, a few thousand commands at most; a
+/// longer one's timeline and coverage have its start).
+pub const EXCHANGES_KEPT: usize = 100_000;
 
 /// One-shot faults armed by control commands, per server.
 #[derive(Debug, Clone, Default)]
@@ -172,11 +164,8 @@ pub(crate) struct World {
     /// The faults injected in this run: where each one's line is in the trace (counted
     /// over the run).
     pub fault_lines: Vec<u64>,
-    /// The participants' commands on keys in this run, in the order they ran (under
-    /// lockstep; at most [`ACCESSES_KEPT`]).
-    pub accesses: Vec<Access>,
-    /// The participants' commands and replies in this run, in the order they ran (at most
-    /// [`ACCESSES_KEPT`]), and the faults injected.
+    /// The participants' commands and replies in this run, in the order they ran (under
+    /// lockstep; at most [`EXCHANGES_KEPT`]), and the faults injected.
     pub exchanges: Vec<Exchange>,
     pub marks: Vec<FaultMark>,
     /// What the client program declared.
@@ -235,7 +224,6 @@ impl World {
             trace_file,
             commands: 0,
             fault_lines: Vec::new(),
-            accesses: Vec::new(),
             exchanges: Vec::new(),
             marks: Vec::new(),
             declared: Declared::default(),
@@ -273,7 +261,6 @@ impl World {
         self.trace_dropped = 0;
         self.commands = 0;
         self.fault_lines.clear();
-        self.accesses.clear();
         self.exchanges.clear();
         self.marks.clear();
         self.declared = Declared::default();
@@ -360,6 +347,24 @@ impl World {
     /// down and it has not come back.
     pub fn is_down(&self, server: usize) -> bool {
         self.down[server] || self.faults.down[server].is_some()
+    }
+
+    /// Why `server` is down, when a crash or a leave took it down: until when, for the
+    /// trace.
+    pub fn why_down(&self, server: usize) -> Option<String> {
+        let down = self.faults.down[server]?;
+        Some(match down.kind {
+            FaultKind::Crash => format!("server {server} crashed and is down until {}", down.until),
+            _ => format!("server {server} left and is away until {}", down.until),
+        })
+    }
+
+    /// `server` leaves when told (`mcsim down`): it loses its items, its connections close
+    /// at their next command and new ones are refused until it is told to come back.
+    pub fn take_down_told(&mut self, server: usize) {
+        self.servers[server].crash();
+        self.down[server] = true;
+        self.epochs[server] += 1;
     }
 
     /// `server` goes down after a fault of `kind` (a crash or a leave), until the policy's
@@ -532,8 +537,15 @@ impl World {
     /// Adds the line of a fault injected now to the trace ([`record`](World::record)), and
     /// counts it.
     pub fn record_fault(&mut self, (n, now): (u64, VirtualTime), who: &str, what: String) {
-        self.fault_lines.push(self.lines());
+        let at = self.lines();
         self.record(format!("{n:>8} {now}  {who}  FAULT {what}"));
+        self.mark_fault(at, now, what);
+    }
+
+    /// Counts a fault whose line is line `at` of the run, injected at `now`: `what`
+    /// happened.
+    pub fn mark_fault(&mut self, at: u64, now: VirtualTime, what: String) {
+        self.fault_lines.push(at);
         self.marks.push(FaultMark {
             at_us: now.micros(),
             text: what,

@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 
-use mcsim_serve::Access;
+use mcsim_serve::Exchange;
 
 /// The commands of a key a run's figure looks at, from its first (a loop that retries
 /// hundreds of times adds pairs of the same few commands).
@@ -59,20 +59,22 @@ impl Figure {
 
 impl Coverage {
     /// Adds a run's commands, in the order they ran.
-    pub(super) fn add(&mut self, accesses: &[Access]) {
+    pub(super) fn add(&mut self, exchanges: &[Exchange]) {
         let mut by_key: BTreeMap<u32, Vec<(Label, bool)>> = BTreeMap::new();
         let mut made: BTreeMap<(u32, u32), u32> = BTreeMap::new();
-        for a in accesses {
+        for e in exchanges {
             let next = self.names.len() as u32;
-            let who = *self.names.entry(a.who.clone()).or_insert(next);
-            let next = self.keys.len() as u32;
-            let key = *self.keys.entry(a.key.clone()).or_insert(next);
-            let nth = made.entry((who, key)).or_default();
-            let commands = by_key.entry(key).or_default();
-            if commands.len() < PER_KEY {
-                commands.push(((who, key, *nth), a.write));
+            let who = *self.names.entry(e.who.clone()).or_insert(next);
+            for k in &e.keys {
+                let next = self.keys.len() as u32;
+                let key = *self.keys.entry(k.clone()).or_insert(next);
+                let nth = made.entry((who, key)).or_default();
+                let commands = by_key.entry(key).or_default();
+                if commands.len() < PER_KEY {
+                    commands.push(((who, key, *nth), e.write));
+                }
+                *nth += 1;
             }
-            *nth += 1;
         }
         for commands in by_key.values() {
             for (i, &(first, first_writes)) in commands.iter().enumerate() {
@@ -106,12 +108,16 @@ impl Coverage {
 mod tests {
     use super::*;
 
-    fn access(who: &str, key: &str, write: bool) -> Access {
-        Access {
+    fn access(who: &str, key: &str, write: bool) -> Exchange {
+        Exchange {
             who: who.into(),
+            at_us: 0,
             server: 0,
-            key: key.as_bytes().to_vec(),
+            keys: vec![key.as_bytes().to_vec()],
             write,
+            request: String::new(),
+            reply: String::new(),
+            lost: false,
         }
     }
 

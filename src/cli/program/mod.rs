@@ -63,8 +63,6 @@ struct Outcome {
     /// The faults the servers injected: where each one's line is in the trace (`None`:
     /// it left the window).
     faults: Vec<Option<usize>>,
-    /// The participants' commands on keys, in the order they ran.
-    accesses: Vec<mcsim_serve::Access>,
     /// What its timeline draws: the participants' commands and replies, the faults, and
     /// when the first failure was declared or found.
     drawn: (
@@ -345,7 +343,7 @@ fn search(program: &mut Program, options: &TestOptions) -> Result<(u8, &'static 
         released += outcome.released;
         per_run.add(outcome.released as f64);
         faults += outcome.faults.len() as u64;
-        coverage.add(&outcome.accesses);
+        coverage.add(&outcome.drawn.0);
         for (kind, count) in &outcome.fault_counts {
             report.faults.entry(kind.name()).or_default().add(*count);
         }

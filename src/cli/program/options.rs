@@ -134,11 +134,7 @@ impl crate::cli::args::TestArgs {
                 (FaultKind::Leave, leave),
                 (FaultKind::Pause, pause),
             ],
-            [
-                ("--restart-after-ms", restart_after_ms),
-                ("--rejoin-after-ms", rejoin_after_ms),
-                ("--pause-ms", pause_ms),
-            ],
+            [restart_after_ms, rejoin_after_ms, pause_ms],
         )?;
         let servers = servers.unwrap_or(scenario.as_ref().map_or(1, |s| s.servers));
         if servers > 16 {
@@ -209,7 +205,7 @@ impl crate::cli::args::TestArgs {
 fn fault_policy(
     scenario: Option<&Surroundings>,
     chances: &[(FaultKind, f64)],
-    [restart, rejoin, pause]: [(&str, Option<u64>); 3],
+    [restart, rejoin, pause]: [Option<u64>; 3],
 ) -> Result<(FaultPolicy, Vec<String>)> {
     let mut args = Vec::new();
     let mut plan = match scenario {
@@ -249,20 +245,19 @@ fn fault_policy(
             args.extend([flag.to_string(), p.to_string()]);
         }
     }
-    for (flag, ms) in [restart, rejoin, pause] {
+    if pause == Some(0) {
+        bail!("--pause-ms 0: give a pause of at least 1 ms");
+    }
+    for (flag, ms, delay) in [
+        ("--restart-after-ms", restart, &mut plan.restart_after),
+        ("--rejoin-after-ms", rejoin, &mut plan.rejoin_after),
+        ("--pause-ms", pause, &mut plan.pause_for),
+    ] {
         let Some(ms) = ms else { continue };
-        if ms == 0 && flag == "--pause-ms" {
-            bail!("--pause-ms 0: give a pause of at least 1 ms");
-        }
-        let d = Duration::from_millis(ms);
-        match flag {
-            "--restart-after-ms" => plan.restart_after = d,
-            "--rejoin-after-ms" => plan.rejoin_after = d,
-            _ => plan.pause_for = d,
-        }
+        *delay = Duration::from_millis(ms);
         args.extend([flag.to_string(), ms.to_string()]);
     }
-    if plan.rule(FaultKind::Pause).is_some() && pause.1.is_none() && scenario.is_none() {
+    if plan.rule(FaultKind::Pause).is_some() && pause.is_none() && scenario.is_none() {
         // The pause's length is part of the replay line even when it is the default.
         args.extend([
             "--pause-ms".to_string(),

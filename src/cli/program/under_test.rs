@@ -186,7 +186,6 @@ impl Program {
             released: record.choices.len(),
             faults: self.running.faults(),
             fault_counts: self.running.fault_counts(),
-            accesses: self.running.accesses(),
             drawn: self.running.exchanges(),
             preemptions: record.preemptions,
             clients: options.clients,
