@@ -185,12 +185,12 @@ fn the_exhaustive_search_proves_the_add_lock_within_its_bound_and_finds_the_get_
         return;
     }
     let program = program();
-    let search = |lock: &str, preemptions: &str| {
-        let o = mcsim(&[
-            "test",
-            "--clients",
-            "2",
-            "--exhaustive",
+    let search = |lock: &str, preemptions: &str, reduction: bool| {
+        let mut args = vec!["test", "--clients", "2", "--exhaustive"];
+        if !reduction {
+            args.push("--no-reduction");
+        }
+        args.extend([
             "--max-preemptions",
             preemptions,
             "--",
@@ -198,25 +198,68 @@ fn the_exhaustive_search_proves_the_add_lock_within_its_bound_and_finds_the_get_
             &program,
             lock,
         ]);
+        let o = mcsim(&args);
         (o.status.code(), stdout(&o))
     };
-    let (code, out) = search("add", "1");
+    let runs = |out: &str| -> u64 {
+        let after = out.split(" exited 0: ").nth(1).unwrap_or_default();
+        let runs = after.split(" runs").next().unwrap_or_default();
+        runs.parse().unwrap_or_else(|_| panic!("{out}"))
+    };
+    let covered = |out: &str| out.split("covered: ").nth(1).map(str::to_string);
+    let (code, out) = search("add", "1", true);
     assert_eq!(code, Some(0), "{out}");
     assert!(
         out.contains("passed: every schedule of `")
-            && out.contains("with at most 1 preemption exited 0: "),
+            && out.contains("with at most 1 preemption exited 0: ")
+            && out.contains("(reduction: sleep sets, "),
         "{out}"
+    );
+    let (code, apart) = search("add", "1", false);
+    assert_eq!(code, Some(0), "{apart}");
+    assert!(
+        apart.contains("(no reduction (--no-reduction): "),
+        "{apart}"
+    );
+    assert_eq!(covered(&out), covered(&apart));
+    // Threads on keys of their own: every order gives the same outcome, so the reduced
+    // search runs one and cuts the others short.
+    let counters = |reduction: bool| {
+        let mut o = Command::new(env!("CARGO_BIN_EXE_mcsim"));
+        o.args(["test", "--clients", "2", "--exhaustive"]);
+        if !reduction {
+            o.arg("--no-reduction");
+        }
+        let program = example("tests/programs/own_counters.py");
+        let o = (o.args(["--", PYTHON, &program]))
+            .env("PYTHONPATH", example("helpers/python"))
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+        stdout(&o)
+    };
+    let (reduced, apart) = (counters(true), counters(false));
+    assert!(runs(&reduced) < runs(&apart) / 4, "{reduced}\n{apart}");
+    let cut = runs(&reduced) - 1;
+    assert!(
+        reduced.contains(&format!(
+            "(reduction: sleep sets, {cut} runs cut short as covered by others; "
+        )),
+        "{reduced}"
     );
     // The get+set race needs two preemptions: within one, every schedule passes; within
-    // two, the search finds it.
-    let (code, out) = search("get-set", "1");
+    // two, the search finds it, reduced or not (a reduction that took a step's orders as
+    // covered where the bound had cut them would miss it).
+    let (code, out) = search("get-set", "1", true);
     assert_eq!(code, Some(0), "{out}");
-    let (code, out) = search("get-set", "2");
-    assert_eq!(code, Some(1), "{out}");
-    assert!(
-        out.contains("strategy dfs") && out.contains("exclusion of section broken"),
-        "{out}"
-    );
+    for reduction in [true, false] {
+        let (code, out) = search("get-set", "2", reduction);
+        assert_eq!(code, Some(1), "{out}");
+        assert!(
+            out.contains("strategy dfs") && out.contains("exclusion of section broken"),
+            "{out}"
+        );
+    }
     // The add lock holds its exclusion within every schedule, but not when a pause
     // outlasts its 5 s TTL.
     let paused = mcsim(&[

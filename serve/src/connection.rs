@@ -12,9 +12,10 @@ use std::time::{Duration, Instant};
 use parking_lot::MutexGuard;
 
 use crate::world::World;
-use crate::{Shared, lock};
+use crate::{Shared, footprint, lock};
 use mcsim::codec::Session;
 use mcsim::codec::gate::Pending;
+use mcsim::explore::Footprint;
 
 mod gate;
 
@@ -178,7 +179,7 @@ impl Connection {
             _ => None,
         };
         if let Some((member, name)) = &adopted {
-            w = take_turn(shared, w, *member, name);
+            w = take_turn(shared, w, (*member, name), footprint::server(server));
         }
         w.tick_refused();
         let (now, n) = (w.now(), w.commands);
@@ -315,7 +316,7 @@ impl Connection {
         };
         // A sleep is a step of the participant's, taken in its turn like a command: two
         // participants that sleep at once do so in the schedule's order.
-        let mut w = take_turn(shared, w, id, &who);
+        let mut w = take_turn(shared, w, (id, &who), footprint::private(&who));
         let (now, n) = (w.now(), w.commands);
         let ls = w.lockstep.as_mut().expect("lockstep is on");
         ls.sleep(id, now + by);
@@ -334,11 +335,11 @@ impl Connection {
         &mut self,
         shared: &'a Shared,
         w: MutexGuard<'a, World>,
-        who: Option<&str>,
+        (who, footprint): (Option<&str>, Footprint),
     ) -> MutexGuard<'a, World> {
         let who = who.unwrap_or(&self.label).to_string();
         match w.lockstep.as_ref().and_then(|ls| ls.id_of(&who)) {
-            Some(id) if !self.stale(&w) => take_turn(shared, w, id, &who),
+            Some(id) if !self.stale(&w) => take_turn(shared, w, (id, &who), footprint),
             _ => w,
         }
     }
@@ -352,6 +353,7 @@ impl Connection {
         shared: &'a Shared,
         mut w: MutexGuard<'a, World>,
         (member, by): (u64, Duration),
+        footprint: Footprint,
     ) -> MutexGuard<'a, World> {
         let (now, n, who) = (w.now(), w.commands, self.label.clone());
         let ms = by.as_millis();
@@ -373,12 +375,17 @@ impl Connection {
         if w.lockstep.is_none() {
             return w;
         }
-        take_turn(shared, w, member, &self.label)
+        let label = self.label.clone();
+        take_turn(shared, w, (member, &label), footprint)
     }
 
     /// Blocks until this connection may run a command: in lockstep, a participant's turn;
     /// anyone else's, once no participant has a command on its way.
-    fn wait_turn<'a>(&mut self, shared: &'a Shared) -> MutexGuard<'a, World> {
+    fn wait_turn<'a>(
+        &mut self,
+        shared: &'a Shared,
+        command: &Pending<'_>,
+    ) -> MutexGuard<'a, World> {
         let mut w = lock(shared);
         if self.stale(&w) {
             // Its run is over: it is closed at its command, outside the schedule.
@@ -410,7 +417,8 @@ impl Connection {
         // Awaited on a new connection after a fault closed one of its connections, it
         // came back on another of them: it is awaited no more.
         ls.adopt_as(member);
-        take_turn(shared, w, member, &self.label)
+        let footprint = footprint::command(self.server, command, &self.label);
+        take_turn(shared, w, (member, &self.label), footprint)
     }
 }
 
@@ -432,15 +440,16 @@ fn sleep_through<'a>(
 }
 
 /// Blocks until participant `id` (named `label`) may run its next step, a command or a
-/// sleep: its turn in the order the chooser picks. Returns the world, locked.
+/// sleep, touching `footprint`: its turn in the order the chooser picks. Returns the
+/// world, locked.
 fn take_turn<'a>(
     shared: &'a Shared,
     mut w: MutexGuard<'a, World>,
-    id: u64,
-    label: &str,
+    (id, label): (u64, &str),
+    footprint: Footprint,
 ) -> MutexGuard<'a, World> {
     let ls = w.lockstep.as_mut().expect("lockstep is on");
-    ls.arrive(id, label);
+    ls.arrive(id, label, footprint);
     let limit = ls.wait_limit;
     let mut since = Instant::now();
     loop {

@@ -78,12 +78,12 @@ fn count(word: Option<&str>) -> Result<u32, Effect> {
 }
 
 /// If the control command `line` is a step of a participant's, to be taken in its turn
-/// under lockstep (`enter` and `leave`): `Some` with the participant it names (`None`
-/// inside: the connection that sent it).
-pub(crate) fn in_turn(line: &str) -> Option<Option<&str>> {
+/// under lockstep (`enter` and `leave`): `Some` with the section and the participant it
+/// names (`None`: the connection that sent it).
+pub(crate) fn in_turn(line: &str) -> Option<(&str, Option<&str>)> {
     let mut words = line.split_whitespace().skip(1);
     match (words.next(), words.next(), words.next(), words.next()) {
-        (Some("enter" | "leave"), Some(_), who, None) => Some(who),
+        (Some("enter" | "leave"), Some(section), who, None) => Some((section, who)),
         _ => None,
     }
 }

@@ -21,6 +21,7 @@
 mod connection;
 pub mod control;
 mod faults;
+mod footprint;
 mod lockstep;
 mod outside;
 mod process;
@@ -38,7 +39,7 @@ use mcsim::server::ServerConfig;
 use workers::Inbox;
 
 pub use faults::{FaultCount, FaultPolicy};
-pub use lockstep::{Chooser, SeededOrder};
+pub use lockstep::{Chooser, Held, SeededOrder};
 pub use outside::Unscheduled;
 pub use world::{ClockMode, Exchange, FaultMark};
 

@@ -53,18 +53,28 @@ use std::time::Duration;
 use socket2::SockRef;
 
 use mcsim::clock::VirtualTime;
+use mcsim::explore::Footprint;
 
 use crate::outside::Outside;
 
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
+/// A participant's step held for its turn, as a [`Chooser`] sees it.
+pub struct Held<'a> {
+    /// The participant's name.
+    pub name: &'a str,
+    /// What the step touches ([`crate::footprint`]): steps whose footprints commute give
+    /// the same outcome in either order, but for the virtual instants they run at.
+    pub footprint: &'a Footprint,
+}
+
 /// Picks which waiting participant runs next: `mcsim serve` draws from its seed, `mcsim
 /// test` asks a strategy.
 pub trait Chooser: Send {
-    /// Picks one of `waiting` (the waiting participants' names, in name order, never
+    /// Picks one of `waiting` (the waiting participants' steps, in name order, never
     /// empty) by its index.
-    fn choose(&mut self, waiting: &[&str]) -> usize;
+    fn choose(&mut self, waiting: &[Held<'_>]) -> usize;
 }
 
 /// `mcsim serve`'s order: each pick drawn uniformly from the seed.
@@ -78,7 +88,7 @@ impl SeededOrder {
 }
 
 impl Chooser for SeededOrder {
-    fn choose(&mut self, waiting: &[&str]) -> usize {
+    fn choose(&mut self, waiting: &[Held<'_>]) -> usize {
         self.0.random_range(0..waiting.len())
     }
 }
@@ -92,8 +102,8 @@ pub(crate) struct Lockstep {
     named: Vec<String>,
     /// Participants still open, by id, with their name.
     live: BTreeMap<u64, String>,
-    /// Those with a command waiting.
-    waiting: BTreeMap<u64, String>,
+    /// Those with a step waiting: their name, and what the step touches.
+    waiting: BTreeMap<u64, (String, Footprint)>,
     granted: Option<u64>,
     /// Participants blocked reading their connection with nothing left to run.
     reading: BTreeSet<u64>,
@@ -244,10 +254,10 @@ impl Lockstep {
         &self.named
     }
 
-    /// Connection `id` (named `label`) has a command ready.
-    pub fn arrive(&mut self, id: u64, label: &str) {
+    /// Connection `id` (named `label`) has a step ready, touching `footprint`.
+    pub fn arrive(&mut self, id: u64, label: &str, footprint: Footprint) {
         self.join(id, label);
-        self.waiting.insert(id, label.to_string());
+        self.waiting.insert(id, (label.to_string(), footprint));
     }
 
     /// True if participant `id` takes part now (it named itself, and has not left or
@@ -436,10 +446,14 @@ impl Lockstep {
         if !self.all_here() && !force {
             return None;
         }
-        let mut order: Vec<(&String, u64)> = self.waiting.iter().map(|(id, l)| (l, *id)).collect();
-        order.sort();
-        let names: Vec<&str> = order.iter().map(|(l, _)| l.as_str()).collect();
-        let pick = order[self.chooser.choose(&names).min(order.len() - 1)].1;
+        let mut order: Vec<(&String, u64, &Footprint)> = (self.waiting.iter())
+            .map(|(id, (l, f))| (l, *id, f))
+            .collect();
+        order.sort_by_key(|&(l, id, _)| (l, id));
+        let held: Vec<Held<'_>> = (order.iter())
+            .map(|&(name, _, footprint)| Held { name, footprint })
+            .collect();
+        let pick = order[self.chooser.choose(&held).min(order.len() - 1)].1;
         self.granted = Some(pick);
         let mut passed: Vec<String> = self
             .live

@@ -331,6 +331,11 @@ pub(crate) struct TestArgs {
     /// With `--exhaustive`: the preemption bound.
     #[arg(long, default_value_t = 2, requires = "exhaustive")]
     pub(crate) max_preemptions: u32,
+    /// With `--exhaustive`: run every interleaving of the participants' steps apart,
+    /// not one of each set of orders that differ only in steps that commute (two
+    /// commands on different keys, or two reads).
+    #[arg(long, requires = "exhaustive")]
+    pub(crate) no_reduction: bool,
     /// First seed: run `i` draws from seed + i (`MCSIM_SEED`).
     #[arg(long, default_value_t = 0)]
     pub(crate) seed: u64,

@@ -33,8 +33,9 @@ pub(crate) struct Judging {
 const EXHAUSTIVE_CAP: f64 = 200_000.0;
 
 /// Proves `s` at its `[explore]` bounds: the row's verdict is the first violation
-/// found, `pass` when every schedule within the bounds was covered, or `unproved` when
-/// the search hit its cap first.
+/// found, `pass` when every schedule within the bounds was covered, or, when the search
+/// hit its cap first, `pass` said not proved for a scenario expected to pass (no search
+/// found a violation, as a sample finds none), `unproved` for one expected to fail.
 fn prove(s: &mcsim::scenario::Scenario, budget: f64, row: &mut Row) -> String {
     let s = match s.with_clients(s.bounds.clients) {
         Ok(s) => s,
@@ -58,6 +59,13 @@ fn prove(s: &mcsim::scenario::Scenario, budget: f64, row: &mut Row) -> String {
             row.numbers = format!("found in {covered}");
             row.exhaustive = Some(covered);
             f.execution.verdict.label()
+        }
+        None if r.interrupted && s.expect == "pass" => {
+            row.numbers = format!(
+                "not proved: no violation in {} executions, the search's cap",
+                r.stats.executions
+            );
+            "pass".into()
         }
         None if r.interrupted => {
             row.numbers = format!("stopped after {} executions", r.stats.executions);
@@ -362,7 +370,20 @@ pub(crate) fn check(
     rows.sort_by(|a, b| a.file.cmp(&b.file));
     if judging.exhaustive {
         let proved = rows.iter().filter(|r| r.exhaustive.is_some()).count();
-        outln!("exhaustive: {proved} scenarios decided by a search at their [explore] bounds");
+        let capped = (rows.iter())
+            .filter(|r| r.numbers.starts_with("not proved"))
+            .map(|r| r.scenario.clone())
+            .collect::<Vec<_>>();
+        let capped = match capped.len() {
+            0 => String::new(),
+            n => format!(
+                "; {n} passed without a proof, the search's cap stopping it first ({})",
+                capped.join(", ")
+            ),
+        };
+        outln!(
+            "exhaustive: {proved} scenarios decided by a search at their [explore] bounds{capped}"
+        );
     }
     let elapsed = started.elapsed();
     let mut facts = vec![

@@ -6,7 +6,7 @@ use parking_lot::MutexGuard;
 
 use super::Connection;
 use crate::world::{Exchange, World};
-use crate::{Shared, control, lock};
+use crate::{Shared, control, footprint, lock};
 use mcsim::codec::gate::{Admit, Control, Gate, Pending, Ran};
 use mcsim::fault::FaultKind;
 use mcsim::trace::{write_decimal, write_reply, write_request};
@@ -66,8 +66,10 @@ impl Gate for ServeGate<'_> {
         if control::is_control(line) {
             let line = String::from_utf8_lossy(line);
             let mut w = lock(self.shared);
-            if let Some(who) = control::in_turn(&line) {
-                w = self.conn.step(self.shared, w, who);
+            if let Some((section, who)) = control::in_turn(&line) {
+                w = self
+                    .conn
+                    .step(self.shared, w, (who, footprint::section(section)));
             }
             let effect = control::run(&mut w, self.conn.server, &self.conn.label, &line);
             drop(w);
@@ -111,7 +113,7 @@ impl Gate for ServeGate<'_> {
             // The rest of what was sent with a command whose connection a fault broke.
             return Admit::Close;
         }
-        let mut w = self.conn.wait_turn(self.shared);
+        let mut w = self.conn.wait_turn(self.shared, &command);
         let server = self.conn.server;
         if self.conn.stale(&w) {
             // A connection of a run that is over: nothing of it enters this run's trace.
@@ -137,7 +139,8 @@ impl Gate for ServeGate<'_> {
             && let Some(by) = w.pause_due(&self.conn.label, &command)
         {
             w.faults.fired(FaultKind::Pause, server, None);
-            w = self.conn.pause(self.shared, w, (member, by));
+            let footprint = footprint::command(server, &command, &self.conn.label);
+            w = self.conn.pause(self.shared, w, (member, by), footprint);
         }
         w.tick_command();
         let (now, n, who) = (w.now(), w.commands, &self.conn.label);

@@ -44,6 +44,10 @@ pub struct Pending<'a> {
     /// The command changes nothing another connection could observe ([`inert`]; `quit`;
     /// a binary QUIT, QUITQ, NOOP or VERSION).
     pub inert: bool,
+    /// It cannot change what a later command observes
+    /// ([`Request::is_read_only`](crate::protocol::Request::is_read_only)): it commutes
+    /// with other such commands.
+    pub read_only: bool,
 }
 
 /// The keys of a [`Pending`] command, as the session has them.
@@ -59,6 +63,7 @@ impl<'a> Pending<'a> {
         Pending {
             keys: Named::Keys(keys),
             inert,
+            read_only: false,
         }
     }
 
@@ -67,7 +72,14 @@ impl<'a> Pending<'a> {
         Pending {
             keys: Named::Bytes(key),
             inert,
+            read_only: false,
         }
+    }
+
+    /// The same command, said to change nothing a later command observes when
+    /// `read_only`.
+    pub fn read_only(self, read_only: bool) -> Pending<'a> {
+        Pending { read_only, ..self }
     }
 
     /// The keys it names, in order.

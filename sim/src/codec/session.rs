@@ -433,7 +433,9 @@ impl Session {
             return;
         }
         let pending = match &command {
-            Command::Execute(request) => Pending::of(request.keys(), gate::inert(request)),
+            Command::Execute(request) => {
+                Pending::of(request.keys(), gate::inert(request)).read_only(request.is_read_only())
+            }
             Command::Quit => Pending::of(&[], true),
             _ => Pending::of(&[], false),
         };

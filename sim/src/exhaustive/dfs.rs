@@ -37,6 +37,18 @@
 //! latency window wider than the scenario's call chains (or `--no-reduction`) when a
 //! verdict depends on sub-window timing.
 //!
+//! **Sleep sets under a preemption bound.** A step asleep stands for the orders in which
+//! it runs first, which the subtree where it did run first covered. A preemption bound
+//! breaks that when it cut something in that subtree: an order the bound admits from the
+//! sibling may be equivalent only to orders the bound cut there (moving a step to the
+//! front can cost two preemptions), and would be missed (Coons, Musuvathi, McKinley,
+//! "Bounded partial-order reduction", OOPSLA 2013). So a step sleeps only if the bound
+//! cut nothing in its explored subtree: a node knows whether it cut one of its
+//! alternatives that no sleep set covers, and tells its parent as it is left; the cache
+//! keeps it with each state, for the visits cut short there. The reduction is weaker
+//! where the bound bites, and sound. The fault bound needs none of this: every order of
+//! the same steps has as many faults.
+//!
 //! **Visited states and symmetry.** With [`Dfs::with_cache`] each state (its fingerprint,
 //! [`Options::state`]) is expanded once, and again only when reached with more left to
 //! explore; its sleep set and last client are kept with it. With
@@ -92,6 +104,15 @@ struct Node {
     /// disables faults it does not otherwise touch.
     enabled_after: Vec<(usize, Vec<Choice>)>,
     eviction_possible: bool,
+    /// The bounds left an alternative here unexplored that no sleep set covers.
+    cut_here: bool,
+    /// The bounds cut something in the subtree of the alternative taken now.
+    cut_below: bool,
+    /// Explored alternatives whose subtree the bounds cut: they never sleep in a later
+    /// sibling's subtree, which would take them as covered where they were not.
+    cut_explored: Vec<usize>,
+    /// The state kept for this node in the visited-state cache, if any.
+    state: Option<u64>,
     preemptions_before: u32,
     faults_before: u32,
     /// Where the node sits, for a share of a parallel search ([`Share`]).
@@ -305,14 +326,34 @@ impl Dfs {
         )
     }
 
+    /// True if a preemption bound may leave orders unexplored.
+    fn bounded(&self) -> bool {
+        self.max_preemptions.is_some()
+    }
+
     fn allowed(&self, alt: &Alt, node: &Node) -> bool {
-        let preemption_ok = self
-            .max_preemptions
-            .is_none_or(|max| !alt.preempts || node.preemptions_before < max);
-        let fault_ok = self
-            .max_faults
-            .is_none_or(|max| !alt.fault || node.faults_before < max);
-        preemption_ok && fault_ok
+        self.preemption_ok(alt, node) && self.fault_ok(alt, node)
+    }
+
+    fn preemption_ok(&self, alt: &Alt, node: &Node) -> bool {
+        self.max_preemptions
+            .is_none_or(|max| !alt.preempts || node.preemptions_before < max)
+    }
+
+    fn fault_ok(&self, alt: &Alt, node: &Node) -> bool {
+        self.max_faults
+            .is_none_or(|max| !alt.fault || node.faults_before < max)
+    }
+
+    /// True if the preemption bound leaves an alternative of `node` unexplored that no
+    /// sleep set covers. The fault bound does not count: every order of the same steps
+    /// has as many faults, so what it cuts is cut in every order alike.
+    fn cuts_orders(&self, node: &Node) -> bool {
+        (node.alternatives.iter()).any(|a| {
+            !self.preemption_ok(a, node)
+                && self.fault_ok(a, node)
+                && !node.sleep.iter().any(|s| s.choice == a.choice)
+        })
     }
 
     fn new_node(&self, options: &Options<'_>) -> Node {
@@ -368,6 +409,10 @@ impl Dfs {
             sleep,
             enabled_after: Vec::new(),
             eviction_possible: options.eviction_possible,
+            cut_here: false,
+            cut_below: false,
+            cut_explored: Vec::new(),
+            state: None,
             preemptions_before: self.preemptions,
             faults_before: self.faults,
             place: share::Place::default(),
@@ -381,11 +426,14 @@ impl Dfs {
     /// and only if `b` is still enabled after it (so the order with it first exists).
     /// Calls never disable other clients' calls; a call may disable a fault, which is
     /// known for the parent's explored alternatives (their children were seen) and not
-    /// for what slept at the parent, so a sleeping call does not pass a fault.
+    /// for what slept at the parent, so a sleeping call does not pass a fault. An
+    /// alternative whose subtree the bounds cut does not sleep either: the orders it
+    /// stands for were not all explored.
     fn sleep_after(parent: &Node) -> Vec<Alt> {
         let b = &parent.alternatives[parent.taken];
         let inherited = parent.sleep.iter().filter(|s| !b.fault || s.fault);
-        let explored = parent.explored.iter().filter_map(|&i| {
+        let covered = (parent.explored.iter()).filter(|i| !parent.cut_explored.contains(i));
+        let explored = covered.filter_map(|&i| {
             let a = &parent.alternatives[i];
             let b_survives = !b.fault
                 || a.fault
@@ -533,7 +581,10 @@ impl Strategy for Dfs {
                 .filter(|a| !self.allowed(a, &node))
                 .count();
             self.stats.cut_by_bound += cut as u64;
-            if self.seen_before(options, &node) {
+            node.cut_here = self.cuts_orders(&node);
+            if let Some(cut) = self.seen_before(options, &mut node) {
+                // What the earlier visit left unexplored is left here too.
+                node.cut_here |= cut;
                 self.revisited = true;
             }
             match self.next_alternative(&node).filter(|_| !self.revisited) {
@@ -561,11 +612,21 @@ impl Strategy for Dfs {
         } else {
             self.stats.executions += 1;
         }
-        self.path.truncate(self.pos);
+        if self.pos < self.path.len() {
+            // The execution ended before the path did: what lay beyond is unexplored.
+            self.path.truncate(self.pos);
+            if let Some(node) = self.path.last_mut() {
+                node.cut_below = true;
+            }
+        }
         while let Some(node) = self.path.last_mut() {
             if !node.explored.contains(&node.taken) {
                 node.explored.push(node.taken);
             }
+            if node.cut_below && !node.cut_explored.contains(&node.taken) {
+                node.cut_explored.push(node.taken);
+            }
+            node.cut_below = false;
             let node = self.path.last().expect("non-empty");
             if let Some(i) = self.next_alternative(node) {
                 let mut node = self.path.pop().expect("non-empty");
@@ -573,7 +634,12 @@ impl Strategy for Dfs {
                 self.path.push(node);
                 return true;
             }
-            self.path.pop();
+            let node = self.path.pop().expect("non-empty");
+            let cut = node.cut_here || !node.cut_explored.is_empty();
+            self.cut_state(&node, cut);
+            if let Some(parent) = self.path.last_mut() {
+                parent.cut_below |= cut;
+            }
         }
         self.stats.complete = true;
         false

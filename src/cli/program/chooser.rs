@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex};
 
 use mcsim::clock::VirtualTime;
 use mcsim::explore::{CallOption, Choice, Options, Strategy};
-use mcsim_serve::Chooser;
+use mcsim_serve::{Chooser, Held};
 
 /// The choices a run's chooser made, read after the run.
 #[derive(Default)]
@@ -18,6 +18,10 @@ pub(super) struct Record {
     pub(super) diverged: Option<String>,
     /// Choices that ran another participant while the last one to run was waiting too.
     pub(super) preemptions: usize,
+    /// The strategy cut the run short (an exhaustive search whose every continuation
+    /// from here is covered by runs of its own): the program runs on, its participants
+    /// released first by name, and the run counts as pruned.
+    pub(super) cut_short: bool,
 }
 
 impl Record {
@@ -50,18 +54,39 @@ pub(super) struct StrategyChooser {
 }
 
 impl Chooser for StrategyChooser {
-    fn choose(&mut self, waiting: &[&str]) -> usize {
+    fn choose(&mut self, waiting: &[Held<'_>]) -> usize {
         let mut record = self.record.lock().expect("the record is never poisoned");
         let step = record.choices.len() as u64;
+        let index = if record.cut_short {
+            0
+        } else {
+            self.ask(&mut record, step, waiting)
+        };
+        let client = record.client(waiting[index].name);
+        if let Some(Choice::Run { client: last, .. }) = record.choices.last()
+            && *last != client
+            && waiting.iter().any(|w| w.name == record.names[*last])
+        {
+            record.preemptions += 1;
+        }
+        record.choices.push(Choice::Run { client, delay: 0 });
+        index
+    }
+}
+
+impl StrategyChooser {
+    /// The strategy's pick among `waiting` at `step`, by index (the first where the
+    /// strategy cut the run short or picked none of them).
+    fn ask(&self, record: &mut Record, step: u64, waiting: &[Held<'_>]) -> usize {
         let mut calls: Vec<CallOption> = waiting
             .iter()
-            .map(|name| {
+            .map(|held| {
                 let at = VirtualTime(step);
                 CallOption {
-                    client: record.client(name),
+                    client: record.client(held.name),
                     earliest: at,
                     latest: at,
-                    footprint: None,
+                    footprint: Some(held.footprint.clone()),
                     edges: Vec::new(),
                 }
             })
@@ -84,34 +109,23 @@ impl Chooser for StrategyChooser {
         };
         drop(strategy);
         let client = match choice {
-            Some(Choice::Run { client, .. }) => Some(client),
-            _ => None,
-        };
-        let picked = client.and_then(|c| {
-            let name = record.names.get(c)?;
-            waiting.iter().position(|w| w == name)
-        });
-        let index = match picked {
-            Some(i) => i,
-            None => {
-                if record.diverged.is_none() {
-                    record.diverged = Some(format!(
-                        "step {step}: the schedule runs {}, but only {} wait",
-                        client.map_or("nothing".into(), |c| format!("client {c}")),
-                        waiting.join(", ")
-                    ));
-                }
-                0
+            Some(Choice::Run { client, .. }) => client,
+            _ => {
+                record.cut_short = true;
+                return 0;
             }
         };
-        let client = record.client(waiting[index]);
-        if let Some(Choice::Run { client: last, .. }) = record.choices.last()
-            && *last != client
-            && waiting.contains(&record.names[*last].as_str())
-        {
-            record.preemptions += 1;
-        }
-        record.choices.push(Choice::Run { client, delay: 0 });
-        index
+        let picked =
+            (record.names.get(client)).and_then(|name| waiting.iter().position(|w| w.name == name));
+        picked.unwrap_or_else(|| {
+            if record.diverged.is_none() {
+                let names: Vec<&str> = waiting.iter().map(|w| w.name).collect();
+                record.diverged = Some(format!(
+                    "step {step}: the schedule runs client {client}, but only {} wait",
+                    names.join(", ")
+                ));
+            }
+            0
+        })
     }
 }

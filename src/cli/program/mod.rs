@@ -58,6 +58,9 @@ struct Outcome {
     schedule: Schedule,
     /// Where a replayed schedule could not be followed.
     diverged: Option<String>,
+    /// The search cut the run short: past some step, every order was covered by other
+    /// runs (the program ran on, its participants released first by name).
+    cut_short: bool,
     /// Commands released in turn.
     released: usize,
     /// The faults the servers injected: where each one's line is in the trace (`None`:
@@ -317,10 +320,10 @@ fn search(program: &mut Program, options: &TestOptions) -> Result<(u8, &'static 
         outln!("{}", surroundings_note(options, scenario));
     }
     let strategy = shared(match options.exhaustive {
-        Some(preemptions) => Box::new(Dfs::new(Some(preemptions), false)),
+        Some(preemptions) => Box::new(Dfs::new(Some(preemptions), options.reduce)),
         None => options.strategy.make(options.seed),
     });
-    let (mut runs, mut complete, mut warned) = (0, false, false);
+    let (mut runs, mut complete, mut warned, mut pruned) = (0, false, false, 0);
     // With `--all`: failing runs, and the first failure's message, report, shrunk run and
     // replay lines (shrunk, as found).
     let mut failing = 0;
@@ -341,6 +344,7 @@ fn search(program: &mut Program, options: &TestOptions) -> Result<(u8, &'static 
             return Ok(not_judged(&absent, &outcome.output));
         }
         released += outcome.released;
+        pruned += u64::from(outcome.cut_short);
         per_run.add(outcome.released as f64);
         faults += outcome.faults.len() as u64;
         coverage.add(&outcome.drawn.0);
@@ -509,10 +513,11 @@ fn search(program: &mut Program, options: &TestOptions) -> Result<(u8, &'static 
     let passed = match options.exhaustive {
         _ if report.verdict == "vacuous" => String::new(),
         Some(p) if complete => format!(
-            "passed: every schedule of `{shown}` with {} exited 0: {runs} runs, {} clients, {}{injected} (no reduction: every interleaving of the participants' commands run apart; {phase})",
+            "passed: every schedule of `{shown}` with {} exited 0: {runs} runs, {} clients, {}{injected} ({}; {phase})",
             bound(p),
             options.clients,
             released_text,
+            reduction(options, pruned),
         ),
         Some(p) => format!(
             "passed, not a proof: {runs} runs of `{shown}` exited 0, but the cap (--executions {}) stopped the search of every schedule with {} before its end",
@@ -702,6 +707,22 @@ fn shown_difference(a: &[String], b: &[String]) -> Option<String> {
         show(a),
         show(b)
     ))
+}
+
+/// What an exhaustive search's proof assumed of the orders it left out, `pruned` runs
+/// of it cut short as covered by others.
+fn reduction(options: &TestOptions, pruned: u64) -> String {
+    if options.reduce {
+        format!(
+            "reduction: sleep sets, {pruned} run{} cut short as covered by others; two steps are taken to give the same outcome in either order when they touch different keys or both read, or one is a sleep or a section of another participant's, though each order runs them at its own virtual instants (a TTL boundary between those instants is explored only with --no-reduction); an order whose subtree the preemption bound cut is never taken as covered",
+            if pruned == 1 { "" } else { "s" }
+        )
+    } else if options.faults.any() {
+        "no reduction: the faults are drawn per run, so every interleaving of the participants' steps is run apart".to_string()
+    } else {
+        "no reduction (--no-reduction): every interleaving of the participants' steps run apart"
+            .to_string()
+    }
 }
 
 /// The note on commands that ran outside the schedule in run `run`: which connection sent

@@ -27,6 +27,10 @@ pub(crate) struct TestOptions {
     /// Search every schedule with at most this many preemptions instead (by re-running
     /// the program, one schedule a run).
     pub(crate) exhaustive: Option<u32>,
+    /// The search runs one order of each set that differ only in steps that commute
+    /// (sleep sets): `--exhaustive` without `--no-reduction` or faults, whose draws
+    /// depend on the run.
+    pub(crate) reduce: bool,
     /// Replay this schedule instead of searching.
     pub(crate) replay: Option<Schedule>,
     /// The trace hash a replay must give.
@@ -85,6 +89,7 @@ impl crate::cli::args::TestArgs {
             executions,
             exhaustive,
             max_preemptions,
+            no_reduction,
             seed,
             strategy,
             depth,
@@ -176,6 +181,7 @@ impl crate::cli::args::TestArgs {
             )
             .expect("clap accepts only the names StrategyKind parses"),
             exhaustive: exhaustive.then_some(max_preemptions),
+            reduce: exhaustive && !no_reduction && !faults.any(),
             replay,
             expect_hash,
             timeout: Duration::from_secs_f64(timeout),

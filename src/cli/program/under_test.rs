@@ -194,6 +194,7 @@ impl Program {
                 choices: record.choices,
             },
             diverged: record.diverged,
+            cut_short: record.cut_short,
         })
     }
 

@@ -10,17 +10,16 @@ impl Dfs {
     /// execution short, it turns itself off ([`DfsStats::cache_given_up`](super::DfsStats::cache_given_up)).
     pub const CACHE_TRIAL: u64 = 1_000;
 
-    /// True if a state already explored covers this node: then it is cut short.
-    pub(super) fn seen_before(&mut self, options: &Options<'_>, node: &Node) -> bool {
+    /// If a state already explored covers this node (then it is cut short): whether the
+    /// bounds cut anything below it there (true while that is not known yet). Otherwise
+    /// the node's state is kept, as [`Node::state`] says.
+    pub(super) fn seen_before(&mut self, options: &Options<'_>, node: &mut Node) -> Option<bool> {
         if self.stats.states >= Self::CACHE_TRIAL && self.stats.revisits == 0 {
             self.stats.cache_given_up = true;
         }
-        let Some(state) = options
+        let state = options
             .state
-            .filter(|_| self.cache && !self.stats.cache_given_up)
-        else {
-            return false;
-        };
+            .filter(|_| self.cache && !self.stats.cache_given_up)?;
         // A state before the clients' first calls looks the same in every draw, and its
         // future does not: the draw is part of it.
         let state = state ^ u64::from(self.draw.0).wrapping_mul(0x9E37_79B9_7F4A_7C15);
@@ -48,19 +47,30 @@ impl Dfs {
                 .iter()
                 .map(|a| a.choice.relabeled(rename))
                 .collect(),
+            cut: None,
         };
         let old = self.visited.get(&state);
-        if old.is_some_and(|old| old.covers(&visit)) {
-            return true;
+        if let Some(old) = old.filter(|old| old.covers(&visit)) {
+            return Some(old.cut.unwrap_or(true));
         }
         // A share explores the nodes at and above its split only in part.
-        if visit.replaces(old)
-            && self.whole(&node.place)
-            && self.visited.insert(state, visit).is_none()
-        {
-            self.stats.states += 1;
+        if visit.replaces(old) && self.whole(&node.place) {
+            node.state = Some(state);
+            if self.visited.insert(state, visit).is_none() {
+                self.stats.states += 1;
+            }
         }
-        false
+        None
+    }
+
+    /// The subtree of `node`, explored, had something cut by the bounds (`cut`): kept
+    /// with its state, for the visits that will be cut short there.
+    pub(super) fn cut_state(&mut self, node: &Node, cut: bool) {
+        if let Some(visit) = node.state.and_then(|s| self.visited.get_mut(&s))
+            && visit.cut.is_none()
+        {
+            visit.cut = Some(cut);
+        }
     }
 
     /// Turns the cache off as if its trial had failed (a search started again on several
@@ -83,6 +93,9 @@ pub(super) struct Visit {
     pub(super) faults_left: u32,
     /// What slept there: explored elsewhere.
     pub(super) sleep: Vec<Choice>,
+    /// Whether the bounds cut anything in the subtree explored from there (`None` until
+    /// it has been explored).
+    pub(super) cut: Option<bool>,
 }
 
 impl Visit {

@@ -193,7 +193,12 @@ impl Dfs {
         if self.splits_at(node).is_some() {
             for j in 0..i {
                 if self.open(node, j) && !self.owns(node, j) {
+                    // Another share's: explored there, with what its bound cut unknown
+                    // here.
                     node.explored.push(j);
+                    if self.bounded() {
+                        node.cut_explored.push(j);
+                    }
                 }
             }
         }
