@@ -257,6 +257,53 @@ fn a_ttl_edge_only_some_tick_phases_reach_is_found_and_its_phase_replays() {
     }
 }
 
+/// `--exhaustive` searches the tick-phase classes the runs reveal, one search each: the
+/// hold of 4.5 s that passes at phase 0 is found broken at another class, and its replay
+/// line names that phase; 3.9 s passes at every class, and the proof names them.
+#[test]
+fn the_exhaustive_search_covers_every_tick_phase_class() {
+    if !python_with("pymemcache") {
+        return;
+    }
+    let search = |hold: &str| {
+        let args = ["--clients", "2", "--exhaustive", "--max-preemptions", "0"];
+        let program = format!("retry_add_lock.py {hold}");
+        let mut o = Command::new(env!("CARGO_BIN_EXE_mcsim"));
+        o.arg("test").args(args).args(["--", PYTHON]);
+        o.arg(example("tests/programs/retry_add_lock.py")).arg(hold);
+        let o = o
+            .env("PYTHONPATH", example("helpers/python"))
+            .output()
+            .unwrap();
+        (o.status.code(), stdout(&o), program)
+    };
+    let (code, out, _) = search("4.5");
+    assert_eq!(code, Some(1), "{out}");
+    assert!(
+        out.contains("strategy dfs") && out.contains("exclusion of section broken"),
+        "{out}"
+    );
+    let replay = replay_of(&out, "as found");
+    let schedule = replay.iter().find(|a| a.starts_with("mc1:")).unwrap();
+    assert!(
+        schedule.starts_with("mc1:@") && !schedule.starts_with("mc1:@0."),
+        "{schedule}"
+    );
+    let (code, out, _) = search("3.9");
+    assert_eq!(code, Some(0), "{out}");
+    let classes = out.split("; all ").nth(1).unwrap_or_default();
+    let n: usize = classes
+        .split(' ')
+        .next()
+        .unwrap_or_default()
+        .parse()
+        .unwrap_or(0);
+    assert!(
+        n > 1 && classes.contains(" tick-phase classes (phases 0, "),
+        "{out}"
+    );
+}
+
 /// A program that stores a random value is not deterministic under a fixed schedule:
 /// its failing run is replayed, gives another trace, and is reported as such (exit 2,
 /// the first line that differs shown from both runs), never judged.

@@ -219,6 +219,12 @@ impl Running {
         )
     }
 
+    /// Where in a second (µs since its server's boot) a command of this run so far read
+    /// the clock: a tick edge crossing one of them may change the run.
+    pub fn phase_points(&self) -> Vec<u32> {
+        lock(&self.shared).phase_points.iter().copied().collect()
+    }
+
     /// By kind the policy allows, how many faults fired in this run so far and how many
     /// of them bit (the program met them: see [`FaultPolicy`]).
     pub fn fault_counts(&self) -> Vec<(mcsim::fault::FaultKind, FaultCount)> {

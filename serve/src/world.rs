@@ -168,6 +168,11 @@ pub(crate) struct World {
     /// lockstep; at most [`EXCHANGES_KEPT`]), and the faults injected.
     pub exchanges: Vec<Exchange>,
     pub marks: Vec<FaultMark>,
+    /// Where in a second (µs since its server's boot) a command of this run read the
+    /// clock ([`Request::reads_clock`](mcsim::protocol::Request::reads_clock), an expiry
+    /// set, an item within a second of expiring): the instants that cut the tick phases
+    /// into classes giving the same run.
+    pub phase_points: std::collections::BTreeSet<u32>,
     /// What the client program declared.
     pub declared: Declared,
     /// Pauses armed for participants' next commands (`mcsim pause WHO MS`), by name.
@@ -225,6 +230,7 @@ impl World {
             commands: 0,
             fault_lines: Vec::new(),
             exchanges: Vec::new(),
+            phase_points: std::collections::BTreeSet::new(),
             marks: Vec::new(),
             declared: Declared::default(),
             pauses: std::collections::BTreeMap::new(),
@@ -263,6 +269,7 @@ impl World {
         self.fault_lines.clear();
         self.exchanges.clear();
         self.marks.clear();
+        self.phase_points.clear();
         self.declared = Declared::default();
         self.pauses.clear();
         self.runs += 1;

@@ -7,6 +7,7 @@ use parking_lot::MutexGuard;
 use super::Connection;
 use crate::world::{Exchange, World};
 use crate::{Shared, control, footprint, lock};
+use mcsim::Key;
 use mcsim::codec::gate::{Admit, Control, Gate, Pending, Ran};
 use mcsim::fault::FaultKind;
 use mcsim::trace::{write_decimal, write_reply, write_request};
@@ -25,6 +26,9 @@ pub(crate) struct ServeGate<'a> {
     /// instant of its own, draws and meets no fault and is not traced: a replay gives the
     /// same trace wherever it lands.
     unseen: bool,
+    /// The command running touches an item within a second of expiring: what it finds
+    /// depends on where the tick edges fall.
+    near_expiry: bool,
 }
 
 impl<'a> ServeGate<'a> {
@@ -36,6 +40,7 @@ impl<'a> ServeGate<'a> {
             world: None,
             broken: false,
             unseen: false,
+            near_expiry: false,
         }
     }
 
@@ -235,6 +240,8 @@ impl Gate for ServeGate<'_> {
                 .fired(FaultKind::Evict, server, Some(key.as_bytes()));
         }
         w.faults.met(server, &command);
+        let keys: Vec<Key> = command.keys().filter_map(|k| Key::new(k).ok()).collect();
+        self.near_expiry = w.servers[server].near_expiry(keys.iter(), now);
         let (read, written) = std::mem::take(&mut self.conn.uncounted);
         w.servers[server].count_bytes(read, written);
         let w = self.world.insert(w);
@@ -251,6 +258,12 @@ impl Gate for ServeGate<'_> {
             return true;
         }
         let server = self.conn.server;
+        if let Ran::Request(request, reply) = &what
+            && (self.near_expiry || request.reads_clock() || request.set_expiry(reply))
+        {
+            let point = w.servers[server].offset_in_second(w.now());
+            w.phase_points.insert(point);
+        }
         // Under lockstep a lost reply breaks the participant's connection: its client sees
         // the error at once, reconnects, and is awaited meanwhile (see `lockstep`). Only
         // participants' replies are lost by policy there: the others' commands (a test's

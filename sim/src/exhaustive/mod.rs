@@ -28,7 +28,7 @@ use crate::scenario::Scenario;
 use at_phase::search_at_phase;
 pub use dfs::{Dfs, DfsStats};
 pub use exploration::{ExploreOptions, ExploreReport};
-pub use phases::{PHASE_BUDGET, PHASE_FLOOR, PhaseCoverage, PhaseLimit};
+pub use phases::{PHASE_BUDGET, PHASE_FLOOR, PhaseClasses, PhaseCoverage, PhaseLimit};
 
 /// Explores every schedule of a scenario within bounds, stopping at the first failure.
 /// `progress` is called after each execution; returning false stops the exploration.

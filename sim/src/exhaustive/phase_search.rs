@@ -27,7 +27,7 @@ use crate::scenario::Scenario;
 
 use super::at_phase::search_at_phase;
 use super::exploration::{ExploreOptions, ExploreReport};
-use super::phases::{PhaseCoverage, PhaseLimit, class_of, representatives};
+use super::phases::{PhaseClasses, PhaseLimit, farthest};
 
 /// [`super::explore_seeking`] over the tick-phase classes of a scenario that leaves the
 /// phase free.
@@ -97,52 +97,10 @@ pub(super) fn search_phases(
         batch = farthest(&points, &searched, room);
     }
     let mut total = total.expect("at least one phase searched");
-    let covered: BTreeSet<usize> = searched.iter().map(|&p| class_of(&points, p)).collect();
-    let classes = representatives(&points)
-        .into_iter()
-        .map(|q| class_of(&points, q))
-        .collect::<BTreeSet<_>>()
-        .len();
-    let all = covered.len() == classes;
-    total.phases = PhaseCoverage {
-        pinned: None,
-        searched,
-        classes,
-        all,
-        stopped: stopped.filter(|_| !all),
-    };
-    total.phase_points = points;
+    let classes = PhaseClasses { points, searched };
+    total.phases = classes.coverage(stopped);
+    total.phase_points = classes.points;
     total
-}
-
-/// Up to `n` phases of classes no phase in `searched` covers, each the farthest (around
-/// the second) from every phase searched or taken before it; ties go to the earlier phase.
-fn farthest(points: &BTreeSet<u32>, searched: &[u32], n: usize) -> Vec<u32> {
-    let mut taken: Vec<u32> = searched.to_vec();
-    let mut out = Vec::new();
-    for _ in 0..n {
-        let covered: BTreeSet<usize> = taken.iter().map(|&p| class_of(points, p)).collect();
-        let distance = |q: u32| {
-            taken
-                .iter()
-                .map(|&p| {
-                    let d = q.abs_diff(p);
-                    d.min(1_000_000 - d)
-                })
-                .min()
-                .unwrap_or(0)
-        };
-        let Some(next) = representatives(points)
-            .into_iter()
-            .filter(|&q| !covered.contains(&class_of(points, q)))
-            .max_by_key(|&q| (distance(q), std::cmp::Reverse(q)))
-        else {
-            break;
-        };
-        taken.push(next);
-        out.push(next);
-    }
-    out
 }
 
 /// The searches of one batch, in batch order, up to the first that `stops` the whole (the

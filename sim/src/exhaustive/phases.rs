@@ -1,6 +1,8 @@
 //! The tick-phase dimension of an exhaustive search: the classes of phases that give the
 //! same executions, and two searches at different phases read as one.
 
+use std::collections::BTreeSet;
+
 /// Executions a search over tick-phase classes spends, when no cap on classes is given,
 /// before it stops taking classes not yet searched (past the first [`PHASE_FLOOR`],
 /// always searched): a proof whose classes are cheap covers all of them, and a costly
@@ -77,6 +79,62 @@ impl PhaseCoverage {
     }
 }
 
+/// The tick-phase classes of a search that runs one class at a time, one whole search
+/// per class, and learns the instants that cut them from its runs (`mcsim test
+/// --exhaustive`, whose runs are a program's): phase 0 first, then, one by one, a phase
+/// of a class no search covered, the farthest from every phase searched.
+#[derive(Debug, Clone, Default)]
+pub struct PhaseClasses {
+    pub(super) points: BTreeSet<u32>,
+    pub(super) searched: Vec<u32>,
+}
+
+impl PhaseClasses {
+    /// Nothing searched yet: the first phase is 0.
+    pub fn new() -> PhaseClasses {
+        PhaseClasses::default()
+    }
+
+    /// Instants (µs into a second since the servers' boot) at which a run's outcome
+    /// read the clock.
+    pub fn met(&mut self, points: impl IntoIterator<Item = u32>) {
+        self.points.extend(points);
+    }
+
+    /// The search at `phase` (µs) ended: every schedule there was run.
+    pub fn searched(&mut self, phase: u32) {
+        self.searched.push(phase);
+    }
+
+    /// The phase to search next: 0 first, then one of a class no search covered, or
+    /// `None` once every class known was searched.
+    pub fn next(&self) -> Option<u32> {
+        if self.searched.is_empty() {
+            return Some(0);
+        }
+        farthest(&self.points, &self.searched, 1).first().copied()
+    }
+
+    /// What the searches covered; `stopped`: what ended them before every class.
+    pub fn coverage(&self, stopped: Option<PhaseLimit>) -> PhaseCoverage {
+        let covered: BTreeSet<usize> = (self.searched.iter())
+            .map(|&p| class_of(&self.points, p))
+            .collect();
+        let classes = (representatives(&self.points).into_iter())
+            .map(|q| class_of(&self.points, q))
+            .collect::<BTreeSet<_>>()
+            .len();
+        let all = covered.len() == classes;
+        PhaseCoverage {
+            pinned: None,
+            searched: self.searched.clone(),
+            classes,
+            all,
+            stopped: stopped.filter(|_| !all),
+        }
+    }
+}
+
 fn seconds(micros: u32) -> String {
     if micros == 0 {
         "0".into()
@@ -88,17 +146,47 @@ fn seconds(micros: u32) -> String {
 /// The class of phase `phase` µs among the `points`: with edges `phase + k s`, an instant
 /// `f` µs into a second sees the tick advanced iff `f >= phase` (phase 0: edges at the
 /// whole seconds, as phase 1 s). So phases with as many points below them are alike.
-pub(super) fn class_of(points: &std::collections::BTreeSet<u32>, phase: u32) -> usize {
+pub(super) fn class_of(points: &BTreeSet<u32>, phase: u32) -> usize {
     let q = if phase == 0 { 1_000_000 } else { phase };
     points.range(..q).count()
 }
 
 /// One phase of every class, the lowest of each (phase 0 stands for the last class).
-pub(super) fn representatives(points: &std::collections::BTreeSet<u32>) -> Vec<u32> {
+pub(super) fn representatives(points: &BTreeSet<u32>) -> Vec<u32> {
     let mut out = vec![0];
     if points.first().is_none_or(|&f| f >= 1) {
         out.push(1);
     }
     out.extend(points.iter().map(|f| f + 1).filter(|&q| q < 1_000_000));
+    out
+}
+
+/// Up to `n` phases of classes no phase in `searched` covers, each the farthest (around
+/// the second) from every phase searched or taken before it; ties go to the earlier phase.
+pub(super) fn farthest(points: &BTreeSet<u32>, searched: &[u32], n: usize) -> Vec<u32> {
+    let mut taken: Vec<u32> = searched.to_vec();
+    let mut out = Vec::new();
+    for _ in 0..n {
+        let covered: BTreeSet<usize> = taken.iter().map(|&p| class_of(points, p)).collect();
+        let distance = |q: u32| {
+            taken
+                .iter()
+                .map(|&p| {
+                    let d = q.abs_diff(p);
+                    d.min(1_000_000 - d)
+                })
+                .min()
+                .unwrap_or(0)
+        };
+        let Some(next) = representatives(points)
+            .into_iter()
+            .filter(|&q| !covered.contains(&class_of(points, q)))
+            .max_by_key(|&q| (distance(q), std::cmp::Reverse(q)))
+        else {
+            break;
+        };
+        taken.push(next);
+        out.push(next);
+    }
     out
 }

@@ -1,6 +1,7 @@
 //! One memcached command, as a client sends it.
 
 use crate::memcache::{Exptime, Key};
+use crate::protocol::Reply;
 use crate::protocol::meta::{MetaCommand, MetaFlag};
 
 /// Which storage command a [`Request::Store`] is.
@@ -203,6 +204,27 @@ impl Request {
                 flags,
                 ..
             } => !flags.iter().any(|f| matches!(f.letter, b'N' | b'T' | b'R')),
+            _ => false,
+        }
+    }
+
+    /// True if its outcome reads the server's clock whatever the items it touches: a
+    /// meta command (its flags may ask for TTLs and ages) or `flush_all`.
+    pub fn reads_clock(&self) -> bool {
+        matches!(self, Request::FlushAll { .. } | Request::Meta { .. })
+    }
+
+    /// True if, answered `reply`, it set an expiry from the clock: a store, touch or `gat`
+    /// with a relative TTL that stored or touched something (an `add` on a live key
+    /// does not).
+    pub fn set_expiry(&self, reply: &Reply) -> bool {
+        match self {
+            Request::Store { exptime, .. }
+            | Request::Touch { exptime, .. }
+            | Request::Gat { exptime, .. } => {
+                exptime.wire() != 0
+                    && matches!(reply, Reply::Stored | Reply::Touched | Reply::Values(_))
+            }
             _ => false,
         }
     }

@@ -94,6 +94,27 @@ impl Server {
         self.clock.tick(now)
     }
 
+    /// True if one of `keys` names an item that expires within a second of `now`:
+    /// whether a call finds it then depends on where the tick edges fall.
+    pub fn near_expiry<'k>(
+        &self,
+        mut keys: impl Iterator<Item = &'k Key>,
+        now: VirtualTime,
+    ) -> bool {
+        let tick = self.tick(now);
+        keys.any(|key| {
+            (self.items.linked(key))
+                .is_some_and(|item| item.exptime != 0 && item.exptime <= tick.saturating_add(1))
+        })
+    }
+
+    /// Where in a second `at` falls, counted from the server's boot (µs): where a tick
+    /// edge must fall to change what a call at `at` reads of the clock.
+    pub fn offset_in_second(&self, at: VirtualTime) -> u32 {
+        let since_boot = at.micros().saturating_sub(self.clock.boot().micros());
+        (since_boot % 1_000_000) as u32
+    }
+
     /// The counters, as `stats` reports them.
     pub fn stats(&self) -> Stats {
         self.items.stats()

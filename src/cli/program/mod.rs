@@ -18,11 +18,12 @@
 
 use std::collections::BTreeMap;
 use std::process::ExitCode;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 
-use mcsim::exhaustive::Dfs;
+use mcsim::exhaustive::{Dfs, PhaseClasses, PhaseLimit};
+use mcsim::explore::Strategy;
 use mcsim::explore::{Replay, Schedule};
 use mcsim::trace::{first_difference, fnv1a};
 use mcsim_serve::{ClockMode, ServeConfig, Unscheduled};
@@ -61,6 +62,8 @@ struct Outcome {
     /// The search cut the run short: past some step, every order was covered by other
     /// runs (the program ran on, its participants released first by name).
     cut_short: bool,
+    /// Where in a second (µs since the servers' boot) its commands read the clock.
+    phase_points: Vec<u32>,
     /// Commands released in turn.
     released: usize,
     /// The faults the servers injected: where each one's line is in the trace (`None`:
@@ -300,6 +303,7 @@ fn search(program: &mut Program, options: &TestOptions) -> Result<(u8, &'static 
         seed: options.seed,
         runs: 0,
         complete: None,
+        tick_phases: None,
         failing: None,
         rate_interval: None,
         metrics: BTreeMap::new(),
@@ -319,8 +323,17 @@ fn search(program: &mut Program, options: &TestOptions) -> Result<(u8, &'static 
     if let Some(scenario) = &options.scenario {
         outln!("{}", surroundings_note(options, scenario));
     }
+    // An exhaustive search runs once per tick-phase class, unless the scenario pins the
+    // phase: at phase 0 first, then at a phase of each class the runs revealed.
+    let pinned = options.scenario.as_ref().is_some_and(|s| !s.phase_free);
+    let mut phases = (options.exhaustive.is_some() && !pinned).then(PhaseClasses::new);
+    let mut at_phase = phases.as_ref().and_then(PhaseClasses::next);
+    let search = |preemptions: u32, phase: Option<u32>| -> Box<dyn Strategy + Send> {
+        let phase = phase.map(|us| Duration::from_micros(u64::from(us)));
+        Box::new(Dfs::new(Some(preemptions), options.reduce).with_phase(phase))
+    };
     let strategy = shared(match options.exhaustive {
-        Some(preemptions) => Box::new(Dfs::new(Some(preemptions), options.reduce)),
+        Some(preemptions) => search(preemptions, at_phase),
         None => options.strategy.make(options.seed),
     });
     let (mut runs, mut complete, mut warned, mut pruned) = (0, false, false, 0);
@@ -329,12 +342,23 @@ fn search(program: &mut Program, options: &TestOptions) -> Result<(u8, &'static 
     let mut failing = 0;
     let mut first: Option<(String, String, Outcome, [String; 2])> = None;
     for i in 0..options.executions {
-        if i > 0 && options.exhaustive.is_some() {
-            // The search's next schedule, or the end of its tree.
+        if i > 0
+            && let Some(preemptions) = options.exhaustive
+        {
+            // The search's next schedule, or the end of its tree: then the search at the
+            // next tick-phase class, if one is left.
             let mut dfs = strategy.lock().expect("never poisoned");
             if !dfs.end(false) {
-                complete = true;
-                break;
+                let next = phases.as_mut().and_then(|classes| {
+                    classes.searched(at_phase.expect("searched at a phase"));
+                    classes.next()
+                });
+                if next.is_none() {
+                    complete = true;
+                    break;
+                }
+                at_phase = next;
+                *dfs = search(preemptions, at_phase);
             }
         }
         runs = i + 1;
@@ -345,6 +369,9 @@ fn search(program: &mut Program, options: &TestOptions) -> Result<(u8, &'static 
         }
         released += outcome.released;
         pruned += u64::from(outcome.cut_short);
+        if let Some(classes) = &mut phases {
+            classes.met(outcome.phase_points.iter().copied());
+        }
         per_run.add(outcome.released as f64);
         faults += outcome.faults.len() as u64;
         coverage.add(&outcome.drawn.0);
@@ -486,6 +513,18 @@ fn search(program: &mut Program, options: &TestOptions) -> Result<(u8, &'static 
         .filter(|(_, b)| b.bit == 0)
         .map(|(kind, _)| *kind)
         .collect();
+    // Where the servers' whole-second clocks tick within a second, which decides when a
+    // TTL ends: drawn per run, pinned by the scenario, or not searched.
+    let pinned = options.server.phase.as_millis();
+    let phase = match (&options.scenario, &phases) {
+        (Some(s), _) if !s.phase_free => format!("tick phase {pinned} ms, as the scenario pins it"),
+        (_, Some(classes)) => {
+            let stopped = (!complete).then_some(PhaseLimit::Executions(options.executions));
+            classes.coverage(stopped).describe()
+        }
+        _ => "tick phase drawn per run".to_string(),
+    };
+    report.tick_phases = options.exhaustive.map(|_| phase.clone());
     if !missing.is_empty() || !unbitten.is_empty() {
         report.verdict = "vacuous";
     }
@@ -502,14 +541,6 @@ fn search(program: &mut Program, options: &TestOptions) -> Result<(u8, &'static 
         per_run.mean()
     );
     let bound = |p: u32| format!("at most {p} preemption{}", if p == 1 { "" } else { "s" });
-    // Where the servers' whole-second clocks tick within a second, which decides when a
-    // TTL ends: drawn per run, pinned by the scenario, or not searched.
-    let pinned = options.server.phase.as_millis();
-    let phase = match (&options.scenario, options.exhaustive) {
-        (Some(s), _) if !s.phase_free => format!("tick phase {pinned} ms, as the scenario pins it"),
-        (_, Some(_)) => "at tick phase 0 only: the phases are not searched".to_string(),
-        _ => "tick phase drawn per run".to_string(),
-    };
     let passed = match options.exhaustive {
         _ if report.verdict == "vacuous" => String::new(),
         Some(p) if complete => format!(
@@ -520,7 +551,7 @@ fn search(program: &mut Program, options: &TestOptions) -> Result<(u8, &'static 
             reduction(options, pruned),
         ),
         Some(p) => format!(
-            "passed, not a proof: {runs} runs of `{shown}` exited 0, but the cap (--executions {}) stopped the search of every schedule with {} before its end",
+            "passed, not a proof: {runs} runs of `{shown}` exited 0, but the cap (--executions {}) stopped the search of every schedule with {} before its end ({phase})",
             options.executions,
             bound(p),
         ),

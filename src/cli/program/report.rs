@@ -35,6 +35,9 @@ pub(super) struct Report<'a> {
     pub(super) coverage: Option<super::coverage::Figure>,
     /// With `--exhaustive`: whether the search covered every schedule within its bound.
     pub(super) complete: Option<bool>,
+    /// With `--exhaustive`: the tick-phase classes it searched ("all 2 tick-phase classes
+    /// (phases 0, 0.000401 s)").
+    pub(super) tick_phases: Option<String>,
     /// With `--all`: the failing runs, and the 95% interval of the failure rate.
     pub(super) failing: Option<u64>,
     pub(super) rate_interval: Option<(f64, f64)>,

@@ -195,6 +195,7 @@ impl Program {
             },
             diverged: record.diverged,
             cut_short: record.cut_short,
+            phase_points: self.running.phase_points(),
         })
     }
 

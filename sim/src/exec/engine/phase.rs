@@ -15,8 +15,6 @@ use crate::clock::VirtualTime;
 use crate::cluster::Cluster;
 use crate::protocol::{Reply, Request};
 
-const SECOND: u64 = 1_000_000;
-
 /// Where in a second the outcome could depend on the tick phase, recorded only when the
 /// strategy explores timing ([`crate::exec::Execution::phase_points`]).
 #[derive(Default)]
@@ -71,10 +69,7 @@ impl PhasePoints {
             // Recorded by the execution that took this step before.
             return None;
         }
-        Some(
-            matches!(request, Request::FlushAll { .. } | Request::Meta { .. })
-                || near_expiry(server, request, at),
-        )
+        Some(request.reads_clock() || server.near_expiry(request.keys().iter(), at))
     }
 
     /// After the server ran the call (one [`PhasePoints::before`] answered `Some(read)`
@@ -89,37 +84,13 @@ impl PhasePoints {
         at: VirtualTime,
         cluster: &Cluster,
     ) {
-        let sets_expiry = match request {
-            Request::Store { exptime, .. }
-            | Request::Touch { exptime, .. }
-            | Request::Gat { exptime, .. } => {
-                exptime.wire() != 0
-                    && matches!(
-                        reply,
-                        Some(Reply::Stored | Reply::Touched | Reply::Values(_))
-                    )
-            }
-            _ => false,
-        };
+        let sets_expiry = reply.is_some_and(|reply| request.set_expiry(reply));
         if !(read || sets_expiry) {
             return;
         }
         let server = &cluster.servers[cluster.route(request)];
-        let since_boot = at.micros().saturating_sub(server.clock().boot().micros());
         if let Some(points) = &mut self.points {
-            points.push((since_boot % SECOND) as u32);
+            points.push(server.offset_in_second(at));
         }
     }
-}
-
-/// True if the call touches an item that expires within a second of `at`: whether it is
-/// still there then depends on where the tick edges fall.
-fn near_expiry(server: &crate::Server, request: &Request, at: VirtualTime) -> bool {
-    let tick = server.tick(at);
-    request.keys().iter().any(|key| {
-        server
-            .items()
-            .linked(key)
-            .is_some_and(|item| item.exptime != 0 && item.exptime <= tick.saturating_add(1))
-    })
 }
