@@ -157,7 +157,9 @@ impl<O: Observer> Engine<O> {
     /// traced, records phase points or remembers keys for aimed faults, or a fault waits
     /// to bite.
     fn call_extras(&self) -> bool {
-        self.observer.watches_calls() || !self.faults.bites_pending.is_empty()
+        self.observer.watches_calls()
+            || self.faults.last_keys.is_some()
+            || !self.faults.bites_pending.is_empty()
     }
 
     /// What a call does first when [`Engine::call_extras`]: its keys watched (traced),
@@ -178,14 +180,7 @@ impl<O: Observer> Engine<O> {
         let phase_point = self.observer.phase_points().and_then(|phase| {
             phase.before(client, request, (issued, at), &self.cluster, latency_min)
         });
-        if let Some(slot) = self
-            .observer
-            .last_keys()
-            .and_then(|all| all.get_mut(client))
-        {
-            slot.clear();
-            slot.extend(request.keys().iter().cloned());
-        }
+        self.faults.called(client, request.keys());
         if !matches!(fault, Some(Fault::RequestLost { .. }))
             && !self.faults.bites_pending.is_empty()
         {

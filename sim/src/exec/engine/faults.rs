@@ -36,7 +36,7 @@ pub(super) fn aimed_keys(plan: &FaultPlan) -> AimedKeys {
 
 /// True if `plan` aims a pause or death at keys: an execution then follows the keys of
 /// each client's last call (what [`aimed_keys`] would give for either kind).
-pub(super) fn aims_at_keys(plan: &FaultPlan) -> bool {
+fn aims_at_keys(plan: &FaultPlan) -> bool {
     [FaultKind::Pause, FaultKind::Die]
         .into_iter()
         .any(|kind| plan.rule(kind).is_some_and(|rule| rule.keys.is_some()))
@@ -56,6 +56,28 @@ impl Faults {
         self.plan_budget = self.allowed.iter().any(|&max| max > 0);
         self.liveness =
             self.plan.rule(FaultKind::Pause).is_some() || self.plan.rule(FaultKind::Die).is_some();
+        self.follows_keys = aims_at_keys(&self.plan);
+    }
+
+    /// Ready for an execution of `clients` clients: their last keys kept empty if the
+    /// plan aims at keys, not kept otherwise.
+    pub(super) fn begin(&mut self, clients: usize) {
+        self.last_keys = self.follows_keys.then(|| vec![Vec::new(); clients]);
+    }
+
+    /// `client` calls with `keys`: kept as its last keys, if they are kept.
+    pub(super) fn called(&mut self, client: usize, keys: &[Key]) {
+        if let Some(slot) = self.last_keys.as_mut().and_then(|all| all.get_mut(client)) {
+            slot.clear();
+            slot.extend(keys.iter().cloned());
+        }
+    }
+
+    /// The keys of `client`'s last call (none unless the plan aims at keys).
+    fn last_keys_of(&self, client: usize) -> &[Key] {
+        (self.last_keys.as_ref())
+            .and_then(|all| all.get(client))
+            .map_or(&[], Vec::as_slice)
     }
 }
 
@@ -220,7 +242,7 @@ impl<O: Observer> Engine<O> {
             for (client, m) in core.mailboxes.iter().enumerate() {
                 let aimed = match &m.wait {
                     Wait::Call { .. } => rule.aims_at(m.request.keys()),
-                    Wait::Sleep { .. } => rule.aims_at(self.observer.last_keys_of(client)),
+                    Wait::Sleep { .. } => rule.aims_at(self.faults.last_keys_of(client)),
                     _ => false,
                 };
                 if aimed {

@@ -17,6 +17,7 @@
 
 use std::cell::RefCell;
 use std::rc::Rc;
+use std::thread::LocalKey;
 
 use crate::clock::VirtualTime;
 use crate::cluster::Cluster;
@@ -26,24 +27,52 @@ use crate::exec::timer::Timer;
 use crate::exec::{ExecConfig, Execution, Sim};
 use crate::fault::FaultKind;
 
-use super::observer::{Observer, swap_emptied};
+use super::observer::{Observed, Observer, Unobserved, swap_emptied};
 use super::{Buffers, Checks, Engine, Faults, Limits, Progress};
 
-impl<O: Observer> Engine<O> {
+/// A thread's idle engine of one kind, between executions.
+type IdleSlot<O> = RefCell<Option<Box<Engine<O>>>>;
+
+thread_local! {
+    static IDLE_UNOBSERVED: IdleSlot<Unobserved> = const { RefCell::new(None) };
+    static IDLE_OBSERVED: IdleSlot<Observed> = const { RefCell::new(None) };
+}
+
+/// An engine kind the thread keeps one idle engine of.
+pub(super) trait Kept: Observer {
+    /// The thread's slot for it.
+    fn slot() -> &'static LocalKey<IdleSlot<Self>>;
+}
+
+impl Kept for Unobserved {
+    fn slot() -> &'static LocalKey<IdleSlot<Self>> {
+        &IDLE_UNOBSERVED
+    }
+}
+
+impl Kept for Observed {
+    fn slot() -> &'static LocalKey<IdleSlot<Self>> {
+        &IDLE_OBSERVED
+    }
+}
+
+impl<O: Kept> Engine<O> {
     /// The thread's engine of this kind (a new one if an execution already holds it, as
     /// when executions nest), its cluster built for `config`. Boxed: taking it and giving
     /// it back moves a pointer, not the engine.
     pub(super) fn take(config: &ExecConfig) -> Box<Engine<O>> {
-        O::idle()
+        O::slot()
             .with(|idle| idle.borrow_mut().take())
             .unwrap_or_else(|| Box::new(Engine::idle(config)))
     }
 
     /// Hands the engine back for the thread's next execution.
     pub(super) fn give_back(self: Box<Self>) {
-        O::idle().with(|idle| *idle.borrow_mut() = Some(self));
+        O::slot().with(|idle| *idle.borrow_mut() = Some(self));
     }
+}
 
+impl<O: Observer> Engine<O> {
     /// An engine with nothing registered, as [`Engine::clear`] leaves one.
     fn idle(config: &ExecConfig) -> Engine<O> {
         let mut engine = Engine {
@@ -76,6 +105,8 @@ impl<O: Observer> Engine<O> {
                 faults_fired: Vec::new(),
                 bitten: [0; FaultKind::ALL.len()],
                 bites_pending: Vec::new(),
+                follows_keys: false,
+                last_keys: None,
             },
             progress: Progress::default(),
             checks: Checks {
@@ -152,9 +183,8 @@ impl<O: Observer> Engine<O> {
         self.per_client.resize(n, super::PerClient::default());
         self.spin.reset(n);
         self.faults.budget_left = self.faults.plan_budget;
-        // A pause or death aimed at keys follows the keys of each client's last call.
-        let aimed = super::faults::aims_at_keys(&self.faults.plan);
-        self.observer.begin(out, n, phase_points, aimed);
+        self.faults.begin(n);
+        self.observer.begin(out, n, phase_points);
     }
 
     /// The scripted faults as the execution's first timers, in the order registered.

@@ -12,8 +12,9 @@
 //!   whether it bit ([`Faults`] in `bites`);
 //! - the verdict: the step and end checks (`ending`);
 //! - what only some executions record, behind the [`observer::Observer`] type parameter:
-//!   the timeline (`timeline`), the phase points (`phase`), the clients' last keys;
-//! - the engine's life across executions (`lifecycle`) and a runner of many ([`Runs`]).
+//!   the timeline (`timeline`) and the phase points (`phase`);
+//! - the engine's life across executions, with the thread's idle engines (`lifecycle`),
+//!   and a runner of many ([`Runs`]).
 //!
 //! The engine never reads the wall clock, never draws a random number (every choice is
 //! the strategy's) and never iterates a std `HashMap`.
@@ -31,7 +32,7 @@ use crate::exec::{ExecConfig, Execution, Sim};
 use crate::explore::{CallOption, Choice, FaultOption, Needs, Options, Strategy};
 use crate::fault::{Fault, FaultKind, FaultPlan};
 use crate::invariant::Verdict;
-use crate::memcache::Transport;
+use crate::memcache::{Key, Transport};
 use crate::trace::Actor;
 
 mod bites;
@@ -171,6 +172,11 @@ struct Faults {
     bitten: [u32; FaultKind::ALL.len()],
     /// Faults that have not bitten yet.
     bites_pending: Vec<bites::Pending>,
+    /// `plan` aims a pause or a death at keys (kept with the plan): a sleeping client
+    /// is hit through the keys of its last call.
+    follows_keys: bool,
+    /// The keys of each client's last call, kept in executions of such a plan.
+    last_keys: Option<Vec<Vec<Key>>>,
 }
 
 /// The choices taken so far and what they did.

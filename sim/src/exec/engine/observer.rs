@@ -1,37 +1,28 @@
 //! What only some executions record, behind one type parameter of the engine.
 //!
 //! Most executions of a search or a gate record nothing beside their verdict: no
-//! timeline, no phase points, no keys of each client's last call. The [`Engine`] is
+//! timeline, no phase points. The [`Engine`] is
 //! generic over an [`Observer`] that holds what they would record; [`Unobserved`] holds
 //! nothing and answers every question with `None`, so that its engine's step loop has
 //! none of the tests and none of the work compiled in. [`Observed`] holds it all, each
 //! part on when the execution asks for it:
 //! - the timeline ([`Timeline`]) of a traced execution ([`ExecConfig::trace`]);
 //! - the phase points ([`PhasePoints`]) of a strategy that searches timing
-//!   ([`crate::explore::Needs::timing`]) on a scenario that leaves the phase free;
-//! - the keys of each client's last call, when the fault plan aims a pause or a death at
-//!   keys (a client sleeping after a call on them may be hit).
+//!   ([`crate::explore::Needs::timing`]) on a scenario that leaves the phase free.
 //!
 //! [`super::Runs`] keeps one engine of each kind and runs an execution on the observed
-//! one only when it asks for one of these. An observer never decides anything: the
+//! one only when it asks for one of these. An observer only records: nothing the
+//! engine decides reads it (what a fault aims at is the faults' own, `faults`), so the
 //! same schedule gives the same execution on either engine.
 
-use std::cell::RefCell;
-use std::thread::LocalKey;
-
 use crate::exec::{ExecConfig, Execution};
-use crate::memcache::Key;
 
-use super::Engine;
 use super::phase::PhasePoints;
 use super::timeline::Timeline;
 
 /// What an engine records beyond the verdict. Implemented by [`Unobserved`] and
 /// [`Observed`] alone.
 pub(super) trait Observer: Sized + 'static {
-    /// The thread's idle engine of this kind, between executions.
-    fn idle() -> &'static LocalKey<RefCell<Option<Box<Engine<Self>>>>>;
-
     /// Nothing recorded.
     fn new() -> Self;
 
@@ -39,9 +30,8 @@ pub(super) trait Observer: Sized + 'static {
     fn configure(&mut self, config: &ExecConfig);
 
     /// Starts an execution of `clients` clients. The phase points, when `phase_points`,
-    /// are recorded into `out`'s buffer, taken emptied; each client's last keys are kept
-    /// when `aimed`.
-    fn begin(&mut self, out: &mut Execution, clients: usize, phase_points: bool, aimed: bool);
+    /// are recorded into `out`'s buffer, taken emptied.
+    fn begin(&mut self, out: &mut Execution, clients: usize, phase_points: bool);
 
     /// Hands what was recorded to `out` and keeps `out`'s old buffers, emptied, for the
     /// next execution.
@@ -53,12 +43,6 @@ pub(super) trait Observer: Sized + 'static {
     /// The phase points, when the execution records them.
     fn phase_points(&mut self) -> Option<&mut PhasePoints>;
 
-    /// Each client's last keys, when a fault is aimed at keys.
-    fn last_keys(&mut self) -> Option<&mut Vec<Vec<Key>>>;
-
-    /// The keys of `client`'s last call (none unless a fault is aimed at keys).
-    fn last_keys_of(&self, client: usize) -> &[Key];
-
     /// True if a call has anything to record: one of the above is on.
     fn watches_calls(&self) -> bool;
 }
@@ -66,17 +50,7 @@ pub(super) trait Observer: Sized + 'static {
 /// Records nothing: the engine of executions that need nothing beside their verdict.
 pub(super) struct Unobserved;
 
-thread_local! {
-    static IDLE_UNOBSERVED: RefCell<Option<Box<Engine<Unobserved>>>> =
-        const { RefCell::new(None) };
-    static IDLE_OBSERVED: RefCell<Option<Box<Engine<Observed>>>> = const { RefCell::new(None) };
-}
-
 impl Observer for Unobserved {
-    fn idle() -> &'static LocalKey<RefCell<Option<Box<Engine<Self>>>>> {
-        &IDLE_UNOBSERVED
-    }
-
     fn new() -> Self {
         Unobserved
     }
@@ -85,8 +59,8 @@ impl Observer for Unobserved {
         debug_assert!(!config.trace, "a traced execution runs observed");
     }
 
-    fn begin(&mut self, _: &mut Execution, _: usize, phase_points: bool, aimed: bool) {
-        debug_assert!(!phase_points && !aimed, "recorded only when observed");
+    fn begin(&mut self, _: &mut Execution, _: usize, phase_points: bool) {
+        debug_assert!(!phase_points, "recorded only when observed");
     }
 
     fn hand_over(&mut self, out: &mut Execution) {
@@ -104,40 +78,25 @@ impl Observer for Unobserved {
         None
     }
 
-    fn last_keys(&mut self) -> Option<&mut Vec<Vec<Key>>> {
-        None
-    }
-
-    fn last_keys_of(&self, _: usize) -> &[Key] {
-        &[]
-    }
-
     fn watches_calls(&self) -> bool {
         false
     }
 }
 
-/// Records what the execution asks for: its timeline, its phase points, its clients'
-/// last keys.
+/// Records what the execution asks for: its timeline, its phase points.
 pub(super) struct Observed {
     /// Record the timeline ([`ExecConfig::trace`]).
     recording: bool,
     timeline: Timeline,
     phase: PhasePoints,
-    last_keys: Option<Vec<Vec<Key>>>,
 }
 
 impl Observer for Observed {
-    fn idle() -> &'static LocalKey<RefCell<Option<Box<Engine<Self>>>>> {
-        &IDLE_OBSERVED
-    }
-
     fn new() -> Self {
         Observed {
             recording: false,
             timeline: Timeline::default(),
             phase: PhasePoints::default(),
-            last_keys: None,
         }
     }
 
@@ -145,10 +104,7 @@ impl Observer for Observed {
         self.recording = config.trace;
     }
 
-    fn begin(&mut self, out: &mut Execution, clients: usize, phase_points: bool, aimed: bool) {
-        if aimed {
-            self.last_keys = Some(vec![Vec::new(); clients]);
-        }
+    fn begin(&mut self, out: &mut Execution, clients: usize, phase_points: bool) {
         if phase_points {
             self.phase.points = Some(emptied(&mut out.phase_points));
             self.phase.begin(clients);
@@ -166,7 +122,6 @@ impl Observer for Observed {
             None => out.phase_points.clear(),
         }
         self.phase.repeating = false;
-        self.last_keys = None;
     }
 
     fn timeline(&mut self) -> Option<&mut Timeline> {
@@ -177,22 +132,10 @@ impl Observer for Observed {
         self.phase.points.is_some().then_some(&mut self.phase)
     }
 
-    fn last_keys(&mut self) -> Option<&mut Vec<Vec<Key>>> {
-        self.last_keys.as_mut()
-    }
-
-    fn last_keys_of(&self, client: usize) -> &[Key] {
-        self.last_keys
-            .as_ref()
-            .and_then(|all| all.get(client))
-            .map_or(&[], Vec::as_slice)
-    }
-
     fn watches_calls(&self) -> bool {
-        self.recording || self.phase.points.is_some() || self.last_keys.is_some()
+        self.recording || self.phase.points.is_some()
     }
 }
-
 /// Hands `mine`, filled, to `theirs`, and keeps `theirs`'s buffer, emptied, for the next
 /// execution: one swap per execution, the result's old content dropped as it comes back.
 pub(super) fn swap_emptied<T>(theirs: &mut Vec<T>, mine: &mut Vec<T>) {

@@ -7,7 +7,8 @@ use crate::exec::{ExecConfig, Execution, Sim};
 use crate::explore::{Needs, Strategy};
 
 use super::Engine;
-use super::observer::{Observed, Observer, Unobserved};
+use super::lifecycle::Kept;
+use super::observer::{Observed, Unobserved};
 
 /// Executions of one [`ExecConfig`] on this thread, as a loop that runs many of them
 /// (`mcsim check`, a search, a shrink) makes them. Each execution is exactly what
@@ -40,9 +41,8 @@ use super::observer::{Observed, Observer, Unobserved};
 /// ```
 pub struct Runs<'c> {
     config: &'c ExecConfig,
-    /// Every execution of `config` records something beside its verdict, whatever the
-    /// strategy: a timeline, or each client's last keys for a fault aimed at them.
-    observed_always: bool,
+    /// Every execution of `config` records its timeline, whatever the strategy.
+    traced: bool,
     /// The engines between these runs' executions, `config` applied to them, one that
     /// records nothing and one that records what an execution asks for
     /// ([`super::observer`]): taken from the thread's at the first execution of each
@@ -67,10 +67,9 @@ impl Drop for Runs<'_> {
 impl<'c> Runs<'c> {
     /// Executions of `config`.
     pub fn new(config: &'c ExecConfig) -> Runs<'c> {
-        let aimed = super::faults::aims_at_keys(&config.faults);
         Runs {
             config,
-            observed_always: config.trace || aimed,
+            traced: config.trace,
             unobserved: Cell::new(None),
             observed: Cell::new(None),
         }
@@ -91,7 +90,7 @@ impl<'c> Runs<'c> {
         strategy.begin(index);
         let needs = strategy.needs();
         let strategy = (strategy, needs);
-        if self.observed_always || (needs.timing && self.config.phase_free) {
+        if self.traced || (needs.timing && self.config.phase_free) {
             self.execute_on(&self.observed, setup, strategy, index, out);
         } else {
             self.execute_on(&self.unobserved, setup, strategy, index, out);
@@ -99,7 +98,7 @@ impl<'c> Runs<'c> {
     }
 
     /// One execution on the engine kept in `slot`.
-    fn execute_on<O: Observer, S: Strategy + ?Sized>(
+    fn execute_on<O: Kept, S: Strategy + ?Sized>(
         &self,
         slot: &Cell<Option<Box<Engine<O>>>>,
         setup: &dyn Fn(&mut Sim),
