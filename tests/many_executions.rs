@@ -86,7 +86,7 @@ fn the_exhaustive_search_counts_the_same_schedules_in_one_process() {
             "2",
             "--exhaustive",
             "--max-preemptions",
-            "1",
+            "0",
             "--",
             PYTHON,
             &program,
