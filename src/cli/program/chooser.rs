@@ -46,7 +46,7 @@ pub(super) fn shared(strategy: Box<dyn Strategy + Send>) -> SharedStrategy {
 }
 
 /// A strategy choosing among the waiting participants: each participant is a client
-/// ([`Record::names`]), its held command a call that may run now.
+/// ([`Record::names`]), its held step a call that may run now, with what it touches.
 #[derive(Clone)]
 pub(super) struct StrategyChooser {
     pub(super) strategy: SharedStrategy,
