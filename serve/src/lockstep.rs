@@ -64,8 +64,9 @@ use rand_chacha::ChaCha8Rng;
 pub struct Held<'a> {
     /// The participant's name.
     pub name: &'a str,
-    /// What the step touches ([`crate::footprint`]): steps whose footprints commute give
-    /// the same outcome in either order, but for the virtual instants they run at.
+    /// What the step touches (a command its keys, a sleep its participant, a section step
+    /// its section): steps whose footprints commute give the same outcome in either
+    /// order, but for the virtual instants they run at.
     pub footprint: &'a Footprint,
 }
 
