@@ -375,8 +375,7 @@ impl Connection {
         if w.lockstep.is_none() {
             return w;
         }
-        let label = self.label.clone();
-        take_turn(shared, w, (member, &label), footprint)
+        take_turn(shared, w, (member, &self.label), footprint)
     }
 
     /// Blocks until this connection may run a command: in lockstep, a participant's turn;

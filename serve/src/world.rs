@@ -171,7 +171,8 @@ pub(crate) struct World {
     /// Where in a second (µs since its server's boot) a command of this run read the
     /// clock ([`Request::reads_clock`](mcsim::protocol::Request::reads_clock), an expiry
     /// set, an item within a second of expiring): the instants that cut the tick phases
-    /// into classes giving the same run.
+    /// into classes giving the same run. Kept under lockstep only (`mcsim test`'s runs),
+    /// so a long `mcsim serve` does not gather them.
     pub phase_points: std::collections::BTreeSet<u32>,
     /// What the client program declared.
     pub declared: Declared,

@@ -32,6 +32,10 @@ pub(crate) struct Judging {
 /// the scenario unproved.
 const EXHAUSTIVE_CAP: f64 = 200_000.0;
 
+/// How a row's numbers begin when its search hit [`EXHAUSTIVE_CAP`] with no violation:
+/// the summary counts those rows by it.
+const NOT_PROVED: &str = "not proved";
+
 /// Proves `s` at its `[explore]` bounds: the row's verdict is the first violation
 /// found, `pass` when every schedule within the bounds was covered, or, when the search
 /// hit its cap first, `pass` said not proved for a scenario expected to pass (no search
@@ -62,7 +66,7 @@ fn prove(s: &mcsim::scenario::Scenario, budget: f64, row: &mut Row) -> String {
         }
         None if r.interrupted && s.expect == "pass" => {
             row.numbers = format!(
-                "not proved: no violation in {} executions, the search's cap",
+                "{NOT_PROVED}: no violation in {} executions, the search's cap",
                 r.stats.executions
             );
             "pass".into()
@@ -371,7 +375,7 @@ pub(crate) fn check(
     if judging.exhaustive {
         let proved = rows.iter().filter(|r| r.exhaustive.is_some()).count();
         let capped = (rows.iter())
-            .filter(|r| r.numbers.starts_with("not proved"))
+            .filter(|r| r.numbers.starts_with(NOT_PROVED))
             .map(|r| r.scenario.clone())
             .collect::<Vec<_>>();
         let capped = match capped.len() {

@@ -104,12 +104,13 @@ struct Node {
     /// disables faults it does not otherwise touch.
     enabled_after: Vec<(usize, Vec<Choice>)>,
     eviction_possible: bool,
-    /// The bounds left an alternative here unexplored that no sleep set covers.
+    /// The preemption bound left an alternative here unexplored that no sleep set
+    /// covers.
     cut_here: bool,
-    /// The bounds cut something in the subtree of the alternative taken now.
+    /// The preemption bound cut something in the subtree of the alternative taken now.
     cut_below: bool,
-    /// Explored alternatives whose subtree the bounds cut: they never sleep in a later
-    /// sibling's subtree, which would take them as covered where they were not.
+    /// Explored alternatives whose subtree the preemption bound cut: they never sleep in
+    /// a later sibling's subtree, which would take them as covered where they were not.
     cut_explored: Vec<usize>,
     /// The state kept for this node in the visited-state cache, if any.
     state: Option<u64>,

@@ -17,7 +17,6 @@
 //! figures (each search of a batch runs on one thread, where phase 0's search alone may
 //! share itself over all of them: [`super::explore`]'s shares).
 
-use std::collections::BTreeSet;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
@@ -41,8 +40,7 @@ pub(super) fn search_phases(
     // Without a cap on classes, the budget of executions bounds the search.
     let budget = options.max_phases.is_none().then_some(super::PHASE_BUDGET);
     let mut stopped = None;
-    let mut points = BTreeSet::new();
-    let mut searched: Vec<u32> = Vec::new();
+    let mut classes = PhaseClasses::new();
     let mut total: Option<ExploreReport> = None;
     let stops = |r: &ExploreReport| {
         let sought = r
@@ -57,8 +55,8 @@ pub(super) fn search_phases(
         let reports = search_batch(scenario, options, seek, &batch, spent, &stops, progress);
         let ran = reports.len();
         for (&phase, r) in batch.iter().zip(reports) {
-            points.extend(r.phase_points.iter().copied());
-            searched.push(phase);
+            classes.met(r.phase_points.iter().copied());
+            classes.searched(phase);
             let stop = stops(&r);
             total = Some(match total {
                 None => r,
@@ -75,14 +73,15 @@ pub(super) fn search_phases(
             }
             break;
         }
-        if searched.len() >= cap {
+        let searched = classes.searched.len();
+        if searched >= cap {
             stopped = Some(PhaseLimit::Classes(cap));
             break;
         }
-        let mut room = cap - searched.len();
+        let mut room = cap - searched;
         if let (Some(budget), Some(t)) = (budget, &total) {
             let spent = t.stats.work();
-            let floor = super::PHASE_FLOOR.saturating_sub(searched.len());
+            let floor = super::PHASE_FLOOR.saturating_sub(searched);
             if spent >= budget && floor == 0 {
                 stopped = Some(PhaseLimit::Executions(budget));
                 break;
@@ -90,14 +89,13 @@ pub(super) fn search_phases(
             // The floor's classes, and as many more as the searches so far say the
             // budget left pays for, at least one: the same batch on any number of
             // threads.
-            let each = (spent / searched.len() as u64).max(1);
+            let each = (spent / searched as u64).max(1);
             let paid = (budget.saturating_sub(spent) / each) as usize;
             room = room.min(floor.max(paid).max(1));
         }
-        batch = farthest(&points, &searched, room);
+        batch = farthest(&classes.points, &classes.searched, room);
     }
     let mut total = total.expect("at least one phase searched");
-    let classes = PhaseClasses { points, searched };
     total.phases = classes.coverage(stopped);
     total.phase_points = classes.points;
     total

@@ -94,18 +94,12 @@ impl Server {
         self.clock.tick(now)
     }
 
-    /// True if one of `keys` names an item that expires within a second of `now`:
-    /// whether a call finds it then depends on where the tick edges fall.
-    pub fn near_expiry<'k>(
-        &self,
-        mut keys: impl Iterator<Item = &'k Key>,
-        now: VirtualTime,
-    ) -> bool {
+    /// True if `key` names an item that expires within a second of `now`: whether a
+    /// call finds it then depends on where the tick edges fall.
+    pub fn near_expiry(&self, key: &Key, now: VirtualTime) -> bool {
         let tick = self.tick(now);
-        keys.any(|key| {
-            (self.items.linked(key))
-                .is_some_and(|item| item.exptime != 0 && item.exptime <= tick.saturating_add(1))
-        })
+        (self.items.linked(key))
+            .is_some_and(|item| item.exptime != 0 && item.exptime <= tick.saturating_add(1))
     }
 
     /// Where in a second `at` falls, counted from the server's boot (µs): where a tick

@@ -514,15 +514,17 @@ fn search(program: &mut Program, options: &TestOptions) -> Result<(u8, &'static 
         .map(|(kind, _)| *kind)
         .collect();
     // Where the servers' whole-second clocks tick within a second, which decides when a
-    // TTL ends: drawn per run, pinned by the scenario, or not searched.
-    let pinned = options.server.phase.as_millis();
-    let phase = match (&options.scenario, &phases) {
-        (Some(s), _) if !s.phase_free => format!("tick phase {pinned} ms, as the scenario pins it"),
-        (_, Some(classes)) => {
+    // TTL ends: pinned by the scenario, searched class by class, or drawn per run.
+    let phase = match &phases {
+        _ if pinned => format!(
+            "tick phase {} ms, as the scenario pins it",
+            options.server.phase.as_millis()
+        ),
+        Some(classes) => {
             let stopped = (!complete).then_some(PhaseLimit::Executions(options.executions));
             classes.coverage(stopped).describe()
         }
-        _ => "tick phase drawn per run".to_string(),
+        None => "tick phase drawn per run".to_string(),
     };
     report.tick_phases = options.exhaustive.map(|_| phase.clone());
     if !missing.is_empty() || !unbitten.is_empty() {

@@ -69,7 +69,8 @@ impl PhasePoints {
             // Recorded by the execution that took this step before.
             return None;
         }
-        Some(request.reads_clock() || server.near_expiry(request.keys().iter(), at))
+        let near = |key| server.near_expiry(key, at);
+        Some(request.reads_clock() || request.keys().iter().any(near))
     }
 
     /// After the server ran the call (one [`PhasePoints::before`] answered `Some(read)`

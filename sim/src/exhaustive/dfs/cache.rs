@@ -11,7 +11,7 @@ impl Dfs {
     pub const CACHE_TRIAL: u64 = 1_000;
 
     /// If a state already explored covers this node (then it is cut short): whether the
-    /// bounds cut anything below it there (true while that is not known yet). Otherwise
+    /// preemption bound cut anything below it there (true while that is not known yet). Otherwise
     /// the node's state is kept, as [`Node::state`] says.
     pub(super) fn seen_before(&mut self, options: &Options<'_>, node: &mut Node) -> Option<bool> {
         if self.stats.states >= Self::CACHE_TRIAL && self.stats.revisits == 0 {
@@ -63,7 +63,7 @@ impl Dfs {
         None
     }
 
-    /// The subtree of `node`, explored, had something cut by the bounds (`cut`): kept
+    /// The subtree of `node`, explored, had something cut by the preemption bound (`cut`): kept
     /// with its state, for the visits that will be cut short there.
     pub(super) fn cut_state(&mut self, node: &Node, cut: bool) {
         if let Some(visit) = node.state.and_then(|s| self.visited.get_mut(&s))
@@ -93,7 +93,7 @@ pub(super) struct Visit {
     pub(super) faults_left: u32,
     /// What slept there: explored elsewhere.
     pub(super) sleep: Vec<Choice>,
-    /// Whether the bounds cut anything in the subtree explored from there (`None` until
+    /// Whether the preemption bound cut anything in the subtree explored from there (`None` until
     /// it has been explored).
     pub(super) cut: Option<bool>,
 }
