@@ -407,8 +407,8 @@ pub(crate) fn failure(scenario: &Scenario, found: Found, e: &Execution, shrink: 
         return Finding {
             seed,
             original: Some(shrunk.before),
-            clients: shrunk.scenario.clients,
-            execution: shrunk.execution,
+            clients: shrunk.subject.scenario().clients,
+            execution: shrunk.run,
             found_hash,
             cut_short: shrunk.cut_short,
         };

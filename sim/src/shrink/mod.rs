@@ -1,14 +1,21 @@
 //! Shrinking: a failing execution made as small as possible while the same invariant
 //! still breaks, so the counterexample a person reads is short.
 //!
+//! One shrinker serves every [`Subject`]: anything that runs a schedule under a
+//! [`Replay`] and says what the run gave. A scenario of the engine is one
+//! ([`shrink`], [`Scenarios`]); `mcsim test`'s program, run against the simulated servers
+//! once per candidate, is another.
+//!
 //! The shrinker works on the schedule, replayed leniently (a choice that is no longer
 //! possible is skipped, and past the end the lowest client runs at the earliest instant):
 //! it drops faults, drops chunks of choices (delta debugging), zeroes delays (all, or one
 //! by one), and removes preemptions by letting the client a preemption switched away
-//! from run on. Then it tries fewer clients: it searches the smaller scenario with the
-//! random strategy for the same violation and shrinks what it finds. A candidate is kept
-//! only if the verdict's label is the same and it improves on the best so far
-//! ([`Size::improves_on`]).
+//! from run on; where none of those helps, it tries the shortest prefix that still fails
+//! (a lenient replay's defaults past it drop every later switch at once), and the passes
+//! again on it. Then it tries fewer clients: it searches with fewer ([`Subject::search`]; a
+//! scenario with its own strategy) for the same violation and shrinks what it finds. A
+//! candidate is kept only if the verdict's label is the same and it improves on the best
+//! so far ([`Size::improves_on`]).
 //!
 //! A counterexample of never finishing (`stuck`, `livelock`) runs on past the choices
 //! that got it there, until a budget runs out or its spin or cycle is told; its schedule
@@ -31,17 +38,104 @@
 //! counterexample a shrink ends with is what replaying every candidate gives; on the
 //! scenario suite's gate they spare three replays in four.
 
+mod scenario;
+mod shrinker;
 mod tried;
 
 use std::fmt;
 
-use crate::plural::plural;
-
-use crate::exec::{Execution, Runs, execute};
 use crate::explore::replay::Offered;
 use crate::explore::{Choice, Replay, Schedule};
-use crate::scenario::Scenario;
-use tried::{Outcome, Tried};
+use crate::plural::plural;
+use shrinker::Shrinker;
+
+pub use scenario::{Scenarios, shrink, size};
+
+/// What the shrinker shrinks: runs of schedules of something under test, with as many
+/// clients as it is asked for.
+pub trait Subject {
+    /// What one run gave.
+    type Run: Outcome;
+    /// Why a run could not be made (the engine's runs always can:
+    /// [`std::convert::Infallible`]).
+    type Error;
+
+    /// The clients each run has now.
+    fn clients(&self) -> usize;
+
+    /// Runs with `clients` clients from now on; false (and unchanged) if it cannot.
+    fn set_clients(&mut self, clients: usize) -> bool;
+
+    /// One run following `replay` (exact or lenient; with its timeline if `trace`), which
+    /// the shrinker reads afterwards for where the run preempted and what each step
+    /// offered.
+    fn run(&mut self, replay: &mut Replay, trace: bool) -> Result<Self::Run, Self::Error>;
+
+    /// Looks for a run failing as `label` says with the clients it has now, in at most
+    /// `tries` runs, each charged to `budget` ([`Budget::ran`]) and none once it is spent.
+    /// `found` is the schedule of the failure being shrunk, with more clients: a
+    /// subject may try it first, its other clients' choices left out.
+    fn search(
+        &mut self,
+        label: &str,
+        found: &Schedule,
+        tries: u64,
+        budget: &mut Budget,
+    ) -> Result<Option<Self::Run>, Self::Error>;
+}
+
+/// What the shrinker reads of a run.
+pub trait Outcome {
+    /// The choices the run made.
+    fn schedule(&self) -> &Schedule;
+    /// The same, to cut a run that never finishes to the choices a replay needs.
+    fn schedule_mut(&mut self) -> &mut Schedule;
+    /// What it gave, in a form two runs that fail the same way share (`pass` when it did
+    /// not fail): the shrinker keeps a candidate only if its label is the failure's.
+    fn label(&self) -> String;
+    /// What it cost, charged to the shrinker's budget (steps, or one a run).
+    fn cost(&self) -> u64;
+    /// Calls (commands) the servers executed.
+    fn calls(&self) -> u64;
+    /// True if its failure is one of never finishing: its length says little, the choices
+    /// that led there are the counterexample.
+    fn never_finishes(&self) -> bool;
+    /// Faults injected.
+    fn faults(&self) -> usize {
+        self.schedule().faults()
+    }
+}
+
+/// What shrinking may spend, in the cost of runs ([`Outcome::cost`]), and what it spent.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Budget {
+    /// Spent so far, over every attempt and search (a candidate answered from memory
+    /// included, as if run again, so that where the budget stops shrinking does not
+    /// depend on what was remembered).
+    pub spent: u64,
+    /// Where shrinking stops.
+    pub limit: u64,
+    /// The runs actually made.
+    pub runs: u64,
+}
+
+impl Budget {
+    /// True once it is spent.
+    pub fn exhausted(&self) -> bool {
+        self.spent >= self.limit
+    }
+
+    /// Charges a run made.
+    pub fn ran(&mut self, cost: u64) {
+        self.spent += cost;
+        self.runs += 1;
+    }
+
+    /// Charges a run answered without being made.
+    fn charge(&mut self, cost: u64) {
+        self.spent += cost;
+    }
+}
 
 /// How big a counterexample is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -118,16 +212,52 @@ impl Size {
     }
 }
 
-/// The size of an execution of a scenario (replayed once to find its preemptions, and
-/// for a verdict of never finishing, the choices a replay needs).
-pub fn size(scenario: &Scenario, e: &Execution) -> Size {
-    let r = recorded(scenario, &e.schedule);
-    measured(scenario, &r.execution, r.preempted.len())
+/// A run the shrinker made, with where it preempted ([`Replay::preempted`]) and the
+/// calls each of its steps offered ([`Replay::offered`]).
+struct Replayed<R> {
+    run: R,
+    preempted: Vec<u32>,
+    offered: Offered,
 }
 
-/// The size of `e`, which preempted `preemptions` times.
-fn measured(scenario: &Scenario, e: &Execution, preemptions: usize) -> Size {
-    let delays = e.schedule.choices.iter().filter_map(|c| match c {
+impl<R: Outcome> Replayed<R> {
+    /// `schedule` run on `subject` (replayed leniently if `lenient`; with its timeline if
+    /// `trace`), its schedule cut to the choices a replay needs when it never finishes.
+    fn new<S: Subject<Run = R>>(
+        subject: &mut S,
+        schedule: Schedule,
+        lenient: bool,
+        trace: bool,
+    ) -> Result<Replayed<R>, S::Error> {
+        let mut replay = if lenient {
+            Replay::lenient(schedule)
+        } else {
+            Replay::new(schedule)
+        };
+        let mut run = subject.run(&mut replay, trace)?;
+        let mut preempted = replay.preempted().to_vec();
+        let offered = replay.offered().clone();
+        if run.never_finishes() {
+            let needed = offered.needed(&run.schedule().choices);
+            run.schedule_mut().choices.truncate(needed);
+            preempted.retain(|&i| (i as usize) < needed);
+        }
+        Ok(Replayed {
+            run,
+            preempted,
+            offered,
+        })
+    }
+
+    /// Its size, with `clients` clients.
+    fn size(&self, clients: usize) -> Size {
+        measured(clients, &self.run, self.preempted.len())
+    }
+}
+
+/// The size of `run`, with `clients` clients, which preempted `preemptions` times.
+fn measured(clients: usize, run: &impl Outcome, preemptions: usize) -> Size {
+    let delays = run.schedule().choices.iter().filter_map(|c| match c {
         Choice::Run { delay, .. } => Some(*delay),
         Choice::Fault(_) => None,
     });
@@ -135,364 +265,96 @@ fn measured(scenario: &Scenario, e: &Execution, preemptions: usize) -> Size {
         (sum + d, late + usize::from(d > 0))
     });
     Size {
-        faults: e.schedule.faults(),
-        clients: scenario.clients,
+        faults: run.faults(),
+        clients,
         preemptions,
         late,
-        steps: e.schedule.len(),
-        calls: e.calls,
-        never_finishes: e.verdict.never_finishes(),
+        steps: run.schedule().len(),
+        calls: run.calls(),
+        never_finishes: run.never_finishes(),
         delay,
     }
 }
 
-/// An execution the shrinker replayed, with where it preempted ([`Replay::preempted`])
-/// and the calls each of its steps offered ([`Replay::offered`]).
-struct Replayed {
-    execution: Execution,
-    preempted: Vec<u32>,
-    offered: Offered,
-}
-
-impl Replayed {
-    /// `schedule` replayed on `scenario` (leniently if `lenient`; with its timeline if
-    /// `trace`), its schedule cut to the choices a replay needs when it never finishes.
-    fn new(scenario: &Scenario, schedule: Schedule, lenient: bool, trace: bool) -> Replayed {
-        let mut config = scenario.config.clone();
-        config.trace = trace;
-        let mut strategy = if lenient {
-            Replay::lenient(schedule)
-        } else {
-            Replay::new(schedule)
-        };
-        let mut execution = execute(&config, &*scenario.setup, &mut strategy, 0);
-        let mut preempted = strategy.preempted().to_vec();
-        let offered = strategy.offered().clone();
-        if execution.verdict.never_finishes() {
-            let needed = offered.needed(&execution.schedule.choices);
-            execution.schedule.choices.truncate(needed);
-            preempted.retain(|&i| (i as usize) < needed);
-        }
-        Replayed {
-            execution,
-            preempted,
-            offered,
-        }
-    }
-}
-
-/// `schedule` replayed on `scenario` (leniently if `lenient`), untraced.
-fn replayed(scenario: &Scenario, schedule: Schedule, lenient: bool) -> Replayed {
-    Replayed::new(scenario, schedule, lenient, false)
-}
-
-/// `schedule` replayed exactly on `scenario`.
-fn recorded(scenario: &Scenario, schedule: &Schedule) -> Replayed {
-    replayed(scenario, schedule.clone(), false)
-}
-
 /// A shrunk counterexample.
 #[derive(Debug, Clone)]
-pub struct Shrunk {
-    /// The scenario it fails in (fewer clients than the original, perhaps).
-    pub scenario: Scenario,
-    /// The execution, replayable from `execution.schedule` on `scenario`.
-    pub execution: Execution,
+pub struct Shrunk<S: Subject> {
+    /// What it fails in, set to the clients it fails with (fewer than given, perhaps).
+    pub subject: S,
+    /// The run, replayed exactly from its schedule with its timeline.
+    pub run: S::Run,
     /// Size before shrinking.
     pub before: Size,
     /// Size after.
     pub after: Size,
-    /// True if shrinking stopped at its step budget (a smaller one may exist).
+    /// True if shrinking stopped at its budget (a smaller one may exist).
     pub cut_short: bool,
+    /// The runs shrinking made (candidates, searches with fewer clients, the last replay).
+    pub runs: u64,
 }
 
-struct Shrinker<'a> {
-    label: String,
-    scenario: &'a Scenario,
-    best: Execution,
-    /// Where the best so far preempted.
-    best_preempted: Vec<u32>,
-    /// The calls each step of the best so far offered.
-    best_offered: Offered,
-    best_size: Size,
-    /// Steps spent so far, over every attempt and search.
-    spent: &'a mut u64,
-    /// Steps shrinking may spend in all.
-    budget: u64,
-    /// The candidates replayed so far, with what each gave.
-    tried: Tried,
-}
-
-impl Shrinker<'_> {
-    fn exhausted(&self) -> bool {
-        *self.spent >= self.budget
-    }
-
-    fn attempt(&mut self, choices: Vec<Choice>) -> bool {
-        if self.exhausted() {
-            return false;
-        }
-        let phase = self.best.schedule.phase;
-        // A candidate that did not improve on an earlier best cannot improve on a
-        // smaller one; should one, it is replayed for its execution.
-        if let Some(known) = self.tried.get(phase, &choices)
-            && !known.size.is_some_and(|s| s.improves_on(&self.best_size))
-        {
-            // Charged as if replayed again, so that where the budget stops shrinking,
-            // and so the counterexample it ends with, do not depend on what was
-            // remembered.
-            *self.spent += known.steps;
-            return false;
-        }
-        // A candidate whose every choice, taken as a lenient replay takes it, is the
-        // best's own replays to the best: no step of it needs running.
-        if self
-            .best_offered
-            .leads_to(&choices, &self.best.schedule.choices)
-        {
-            *self.spent += self.best.steps;
-            let outcome = Outcome {
-                steps: self.best.steps,
-                size: Some(self.best_size),
-            };
-            self.tried.note(phase, choices, outcome);
-            return false;
-        }
-        let candidate = choices.clone();
-        let r = replayed(self.scenario, Schedule { phase, choices }, true);
-        let e = r.execution;
-        *self.spent += e.steps;
-        let same = e.verdict.label() == self.label;
-        let s = same.then(|| measured(self.scenario, &e, r.preempted.len()));
-        let outcome = Outcome {
-            steps: e.steps,
-            size: s,
-        };
-        self.tried.note(phase, candidate, outcome);
-        let Some(s) = s else {
-            return false;
-        };
-        if s.improves_on(&self.best_size) {
-            self.best = e;
-            self.best_preempted = r.preempted;
-            self.best_offered = r.offered;
-            self.best_size = s;
-            return true;
-        }
-        false
-    }
-
-    fn choices(&self) -> Vec<Choice> {
-        self.best.schedule.choices.clone()
-    }
-
-    fn drop_faults(&mut self) -> bool {
-        let mut progress = false;
-        let mut i = 0;
-        while i < self.best.schedule.choices.len() && !self.exhausted() {
-            if matches!(self.best.schedule.choices[i], Choice::Fault(_)) {
-                let mut c = self.choices();
-                c.remove(i);
-                if self.attempt(c) {
-                    progress = true;
-                    continue;
-                }
-            }
-            i += 1;
-        }
-        progress
-    }
-
-    fn drop_chunks(&mut self) -> bool {
-        let mut progress = false;
-        let mut chunk = (self.best.schedule.len() / 2).max(1);
-        loop {
-            let mut start = 0;
-            // Checked before each candidate is built: a candidate copies the schedule,
-            // and a long one (a livelock's) copied at every position for nothing once
-            // the budget is spent costs minutes.
-            while start < self.best.schedule.len() && !self.exhausted() {
-                let mut c = self.choices();
-                let end = (start + chunk).min(c.len());
-                c.drain(start..end);
-                if self.attempt(c) {
-                    progress = true;
-                } else {
-                    start += chunk;
-                }
-            }
-            if chunk == 1 || self.exhausted() {
-                return progress;
-            }
-            chunk /= 2;
-        }
-    }
-
-    /// Runs every call at the earliest instant of its window, or failing that, each late
-    /// call in turn.
-    fn zero_delays(&mut self) -> bool {
-        let zeroed = |c: &Choice| match c {
-            Choice::Run { client, .. } => Choice::Run {
-                client: *client,
-                delay: 0,
-            },
-            other => other.clone(),
-        };
-        let all: Vec<Choice> = self.best.schedule.choices.iter().map(zeroed).collect();
-        if all == self.best.schedule.choices {
-            return false;
-        }
-        if self.attempt(all) {
-            return true;
-        }
-        let mut progress = false;
-        let mut i = 0;
-        while i < self.best.schedule.choices.len() && !self.exhausted() {
-            if let Choice::Run { client, delay } = self.best.schedule.choices[i]
-                && delay > 0
-            {
-                let mut candidate = self.choices();
-                candidate[i] = Choice::Run { client, delay: 0 };
-                progress |= self.attempt(candidate);
-            }
-            i += 1;
-        }
-        progress
-    }
-
-    /// Lets the client a preemption switched away from run on instead, at each
-    /// preemption in turn. Forced switches (away from a client that was asleep, done or
-    /// had nothing to run) are not tried: running that client there is not possible.
-    fn fewer_preemptions(&mut self) -> bool {
-        let mut progress = false;
-        // The first preemption not tried yet, by position in the best schedule.
-        let mut from = 0;
-        while !self.exhausted() {
-            let best = &self.best;
-            let Some(&at) = self.best_preempted.iter().find(|&&i| i as usize >= from) else {
-                break;
-            };
-            let i = at as usize;
-            from = i + 1;
-            let prev = best.schedule.choices[..i]
-                .iter()
-                .rev()
-                .find_map(|x| match x {
-                    Choice::Run { client, .. } => Some(*client),
-                    Choice::Fault(_) => None,
-                });
-            if let (Some(p), Choice::Run { delay, .. }) = (prev, &best.schedule.choices[i]) {
-                let mut candidate = best.schedule.choices.clone();
-                candidate[i] = Choice::Run {
-                    client: p,
-                    delay: *delay,
-                };
-                progress |= self.attempt(candidate);
-            }
-        }
-        progress
-    }
-
-    fn run(&mut self) {
-        loop {
-            let mut progress = self.drop_faults();
-            progress |= self.drop_chunks();
-            progress |= self.zero_delays();
-            progress |= self.fewer_preemptions();
-            if !progress || self.exhausted() {
-                break;
-            }
-        }
-    }
-}
-
-/// Shrinks a failing execution of `scenario`. `search` is how many random executions to
-/// spend looking for the same violation with each smaller number of clients; `budget` is
-/// how many steps shrinking may execute in all (replays of candidates and searches).
-pub fn shrink(scenario: &Scenario, failing: &Execution, search: u64, budget: u64) -> Shrunk {
-    let label = failing.verdict.label();
+/// Shrinks `failing`, a failing run of `subject`: its schedule, then the same failure
+/// with fewer clients, looked for in at most `search` runs of each smaller count
+/// ([`Subject::search`]) and shrunk in turn. `limit` is what shrinking may spend in all,
+/// in the cost of runs ([`Outcome::cost`]).
+pub fn shrink_subject<S: Subject>(
+    mut subject: S,
+    failing: &S::Run,
+    search: u64,
+    limit: u64,
+) -> Result<Shrunk<S>, S::Error> {
+    let label = failing.label();
+    let given = subject.clients();
     // Replayed to find where it preempted (the search that found it did not note it).
-    let r = recorded(scenario, &failing.schedule);
-    let before = measured(scenario, &r.execution, r.preempted.len());
-    let mut spent = 0;
-    // Half the budget for the scenario as it is; the rest for fewer clients, which is
+    let found = Replayed::new(&mut subject, failing.schedule().clone(), false, false)?;
+    let before = found.size(given);
+    // Half the budget for the clients as given; the rest for fewer clients, which is
     // worth most when it works.
-    let mut s = Shrinker {
-        label: label.clone(),
-        scenario,
-        best: r.execution,
-        best_preempted: r.preempted,
-        best_offered: r.offered,
-        best_size: before,
-        spent: &mut spent,
-        budget: budget / 2,
-        tried: Tried::default(),
+    let mut budget = Budget {
+        limit: limit / 2,
+        runs: 1,
+        ..Budget::default()
     };
-    s.run();
+    let (mut best, best_size) = Shrinker::new(&label, &mut subject, found, &mut budget).run()?;
     // Its half of the budget spent: this phase stopped early even if the next is cheap.
-    let first_cut_short = s.exhausted();
-    let mut best = (scenario.clone(), s.best.clone(), s.best_size);
-    // Fewer clients: find the same violation in a smaller scenario, then shrink that.
-    for clients in 1..scenario.clients {
-        if spent >= budget {
+    let first_cut_short = budget.exhausted();
+    budget.limit = limit;
+    let mut best_clients = given;
+    // Fewer clients: find the same violation with fewer, then shrink that.
+    for clients in 1..given {
+        if budget.exhausted() {
             break;
         }
-        let Ok(smaller) = scenario.with_clients(clients) else {
+        if !subject.set_clients(clients) {
+            continue;
+        }
+        let from = best.run.schedule().clone();
+        let Some(run) = subject.search(&label, &from, search, &mut budget)? else {
             continue;
         };
-        let mut strategy = smaller.strategy.make(smaller.seed);
-        let mut config = smaller.config.clone();
-        config.trace = false;
-        let mut found = None;
-        // One result, its buffers reused, and the loop compiled for the strategy.
-        let mut e = Execution::default();
-        let runs = Runs::new(&config);
-        for i in 0..search {
-            if spent >= budget {
-                break;
-            }
-            runs.execute_into(&*smaller.setup, &mut *strategy, i, &mut e);
-            spent += e.steps;
-            if e.verdict.label() == label {
-                found = Some(std::mem::take(&mut e));
-                break;
-            }
+        // Replayed to find where it preempted, as the failure given was.
+        let found = Replayed::new(&mut subject, run.schedule().clone(), false, false)?;
+        budget.runs += 1;
+        let (smaller, size) = Shrinker::new(&label, &mut subject, found, &mut budget).run()?;
+        // Fewer clients is worth more than a few steps or preemptions: kept if it improves
+        // on what the clients as given shrank to, or if it has fewer clients and is no
+        // larger than what was found on any measure.
+        let fewer = size.clients < best_size.clients && size.no_larger_than(&before);
+        if size.improves_on(&best_size) || fewer {
+            (best, best_clients) = (smaller, clients);
         }
-        if let Some(e) = found {
-            let r = recorded(&smaller, &e.schedule);
-            let mut s = Shrinker {
-                label: label.clone(),
-                scenario: &smaller,
-                best_size: measured(&smaller, &r.execution, r.preempted.len()),
-                best: r.execution,
-                best_preempted: r.preempted,
-                best_offered: r.offered,
-                spent: &mut spent,
-                budget,
-                tried: Tried::default(),
-            };
-            s.run();
-            let (e, size) = (s.best, s.best_size);
-            // Fewer clients is worth more than a few steps or preemptions: kept if it
-            // improves on the shrunk scenario, or if it has fewer clients and is no larger
-            // than what was found on any measure.
-            let fewer = size.clients < best.2.clients && size.no_larger_than(&before);
-            if size.improves_on(&best.2) || fewer {
-                best = (smaller, e, size);
-            }
-            break;
-        }
+        break;
     }
-    let cut_short = first_cut_short || spent >= budget;
-    let (scenario, execution, _) = best;
-    let r = Replayed::new(&scenario, execution.schedule, false, true);
-    let after = measured(&scenario, &r.execution, r.preempted.len());
-    let execution = r.execution;
-    Shrunk {
-        scenario,
-        execution,
+    let cut_short = first_cut_short || budget.exhausted();
+    subject.set_clients(best_clients);
+    let last = Replayed::new(&mut subject, best.run.schedule().clone(), false, true)?;
+    budget.runs += 1;
+    Ok(Shrunk {
+        after: last.size(best_clients),
+        run: last.run,
+        subject,
         before,
-        after,
         cut_short,
-    }
+        runs: budget.runs,
+    })
 }

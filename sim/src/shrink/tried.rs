@@ -16,9 +16,9 @@ use super::Size;
 
 /// What replaying a candidate gave.
 #[derive(Debug, Clone, Copy)]
-pub(super) struct Outcome {
-    /// The steps the replay took.
-    pub steps: u64,
+pub(super) struct Known {
+    /// What the replay cost.
+    pub cost: u64,
     /// Its size, if it broke the same invariant; `None` if it did not.
     pub size: Option<Size>,
 }
@@ -35,7 +35,7 @@ pub(super) struct Tried {
 struct Candidate {
     phase: Option<u32>,
     choices: Vec<Choice>,
-    outcome: Outcome,
+    outcome: Known,
 }
 
 impl Candidate {
@@ -53,7 +53,7 @@ fn print(phase: Option<u32>, choices: &[Choice]) -> u64 {
 
 impl Tried {
     /// What `choices` at `phase` gave, if it was replayed before.
-    pub fn get(&self, phase: Option<u32>, choices: &[Choice]) -> Option<Outcome> {
+    pub fn get(&self, phase: Option<u32>, choices: &[Choice]) -> Option<Known> {
         self.by_print
             .get(&print(phase, choices))?
             .iter()
@@ -62,7 +62,7 @@ impl Tried {
     }
 
     /// Notes what `choices` at `phase` gave.
-    pub fn note(&mut self, phase: Option<u32>, choices: Vec<Choice>, outcome: Outcome) {
+    pub fn note(&mut self, phase: Option<u32>, choices: Vec<Choice>, outcome: Known) {
         let same = self.by_print.entry(print(phase, &choices)).or_default();
         match same.iter_mut().find(|c| c.is(phase, &choices)) {
             Some(known) => known.outcome = outcome,
@@ -87,12 +87,12 @@ mod tests {
     fn a_candidate_is_known_by_its_phase_and_every_choice() {
         let mut tried = Tried::default();
         let a = vec![run(0, 0), run(1, 0)];
-        let outcome = Outcome {
-            steps: 7,
+        let outcome = Known {
+            cost: 7,
             size: None,
         };
         tried.note(None, a.clone(), outcome);
-        assert_eq!(tried.get(None, &a).map(|o| o.steps), Some(7));
+        assert_eq!(tried.get(None, &a).map(|o| o.cost), Some(7));
         assert!(tried.get(Some(5), &a).is_none(), "another phase");
         assert!(
             tried.get(None, &[run(1, 0), run(0, 0)]).is_none(),
@@ -103,14 +103,7 @@ mod tests {
             "another delay"
         );
         assert!(tried.get(None, &a[..1]).is_none(), "a prefix");
-        tried.note(
-            None,
-            a.clone(),
-            Outcome {
-                steps: 9,
-                ..outcome
-            },
-        );
-        assert_eq!(tried.get(None, &a).map(|o| o.steps), Some(9), "noted again");
+        tried.note(None, a.clone(), Known { cost: 9, ..outcome });
+        assert_eq!(tried.get(None, &a).map(|o| o.cost), Some(9), "noted again");
     }
 }

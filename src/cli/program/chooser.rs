@@ -4,7 +4,7 @@
 use std::sync::{Arc, Mutex};
 
 use mcsim::clock::VirtualTime;
-use mcsim::explore::{CallOption, Choice, Options, Strategy};
+use mcsim::explore::{CallOption, Choice, Options, Replay, Strategy};
 use mcsim_serve::{Chooser, Held};
 
 /// The choices a run's chooser made, read after the run.
@@ -127,5 +127,33 @@ impl StrategyChooser {
             }
             0
         })
+    }
+}
+
+/// A replay lent to runs of the program and read after each (where it preempted, which
+/// participants each step offered): what the shrinker needs of a candidate's run.
+pub(super) struct Lent(pub(super) Arc<Mutex<Replay>>);
+
+impl Lent {
+    fn replay(&self) -> std::sync::MutexGuard<'_, Replay> {
+        self.0.lock().expect("never poisoned")
+    }
+}
+
+impl Strategy for Lent {
+    fn name(&self) -> &'static str {
+        "replay"
+    }
+
+    fn begin(&mut self, execution: u64) {
+        self.replay().begin(execution);
+    }
+
+    fn tick_phase(&mut self, free: bool) -> Option<std::time::Duration> {
+        self.replay().tick_phase(free)
+    }
+
+    fn choose(&mut self, options: &Options<'_>) -> Option<Choice> {
+        self.replay().choose(options)
     }
 }

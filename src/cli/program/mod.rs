@@ -408,7 +408,7 @@ fn search(program: &mut Program, options: &TestOptions) -> Result<(u8, &'static 
         }
         let port = program.running.addrs()[0].port();
         let found_replay = replay_line(options, port, seed, &outcome);
-        let (outcome, tried) = shrink(program, options, (i, seed), outcome)?;
+        let (outcome, tried) = shrink(program, options, (i, seed), &outcome)?;
         let failure = outcome.failure.as_ref().expect("a shrunk run still fails");
         let hash = outcome.hash();
         outln!(

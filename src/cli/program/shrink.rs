@@ -1,145 +1,181 @@
-//! Shrinking a failing run of the program by running it again on smaller schedules.
+//! Shrinking a failing run of the program with the engine's shrinker
+//! ([`mcsim::shrink`]): the program is its subject, each candidate schedule one more run
+//! of the program against the servers, with as many participants as the shrinker asks
+//! for (`MCSIM_CLIENTS`, which a program reads to start that many).
+
+use std::sync::{Arc, Mutex};
 
 use anyhow::{Result, bail};
 
-use super::chooser::{SharedStrategy, shared};
+use super::chooser::{Lent, shared};
 use super::under_test::Program;
 use super::{Outcome, TestOptions, diverges};
 use mcsim::explore::{Choice, Replay, Schedule};
+use mcsim::shrink::{Budget, Outcome as Shrinkable, Subject, shrink_subject};
 
-/// Runs of the strategy tried with each smaller number of participants.
+/// Runs of the strategy tried with each smaller number of participants, after the
+/// failure's own schedule without the choices of those left out.
 const FEWER_RUNS: u64 = 20;
 
-/// Runs tried to shrink a failure at most.
-const SHRINK_RUNS: usize = 200;
+/// Runs a shrink may make at most: half for the participants as found, half for fewer.
+const SHRINK_RUNS: u64 = 400;
 
-/// Shrinks a failing run: first to fewer participants, where the program reads
-/// `MCSIM_CLIENTS` (the fewest with which the run's schedule, without the choices of the
-/// participants left out, or one of a few runs of the strategy, fails the same way), then
-/// its schedule.
+impl Shrinkable for Outcome {
+    fn schedule(&self) -> &Schedule {
+        &self.schedule
+    }
+
+    fn schedule_mut(&mut self) -> &mut Schedule {
+        &mut self.schedule
+    }
+
+    /// How it failed: stuck, its exit status, what it declared (each as in the run
+    /// found); a run that diverged from its schedule, or in which not every participant
+    /// took part, fails no way the shrinker keeps.
+    fn label(&self) -> String {
+        let (stuck, exited, declared) = self.kind;
+        match () {
+            _ if self.diverged.is_some() => "diverged".into(),
+            _ if !self.took_part() => "absent".into(),
+            _ if self.failure.is_none() => "pass".into(),
+            _ => format!("failed: stuck {stuck}, exited badly {exited}, declared {declared}"),
+        }
+    }
+
+    /// One: a run of the program costs about the same whatever its length.
+    fn cost(&self) -> u64 {
+        1
+    }
+
+    fn calls(&self) -> u64 {
+        self.released as u64
+    }
+
+    fn never_finishes(&self) -> bool {
+        self.kind.0
+    }
+
+    fn faults(&self) -> usize {
+        self.faults.len()
+    }
+}
+
+/// The program as the shrinker's subject: runs of it with the seed of the run found.
+struct Runs<'a> {
+    program: &'a mut Program,
+    options: TestOptions,
+    /// The execution number and seed of the run found.
+    run: (u64, u64),
+}
+
+impl Runs<'_> {
+    /// One run of the program following `replay`, numbered `execution`.
+    fn replayed(&mut self, replay: &mut Replay, execution: u64) -> Result<Outcome> {
+        let lent = Arc::new(Mutex::new(std::mem::replace(
+            replay,
+            Replay::new(Schedule::default()),
+        )));
+        let strategy = shared(Box::new(Lent(lent.clone())));
+        let outcome = self
+            .program
+            .run(&self.options, &strategy, (execution, self.run.1));
+        *replay = std::mem::replace(
+            &mut *lent.lock().expect("never poisoned"),
+            Replay::new(Schedule::default()),
+        );
+        outcome
+    }
+}
+
+impl Subject for Runs<'_> {
+    type Run = Outcome;
+    type Error = anyhow::Error;
+
+    fn clients(&self) -> usize {
+        self.options.clients
+    }
+
+    fn set_clients(&mut self, clients: usize) -> bool {
+        self.options.clients = clients;
+        true
+    }
+
+    /// The run's timeline is always kept: the servers record it anyway.
+    fn run(&mut self, replay: &mut Replay, _trace: bool) -> Result<Outcome> {
+        self.replayed(replay, self.run.0)
+    }
+
+    /// The failure's own schedule without the choices of the participants left out, then
+    /// runs of the strategy (the same seed, so faults and the program's draws stay those
+    /// of the run found; the executions numbered on from its). Only a program that
+    /// started as many participants as asked ran with fewer (one that does not read
+    /// `MCSIM_CLIENTS` starts as many as ever).
+    fn search(
+        &mut self,
+        label: &str,
+        found: &Schedule,
+        tries: u64,
+        budget: &mut Budget,
+    ) -> Result<Option<Outcome>> {
+        let fewer = self.options.clients;
+        let choices: Vec<Choice> = (found.choices.iter())
+            .filter(|c| matches!(c, Choice::Run { client, .. } if *client < fewer))
+            .cloned()
+            .collect();
+        let strategy = shared(self.options.strategy.make(self.run.1));
+        for k in 0..=tries {
+            if budget.exhausted() {
+                break;
+            }
+            let candidate = if k == 0 {
+                let mut replay = Replay::lenient(Schedule {
+                    phase: found.phase,
+                    choices: choices.clone(),
+                });
+                self.replayed(&mut replay, self.run.0)?
+            } else {
+                let execution = (self.run.0.wrapping_add(k), self.run.1);
+                self.program.run(&self.options, &strategy, execution)?
+            };
+            budget.ran(candidate.cost());
+            if candidate.label() == label && candidate.participants.len() == fewer {
+                return Ok(Some(candidate));
+            }
+        }
+        Ok(None)
+    }
+}
+
+/// Shrinks `found`, failing run `run` (execution number and seed) of the program: its
+/// schedule, then to fewer participants. The shrunk run is replayed once more and kept
+/// only if it gives its trace again. Returns it and the runs shrinking made.
 pub(super) fn shrink(
     program: &mut Program,
     options: &TestOptions,
     run: (u64, u64),
-    found: Outcome,
-) -> Result<(Outcome, usize)> {
-    let kind = found.kind;
-    let mut best = found;
-    let mut fewest = options.clone();
-    let mut tried = 0;
-    for fewer in 1..options.clients {
-        let choices: Vec<Choice> = (best.schedule.choices.iter())
-            .filter(|c| matches!(c, Choice::Run { client, .. } if *client < fewer))
-            .cloned()
-            .collect();
-        let schedule = Schedule {
-            phase: best.schedule.phase,
-            choices,
-        };
-        let with_fewer = TestOptions {
-            clients: fewer,
-            ..options.clone()
-        };
-        // The run's own schedule first, then a few runs of the strategy (the same seed,
-        // so faults and the program's draws stay those of the run; the executions
-        // numbered on from the run's).
-        let mut tries: Vec<(SharedStrategy, u64)> =
-            vec![(shared(Box::new(Replay::lenient(schedule))), run.0)];
-        let strategy = shared(options.strategy.make(run.1));
-        tries.extend((1..=FEWER_RUNS).map(|k| (strategy.clone(), run.0.wrapping_add(k))));
-        let mut found = None;
-        for (strategy, execution) in tries {
-            tried += 1;
-            let candidate = program.run(&with_fewer, &strategy, (execution, run.1))?;
-            // Only a program that started that many participants ran with fewer (one that
-            // does not read `MCSIM_CLIENTS` starts as many as ever).
-            let fewer_ran = candidate.participants.len() == fewer;
-            if candidate.failure.is_some() && candidate.kind == kind && fewer_ran {
-                found = Some(candidate);
-                break;
-            }
-        }
-        if let Some(candidate) = found {
-            (best, fewest) = (candidate, with_fewer);
-            break;
-        }
-    }
-    let (best, more) = shrink_schedule(program, &fewest, run, best)?;
-    Ok((best, tried + more))
-}
-
-/// Shrinks a failing run's schedule: the shortest prefix of its schedule that still fails (past it,
-/// the lowest-numbered waiting participant runs at each step), then each choice dropped in
-/// turn where the run still fails the same way (stuck, its exit status, what it declared:
-/// each as in the run found) with fewer preemptions (a
-/// participant run while the one before it was waiting too), or as many and fewer
-/// commands. Every candidate is one more run of the program;
-/// the result is replayed once more and kept only if it gives its trace again. Returns
-/// the smallest failing run and the runs tried.
-fn shrink_schedule(
-    program: &mut Program,
-    options: &TestOptions,
-    run: (u64, u64),
-    found: Outcome,
-) -> Result<(Outcome, usize)> {
-    // The same failure: stuck, or the program's exit status, or what it declared, as found.
-    let kind = found.kind;
-    let fails_alike = |o: &Outcome| {
-        o.failure.is_some() && o.kind == kind && o.diverged.is_none() && o.took_part()
+    found: &Outcome,
+) -> Result<(Outcome, u64)> {
+    let subject = Runs {
+        program,
+        options: options.clone(),
+        run,
     };
-    let smaller = |a: &Outcome, b: &Outcome| {
-        (a.preemptions, a.schedule.choices.len()) < (b.preemptions, b.schedule.choices.len())
-    };
-    let mut tried = 0;
-    let mut best = found;
-    let phase = best.schedule.phase;
-    let mut try_schedule = |choices: &[Choice], lenient: bool, tried: &mut usize| {
-        *tried += 1;
-        let schedule = Schedule {
-            phase,
-            choices: choices.to_vec(),
-        };
-        let replay = if lenient {
-            Replay::lenient(schedule)
-        } else {
-            Replay::new(schedule)
-        };
-        program.run(options, &shared(Box::new(replay)), run)
-    };
-    // The shortest failing prefix: the choices that matter; past them, the defaults.
-    let mut prefix = best.schedule.choices.clone();
-    for k in 0..prefix.len() {
-        if tried >= SHRINK_RUNS {
-            break;
-        }
-        let candidate = try_schedule(&prefix[..k], false, &mut tried)?;
-        if fails_alike(&candidate) {
-            if smaller(&candidate, &best) {
-                best = candidate;
-            }
-            prefix.truncate(k);
-            break;
-        }
-    }
-    // Each choice of the prefix dropped in turn, latest first (one no longer possible
-    // where it comes is skipped), the defaults after it.
-    let mut j = prefix.len();
-    while j > 0 && tried < SHRINK_RUNS {
-        j -= 1;
-        let mut choices = prefix.clone();
-        choices.remove(j);
-        let candidate = try_schedule(&choices, true, &mut tried)?;
-        if fails_alike(&candidate) && smaller(&candidate, &best) {
-            prefix = choices;
-            best = candidate;
-        }
-    }
-    // The shrunk run's own schedule gives its trace again, or the run as found stands.
-    let again = try_schedule(&best.schedule.choices.clone(), false, &mut tried)?;
-    if let Some(difference) = diverges(&best, &again) {
+    let shrunk = shrink_subject(subject, found, FEWER_RUNS, SHRINK_RUNS)?;
+    let (mut subject, best) = (shrunk.subject, shrunk.run);
+    let again = subject.run(&mut Replay::new(best.schedule.clone()), true)?;
+    let difference = diverges(&best, &again).or_else(|| {
+        (best.label() != found.label() || again.label() != found.label()).then(|| {
+            format!(
+                "  it ended otherwise: {} (as found: {})",
+                again.failure.as_deref().unwrap_or("passed"),
+                found.failure.as_deref().unwrap_or("passed")
+            )
+        })
+    });
+    if let Some(difference) = difference {
         bail!(
             "a shrunk run of the program gave another trace when replayed: the program is not deterministic under a fixed schedule; not judged\n{difference}"
         );
     }
-    Ok((best, tried))
+    Ok((best, shrunk.runs + 1))
 }
