@@ -112,11 +112,11 @@ pub struct Budget {
     /// Spent so far, over every attempt and search (a candidate answered from memory
     /// included, as if run again, so that where the budget stops shrinking does not
     /// depend on what was remembered).
-    pub spent: u64,
+    spent: u64,
     /// Where shrinking stops.
-    pub limit: u64,
+    limit: u64,
     /// The runs actually made.
-    pub runs: u64,
+    runs: u64,
 }
 
 impl Budget {
@@ -328,8 +328,7 @@ pub fn shrink_subject<S: Subject>(
         if !subject.set_clients(clients) {
             continue;
         }
-        let from = best.run.schedule().clone();
-        let Some(run) = subject.search(&label, &from, search, &mut budget)? else {
+        let Some(run) = subject.search(&label, best.run.schedule(), search, &mut budget)? else {
             continue;
         };
         // Replayed to find where it preempted, as the failure given was.

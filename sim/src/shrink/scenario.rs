@@ -56,11 +56,6 @@ impl<'a> Scenarios<'a> {
     pub fn scenario(&self) -> &Scenario {
         self.fewer.as_ref().unwrap_or(self.given)
     }
-
-    /// Takes the scenario with the clients set now.
-    pub fn into_scenario(self) -> Scenario {
-        self.fewer.unwrap_or_else(|| self.given.clone())
-    }
 }
 
 impl Subject for Scenarios<'_> {

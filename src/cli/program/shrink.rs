@@ -68,25 +68,6 @@ struct Runs<'a> {
     run: (u64, u64),
 }
 
-impl Runs<'_> {
-    /// One run of the program following `replay`, numbered `execution`.
-    fn replayed(&mut self, replay: &mut Replay, execution: u64) -> Result<Outcome> {
-        let lent = Arc::new(Mutex::new(std::mem::replace(
-            replay,
-            Replay::new(Schedule::default()),
-        )));
-        let strategy = shared(Box::new(Lent(lent.clone())));
-        let outcome = self
-            .program
-            .run(&self.options, &strategy, (execution, self.run.1));
-        *replay = std::mem::replace(
-            &mut *lent.lock().expect("never poisoned"),
-            Replay::new(Schedule::default()),
-        );
-        outcome
-    }
-}
-
 impl Subject for Runs<'_> {
     type Run = Outcome;
     type Error = anyhow::Error;
@@ -100,9 +81,20 @@ impl Subject for Runs<'_> {
         true
     }
 
-    /// The run's timeline is always kept: the servers record it anyway.
+    /// A run numbered as the run found, lent `replay` and given it back after. The
+    /// run's timeline is always kept: the servers record it anyway.
     fn run(&mut self, replay: &mut Replay, _trace: bool) -> Result<Outcome> {
-        self.replayed(replay, self.run.0)
+        let lent = Arc::new(Mutex::new(std::mem::replace(
+            replay,
+            Replay::new(Schedule::default()),
+        )));
+        let strategy = shared(Box::new(Lent(lent.clone())));
+        let outcome = self.program.run(&self.options, &strategy, self.run);
+        *replay = std::mem::replace(
+            &mut *lent.lock().expect("never poisoned"),
+            Replay::new(Schedule::default()),
+        );
+        outcome
     }
 
     /// The failure's own schedule without the choices of the participants left out, then
@@ -132,7 +124,7 @@ impl Subject for Runs<'_> {
                     phase: found.phase,
                     choices: choices.clone(),
                 });
-                self.replayed(&mut replay, self.run.0)?
+                self.run(&mut replay, false)?
             } else {
                 let execution = (self.run.0.wrapping_add(k), self.run.1);
                 self.program.run(&self.options, &strategy, execution)?
