@@ -240,6 +240,16 @@ impl Schedule {
         self.choices.is_empty()
     }
 
+    /// The same schedule for the clients numbered below `clients` only: the others'
+    /// turns left out, the faults kept.
+    pub fn of_clients_below(&self, clients: usize) -> Schedule {
+        let kept = |c: &&Choice| !matches!(c, Choice::Run { client, .. } if *client >= clients);
+        Schedule {
+            phase: self.phase,
+            choices: self.choices.iter().filter(kept).cloned().collect(),
+        }
+    }
+
     /// Number of faults among the choices.
     pub fn faults(&self) -> usize {
         self.choices

@@ -6,16 +6,22 @@
 //! ([`shrink`], [`Scenarios`]); `mcsim test`'s program, run against the simulated servers
 //! once per candidate, is another.
 //!
+//! Fewer clients come first, the largest cut and the one that makes every later run
+//! cheaper: the failing schedule with the choices of the clients left out (one run for
+//! each smaller count), then runs of the subject's own strategy with fewer
+//! ([`Subject::search`]). What fails the same way is shrunk and kept if it ends no larger
+//! than the run given on any measure; failing that, the run given is shrunk with its own
+//! clients.
+//!
 //! The shrinker works on the schedule, replayed leniently (a choice that is no longer
 //! possible is skipped, and past the end the lowest client runs at the earliest instant):
 //! it drops faults, drops chunks of choices (delta debugging), zeroes delays (all, or one
 //! by one), and removes preemptions by letting the client a preemption switched away
-//! from run on; where none of those helps, it tries the shortest prefix that still fails
-//! (a lenient replay's defaults past it drop every later switch at once), and the passes
-//! again on it. Then it tries fewer clients: it searches with fewer ([`Subject::search`]; a
-//! scenario with its own strategy) for the same violation and shrinks what it finds. A
-//! candidate is kept only if the verdict's label is the same and it improves on the best
-//! so far ([`Size::improves_on`]).
+//! from run on; where none of those helps, it drops one client's turns between two
+//! switches whole, or tries the shortest prefix that still fails (a lenient replay's
+//! defaults past it drop every later switch at once), and the passes again on what they
+//! give. A candidate is kept only if the verdict's label is the same and it improves on
+//! the best so far ([`Size::improves_on`]).
 //!
 //! A counterexample of never finishing (`stuck`, `livelock`) runs on past the choices
 //! that got it there, until a budget runs out or its spin or cycle is told; its schedule
@@ -71,14 +77,21 @@ pub trait Subject {
     /// offered.
     fn run(&mut self, replay: &mut Replay, trace: bool) -> Result<Self::Run, Self::Error>;
 
+    /// True if the choices a schedule made for the clients numbered below a smaller count
+    /// are worth a run with that count before the clients as given are shrunk: where a
+    /// run is dear and one with fewer clients, if it fails the same way, is the one to
+    /// shrink. False by default: where runs are cheap, shrinking first with the clients as
+    /// given ends smaller.
+    fn projects(&self) -> bool {
+        false
+    }
+
     /// Looks for a run failing as `label` says with the clients it has now, in at most
-    /// `tries` runs, each charged to `budget` ([`Budget::ran`]) and none once it is spent.
-    /// `found` is the schedule of the failure being shrunk, with more clients: a
-    /// subject may try it first, its other clients' choices left out.
+    /// `tries` runs of its own strategy, each charged to `budget` ([`Budget::ran`]) and
+    /// none once it is spent.
     fn search(
         &mut self,
         label: &str,
-        found: &Schedule,
         tries: u64,
         budget: &mut Budget,
     ) -> Result<Option<Self::Run>, Self::Error>;
@@ -293,10 +306,15 @@ pub struct Shrunk<S: Subject> {
     pub runs: u64,
 }
 
-/// Shrinks `failing`, a failing run of `subject`: its schedule, then the same failure
-/// with fewer clients, looked for in at most `search` runs of each smaller count
-/// ([`Subject::search`]) and shrunk in turn. `limit` is what shrinking may spend in all,
-/// in the cost of runs ([`Outcome::cost`]).
+/// Shrinks `failing`, a failing run of `subject`. Fewer clients are the largest cut, and
+/// make every later run cheaper: where the subject [`projects`](Subject::projects), first
+/// the failing schedule with only the choices of fewer clients (one run for each smaller
+/// count); if one fails the same way, it is shrunk, and kept if it ends no larger than
+/// the run given on any measure. Failing that,
+/// the run given is shrunk with its own clients, then the same failure is looked for in
+/// at most `search` runs of each smaller count ([`Subject::search`]) and shrunk in turn.
+/// `limit` is what shrinking may spend in all, in the cost of runs ([`Outcome::cost`]):
+/// half of it for the clients as given.
 pub fn shrink_subject<S: Subject>(
     mut subject: S,
     failing: &S::Run,
@@ -308,41 +326,54 @@ pub fn shrink_subject<S: Subject>(
     // Replayed to find where it preempted (the search that found it did not note it).
     let found = Replayed::new(&mut subject, failing.schedule().clone(), false, false)?;
     let before = found.size(given);
-    // Half the budget for the clients as given; the rest for fewer clients, which is
-    // worth most when it works.
     let mut budget = Budget {
         limit: limit / 2,
         runs: 1,
         ..Budget::default()
     };
-    let (mut best, best_size) = Shrinker::new(&label, &mut subject, found, &mut budget).run()?;
+    let mut best = None;
+    if let Some(fewer) = projected(&label, &mut subject, &found, &mut budget)? {
+        let clients = subject.clients();
+        let (smaller, size) = Shrinker::new(&label, &mut subject, fewer, &mut budget).run()?;
+        if size.no_larger_than(&before) {
+            best = Some((smaller, clients));
+        }
+    }
+    let (mut best, mut best_clients) = match best {
+        Some(best) => best,
+        None => {
+            subject.set_clients(given);
+            let (best, _) = Shrinker::new(&label, &mut subject, found, &mut budget).run()?;
+            (best, given)
+        }
+    };
     // Its half of the budget spent: this phase stopped early even if the next is cheap.
     let first_cut_short = budget.exhausted();
     budget.limit = limit;
-    let mut best_clients = given;
-    // Fewer clients: find the same violation with fewer, then shrink that.
-    for clients in 1..given {
-        if budget.exhausted() {
-            break;
+    if best_clients < given {
+        // Stopped at its half of the budget: on with the rest.
+        if first_cut_short {
+            best = Shrinker::new(&label, &mut subject, best, &mut budget)
+                .run()?
+                .0;
         }
-        if !subject.set_clients(clients) {
-            continue;
+    } else {
+        let best_size = best.size(given);
+        // Fewer clients again, from what the clients as given shrank to, then by search.
+        let mut fewer = projected(&label, &mut subject, &best, &mut budget)?;
+        if fewer.is_none() {
+            fewer = searched(&label, &mut subject, given, search, &mut budget)?;
         }
-        let Some(run) = subject.search(&label, best.run.schedule(), search, &mut budget)? else {
-            continue;
-        };
-        // Replayed to find where it preempted, as the failure given was.
-        let found = Replayed::new(&mut subject, run.schedule().clone(), false, false)?;
-        budget.runs += 1;
-        let (smaller, size) = Shrinker::new(&label, &mut subject, found, &mut budget).run()?;
-        // Fewer clients is worth more than a few steps or preemptions: kept if it improves
-        // on what the clients as given shrank to, or if it has fewer clients and is no
-        // larger than what was found on any measure.
-        let fewer = size.clients < best_size.clients && size.no_larger_than(&before);
-        if size.improves_on(&best_size) || fewer {
-            (best, best_clients) = (smaller, clients);
+        if let Some(found) = fewer {
+            let clients = subject.clients();
+            let (smaller, size) = Shrinker::new(&label, &mut subject, found, &mut budget).run()?;
+            // Fewer clients is worth more than a few steps or preemptions: kept if it
+            // improves on what the clients as given shrank to, or if it is no larger than
+            // what was found on any measure.
+            if size.improves_on(&best_size) || size.no_larger_than(&before) {
+                (best, best_clients) = (smaller, clients);
+            }
         }
-        break;
     }
     let cut_short = first_cut_short || budget.exhausted();
     subject.set_clients(best_clients);
@@ -356,4 +387,59 @@ pub fn shrink_subject<S: Subject>(
         cut_short,
         runs: budget.runs,
     })
+}
+
+/// The failure of `label` found by the subject's own search ([`Subject::search`], at most
+/// `tries` runs) with the fewest clients below `given` that gives it, replayed to find
+/// where it preempted. The subject is left set to its clients.
+fn searched<S: Subject>(
+    label: &str,
+    subject: &mut S,
+    given: usize,
+    tries: u64,
+    budget: &mut Budget,
+) -> Result<Option<Replayed<S::Run>>, S::Error> {
+    for clients in 1..given {
+        if budget.exhausted() {
+            break;
+        }
+        if !subject.set_clients(clients) {
+            continue;
+        }
+        if let Some(run) = subject.search(label, tries, budget)? {
+            let r = Replayed::new(subject, run.schedule().clone(), false, false)?;
+            budget.runs += 1;
+            return Ok(Some(r));
+        }
+    }
+    Ok(None)
+}
+
+/// The failure `found` (of `label`) replayed with the choices of fewer clients only, for
+/// each smaller count in turn, where the subject [`projects`](Subject::projects): the
+/// first run of them that fails the same way. The subject is left set to its clients.
+fn projected<S: Subject>(
+    label: &str,
+    subject: &mut S,
+    found: &Replayed<S::Run>,
+    budget: &mut Budget,
+) -> Result<Option<Replayed<S::Run>>, S::Error> {
+    if !subject.projects() {
+        return Ok(None);
+    }
+    for clients in 1..subject.clients() {
+        if budget.exhausted() {
+            break;
+        }
+        if !subject.set_clients(clients) {
+            continue;
+        }
+        let schedule = found.run.schedule().of_clients_below(clients);
+        let r = Replayed::new(subject, schedule, true, false)?;
+        budget.ran(r.run.cost());
+        if r.run.label() == label {
+            return Ok(Some(r));
+        }
+    }
+    Ok(None)
 }

@@ -87,13 +87,10 @@ impl Subject for Scenarios<'_> {
         Ok(execute(&config, &*scenario.setup, replay, 0))
     }
 
-    /// Random executions of the scenario's own strategy and seed (the choices of the
-    /// failure with more clients are not tried: the engine's runs are cheap, and its
-    /// clients' numbers mean nothing with fewer).
+    /// Executions of the scenario's own strategy and seed.
     fn search(
         &mut self,
         label: &str,
-        _found: &Schedule,
         tries: u64,
         budget: &mut Budget,
     ) -> Result<Option<Execution>, Infallible> {

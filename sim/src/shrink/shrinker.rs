@@ -1,5 +1,6 @@
 //! The passes that shrink one failing run of a subject with a fixed number of clients:
-//! faults dropped, chunks of choices dropped, delays zeroed, preemptions removed, each
+//! faults dropped, chunks of choices dropped, delays zeroed, preemptions removed (and
+//! where none helps, a client's turns dropped whole or the shortest prefix), each
 //! candidate replayed leniently and kept only if it fails the same way and improves on
 //! the best so far ([`Size::improves_on`]).
 
@@ -48,9 +49,10 @@ impl<'a, S: Subject> Shrinker<'a, S> {
             progress |= self.drop_chunks()?;
             progress |= self.zero_delays()?;
             progress |= self.fewer_preemptions()?;
-            // Where no pass helps: the shortest prefix, then the passes again on it.
+            // Where no pass helps: one client's turns between two switches dropped, or
+            // the shortest prefix, then the passes again on what they give.
             if !progress && !self.exhausted() {
-                progress = self.shortest_prefix()?;
+                progress = self.drop_turns()? || self.shortest_prefix()?;
             }
             if !progress || self.exhausted() {
                 break;
@@ -132,6 +134,32 @@ impl<'a, S: Subject> Shrinker<'a, S> {
             if self.attempt(prefix)? {
                 return Ok(true);
             }
+        }
+        Ok(false)
+    }
+
+    /// Drops each client's run of turns between two switches whole: the turns of the
+    /// clients before and after it join, one switch (or two) fewer, however the run lies
+    /// against the halves [`Self::drop_chunks`] cuts.
+    fn drop_turns(&mut self) -> Result<bool, S::Error> {
+        let mut start = 0;
+        while start < self.schedule().len() && !self.exhausted() {
+            let choices = &self.schedule().choices;
+            let client = |c: &Choice| match c {
+                Choice::Run { client, .. } => Some(*client),
+                Choice::Fault(_) => None,
+            };
+            let first = client(&choices[start]);
+            let end = start
+                + (choices[start..].iter())
+                    .take_while(|c| client(c) == first)
+                    .count();
+            let mut candidate = choices.clone();
+            candidate.drain(start..end);
+            if self.attempt(candidate)? {
+                return Ok(true);
+            }
+            start = end;
         }
         Ok(false)
     }

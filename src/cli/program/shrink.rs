@@ -10,11 +10,11 @@ use anyhow::{Result, bail};
 use super::chooser::{Lent, shared};
 use super::under_test::Program;
 use super::{Outcome, TestOptions, diverges};
-use mcsim::explore::{Choice, Replay, Schedule};
+use mcsim::explore::{Replay, Schedule};
 use mcsim::shrink::{Budget, Outcome as Shrinkable, Subject, shrink_subject};
 
-/// Runs of the strategy tried with each smaller number of participants, after the
-/// failure's own schedule without the choices of those left out.
+/// Runs of the strategy tried with each smaller number of participants, once the
+/// failure's own schedule without the choices of those left out did not fail so.
 const FEWER_RUNS: u64 = 20;
 
 /// Runs a shrink may make at most: half for the participants as found, half for fewer.
@@ -29,16 +29,21 @@ impl Shrinkable for Outcome {
         &mut self.schedule
     }
 
-    /// How it failed: stuck, its exit status, what it declared (each as in the run
-    /// found); a run that diverged from its schedule, or in which not every participant
-    /// took part, fails no way the shrinker keeps.
+    /// How it failed: stuck, its exit status, what it declared, and how many
+    /// participants more than asked for it had (each as in the run found: a program
+    /// that does not read `MCSIM_CLIENTS` has more with fewer asked for, and is not run
+    /// with fewer). A run that diverged from its schedule, or in which not every
+    /// participant took part, fails no way the shrinker keeps.
     fn label(&self) -> String {
         let (stuck, exited, declared) = self.kind;
+        let more = self.participants.len().saturating_sub(self.clients);
         match () {
             _ if self.diverged.is_some() => "diverged".into(),
             _ if !self.took_part() => "absent".into(),
             _ if self.failure.is_none() => "pass".into(),
-            _ => format!("failed: stuck {stuck}, exited badly {exited}, declared {declared}"),
+            _ => format!(
+                "failed: stuck {stuck}, exited badly {exited}, declared {declared}, {more} more"
+            ),
         }
     }
 
@@ -81,6 +86,12 @@ impl Subject for Runs<'_> {
         true
     }
 
+    /// Yes: a run of the program is dear, and its participants are numbered as they
+    /// name themselves, the same with fewer.
+    fn projects(&self) -> bool {
+        true
+    }
+
     /// A run numbered as the run found, lent `replay` and given it back after. The
     /// run's timeline is always kept: the servers record it anyway.
     fn run(&mut self, replay: &mut Replay, _trace: bool) -> Result<Outcome> {
@@ -97,40 +108,19 @@ impl Subject for Runs<'_> {
         outcome
     }
 
-    /// The failure's own schedule without the choices of the participants left out, then
-    /// runs of the strategy (the same seed, so faults and the program's draws stay those
-    /// of the run found; the executions numbered on from its). Only a program that
-    /// started as many participants as asked ran with fewer (one that does not read
-    /// `MCSIM_CLIENTS` starts as many as ever).
-    fn search(
-        &mut self,
-        label: &str,
-        found: &Schedule,
-        tries: u64,
-        budget: &mut Budget,
-    ) -> Result<Option<Outcome>> {
-        let fewer = self.options.clients;
-        let choices: Vec<Choice> = (found.choices.iter())
-            .filter(|c| matches!(c, Choice::Run { client, .. } if *client < fewer))
-            .cloned()
-            .collect();
+    /// Runs of the strategy with the seed of the run found (so faults and the
+    /// program's draws stay those of the run found), the executions numbered on from
+    /// its.
+    fn search(&mut self, label: &str, tries: u64, budget: &mut Budget) -> Result<Option<Outcome>> {
         let strategy = shared(self.options.strategy.make(self.run.1));
-        for k in 0..=tries {
+        for k in 1..=tries {
             if budget.exhausted() {
                 break;
             }
-            let candidate = if k == 0 {
-                let mut replay = Replay::lenient(Schedule {
-                    phase: found.phase,
-                    choices: choices.clone(),
-                });
-                self.run(&mut replay, false)?
-            } else {
-                let execution = (self.run.0.wrapping_add(k), self.run.1);
-                self.program.run(&self.options, &strategy, execution)?
-            };
+            let execution = (self.run.0.wrapping_add(k), self.run.1);
+            let candidate = self.program.run(&self.options, &strategy, execution)?;
             budget.ran(candidate.cost());
-            if candidate.label() == label && candidate.participants.len() == fewer {
+            if candidate.label() == label {
                 return Ok(Some(candidate));
             }
         }
