@@ -354,6 +354,10 @@ pub(crate) struct TestArgs {
     /// Seconds a run may take before it is stuck and its program is killed.
     #[arg(long, allow_negative_numbers = true, default_value_t = 30.0)]
     pub(crate) timeout: f64,
+    /// Runs of the program a failure's shrinking may make at most (0: the failure is
+    /// shown as found, after the run that checks it replays).
+    #[arg(long, value_name = "N", default_value_t = 400)]
+    pub(crate) shrink_runs: u64,
     /// Before each command, evict one live key of its server with this chance
     /// (drawn from the run's seed).
     #[arg(long, allow_negative_numbers = true, default_value_t = 0.0)]

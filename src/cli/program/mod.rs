@@ -417,8 +417,9 @@ fn search(program: &mut Program, options: &TestOptions) -> Result<(u8, &'static 
             options.strategy_name()
         );
         outln!(
-            "  shrunk by {tried} more runs to {} clients, {} commands released in turn, {} preemption{} (found: {} and {})",
+            "  shrunk by {tried} more runs to {} client{}, {} commands released in turn, {} preemption{} (found: {} and {})",
             outcome.clients,
+            if outcome.clients == 1 { "" } else { "s" },
             outcome.schedule.choices.len(),
             outcome.preemptions,
             if outcome.preemptions == 1 { "" } else { "s" },

@@ -37,6 +37,8 @@ pub(crate) struct TestOptions {
     pub(crate) expect_hash: Option<String>,
     /// How long a run may take before it is `stuck` and its program is killed.
     pub(crate) timeout: Duration,
+    /// Runs a failure's shrinking may make at most.
+    pub(crate) shrink_runs: u64,
     /// Faults by policy, drawn per command from the run's seed.
     pub(crate) faults: FaultPolicy,
     /// Each server's settings.
@@ -96,6 +98,7 @@ impl crate::cli::args::TestArgs {
             replay,
             expect_hash,
             timeout,
+            shrink_runs,
             evict,
             lose_reply,
             lose_request,
@@ -185,6 +188,7 @@ impl crate::cli::args::TestArgs {
             replay,
             expect_hash,
             timeout: Duration::from_secs_f64(timeout),
+            shrink_runs,
             faults,
             server,
             port,

@@ -17,9 +17,6 @@ use mcsim::shrink::{Budget, Outcome as Shrinkable, Subject, shrink_subject};
 /// failure's own schedule without the choices of those left out did not fail so.
 const FEWER_RUNS: u64 = 20;
 
-/// Runs a shrink may make at most: half for the participants as found, half for fewer.
-const SHRINK_RUNS: u64 = 400;
-
 impl Shrinkable for Outcome {
     fn schedule(&self) -> &Schedule {
         &self.schedule
@@ -142,7 +139,7 @@ pub(super) fn shrink(
         options: options.clone(),
         run,
     };
-    let shrunk = shrink_subject(subject, found, FEWER_RUNS, SHRINK_RUNS)?;
+    let shrunk = shrink_subject(subject, found, FEWER_RUNS, options.shrink_runs)?;
     let (mut subject, best) = (shrunk.subject, shrunk.run);
     let again = subject.run(&mut Replay::new(best.schedule.clone()), true)?;
     let difference = diverges(&best, &again).or_else(|| {
