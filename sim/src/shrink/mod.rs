@@ -331,16 +331,10 @@ pub fn shrink_subject<S: Subject>(
         runs: 1,
         ..Budget::default()
     };
-    let mut best = None;
-    if let Some(fewer) = projected(&label, &mut subject, &found, &mut budget)? {
-        let clients = subject.clients();
-        let (smaller, size) = Shrinker::new(&label, &mut subject, fewer, &mut budget).run()?;
-        if size.no_larger_than(&before) {
-            best = Some((smaller, clients));
-        }
-    }
-    let (mut best, mut best_clients) = match best {
-        Some(best) => best,
+    let fewer = projected(&label, &mut subject, &found, &mut budget)?;
+    let (mut best, mut best_clients) = match kept(&label, &mut subject, fewer, before, &mut budget)?
+    {
+        Some(smaller) => (smaller, subject.clients()),
         None => {
             subject.set_clients(given);
             let (best, _) = Shrinker::new(&label, &mut subject, found, &mut budget).run()?;
@@ -358,21 +352,13 @@ pub fn shrink_subject<S: Subject>(
                 .0;
         }
     } else {
-        let best_size = best.size(given);
         // Fewer clients again, from what the clients as given shrank to, then by search.
         let mut fewer = projected(&label, &mut subject, &best, &mut budget)?;
         if fewer.is_none() {
             fewer = searched(&label, &mut subject, given, search, &mut budget)?;
         }
-        if let Some(found) = fewer {
-            let clients = subject.clients();
-            let (smaller, size) = Shrinker::new(&label, &mut subject, found, &mut budget).run()?;
-            // Fewer clients is worth more than a few steps or preemptions: kept if it
-            // improves on what the clients as given shrank to, or if it is no larger than
-            // what was found on any measure.
-            if size.improves_on(&best_size) || size.no_larger_than(&before) {
-                (best, best_clients) = (smaller, clients);
-            }
+        if let Some(smaller) = kept(&label, &mut subject, fewer, before, &mut budget)? {
+            (best, best_clients) = (smaller, subject.clients());
         }
     }
     let cut_short = first_cut_short || budget.exhausted();
@@ -387,6 +373,25 @@ pub fn shrink_subject<S: Subject>(
         cut_short,
         runs: budget.runs,
     })
+}
+
+/// `fewer`, a run failing as `label` says with the clients the subject is set to (fewer
+/// than given), shrunk: kept if it is no larger than `before`, the
+/// run given, on any measure. Fewer clients is worth more than a few steps or
+/// preemptions, so it need not be smaller than what the clients as given shrink to (what
+/// is smaller than that is no larger than `before` either).
+fn kept<S: Subject>(
+    label: &str,
+    subject: &mut S,
+    fewer: Option<Replayed<S::Run>>,
+    before: Size,
+    budget: &mut Budget,
+) -> Result<Option<Replayed<S::Run>>, S::Error> {
+    let Some(fewer) = fewer else {
+        return Ok(None);
+    };
+    let (smaller, size) = Shrinker::new(label, subject, fewer, budget).run()?;
+    Ok(size.no_larger_than(&before).then_some(smaller))
 }
 
 /// The failure of `label` found by the subject's own search ([`Subject::search`], at most
