@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::{PYTHON, example, python_with, replay_of, stdout};
+use common::{PYTHON, example, python_with, replay_of, stdout, with_stderr};
 use std::process::Command;
 
 /// `mcsim test ARGS -- python3 tests/programs/PROGRAM`, with the Python helper on its path.
@@ -19,7 +19,7 @@ fn test_program(args: &[&str], program: &str) -> (Option<i32>, String) {
         .env("PYTHONPATH", example("helpers/python"))
         .output()
         .unwrap();
-    (out.status.code(), stdout(&out))
+    (out.status.code(), with_stderr(&out))
 }
 
 #[test]

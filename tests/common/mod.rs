@@ -38,6 +38,17 @@ pub fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
+/// Standard output, then standard error under a rule when there is any: what an assertion
+/// shows when a run ended otherwise than expected.
+pub fn with_stderr(o: &Output) -> String {
+    let mut text = stdout(o);
+    if !o.stderr.is_empty() {
+        text.push_str("\n--- stderr ---\n");
+        text.push_str(&String::from_utf8_lossy(&o.stderr));
+    }
+    text
+}
+
 /// The replay line a failure printed for `which` (`shrunk` or `as found`), as arguments.
 pub fn replay_of(out: &str, which: &str) -> Vec<String> {
     let line = out

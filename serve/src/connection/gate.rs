@@ -71,6 +71,12 @@ impl Gate for ServeGate<'_> {
         if control::is_control(line) {
             let line = String::from_utf8_lossy(line);
             let mut w = lock(self.shared);
+            if self.conn.stale(&w) && !self.conn.controller {
+                // A line its run left unread (its program was ending as the run did):
+                // nothing of it reaches the run under way (no sleep, failure or figure
+                // of another run's), and the connection closes, as at a data command.
+                return Some(Control::Close);
+            }
             if let Some((section, who)) = control::in_turn(&line) {
                 w = self
                     .conn
