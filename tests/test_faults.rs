@@ -324,6 +324,36 @@ fn a_program_not_deterministic_is_said_so_and_not_judged() {
     assert!(!out.contains("FAILED"), "{out}");
 }
 
+/// A program deterministic for its first two runs only: its failing run replays the
+/// same, but the runs shrinking makes do not, and the shrunk run's replay shows it. It
+/// is said so on the standard output, exit 2 as for any program not deterministic,
+/// never judged nor an error.
+#[test]
+fn a_program_that_drifts_while_shrunk_is_said_not_deterministic() {
+    if !python_with("pymemcache") {
+        return;
+    }
+    let counter = std::env::temp_dir().join(format!("mcsim-drifts-{}", std::process::id()));
+    let _ = std::fs::remove_file(&counter);
+    let out = Command::new(env!("CARGO_BIN_EXE_mcsim"))
+        .args(["test", "--clients", "2", "--shrink-runs", "5", "--", PYTHON])
+        .arg(example("tests/programs/drifts_later.py"))
+        .arg(&counter)
+        .env("PYTHONPATH", example("helpers/python"))
+        .output()
+        .unwrap();
+    let _ = std::fs::remove_file(&counter);
+    let (code, out) = (out.status.code(), with_stderr(&out));
+    assert_eq!(code, Some(2), "{out}");
+    assert!(
+        out.starts_with("NOT DETERMINISTIC: run 0 (seed 0) of `")
+            && out.contains("a shrunk run of it gave another trace"),
+        "{out}"
+    );
+    assert!(out.contains("line 1 differs; the first run:"), "{out}");
+    assert!(!out.contains("FAILED") && !out.contains("error"), "{out}");
+}
+
 /// A setup client's `version` and `quit`, sent at a moment of real time while the
 /// participants run, change nothing they see: not traced and taking no instant, they
 /// leave the failing run's replay the same trace wherever they land (libmemcached's

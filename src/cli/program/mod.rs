@@ -408,7 +408,16 @@ fn search(program: &mut Program, options: &TestOptions) -> Result<(u8, &'static 
         }
         let port = program.running.addrs()[0].port();
         let found_replay = replay_line(options, port, seed, &outcome);
-        let (outcome, tried) = shrink(program, options, (i, seed), &outcome)?;
+        let (outcome, tried) = match shrink(program, options, (i, seed), &outcome)? {
+            Ok(shrunk) => shrunk,
+            Err(difference) => {
+                outln!(
+                    "NOT DETERMINISTIC: run {i} (seed {seed}) of `{shown}` failed, but a shrunk run of it gave another trace when its schedule was replayed; not judged"
+                );
+                outln!("{difference}");
+                return Ok((NOT_JUDGED, "not judged"));
+            }
+        };
         let failure = outcome.failure.as_ref().expect("a shrunk run still fails");
         let hash = outcome.hash();
         outln!(

@@ -5,7 +5,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use anyhow::{Result, bail};
+use anyhow::Result;
 
 use super::chooser::{Lent, shared};
 use super::under_test::Program;
@@ -127,13 +127,14 @@ impl Subject for Runs<'_> {
 
 /// Shrinks `found`, failing run `run` (execution number and seed) of the program: its
 /// schedule, then to fewer participants. The shrunk run is replayed once more and kept
-/// only if it gives its trace again. Returns it and the runs shrinking made.
+/// only if it gives its trace again. Returns it and the runs shrinking made, or where
+/// its replay differed: the program is not deterministic under a fixed schedule.
 pub(super) fn shrink(
     program: &mut Program,
     options: &TestOptions,
     run: (u64, u64),
     found: &Outcome,
-) -> Result<(Outcome, u64)> {
+) -> Result<Result<(Outcome, u64), String>> {
     let subject = Runs {
         program,
         options: options.clone(),
@@ -151,10 +152,8 @@ pub(super) fn shrink(
             )
         })
     });
-    if let Some(difference) = difference {
-        bail!(
-            "a shrunk run of the program gave another trace when replayed: the program is not deterministic under a fixed schedule; not judged\n{difference}"
-        );
-    }
-    Ok((best, shrunk.runs + 1))
+    Ok(match difference {
+        Some(difference) => Err(difference),
+        None => Ok((best, shrunk.runs + 1)),
+    })
 }
