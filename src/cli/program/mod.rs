@@ -40,7 +40,7 @@ mod under_test;
 use chooser::shared;
 use html::{Drawn, write_html};
 pub(crate) use options::TestOptions;
-use report::{Bitten, FailureReport, Report, fault_line, write_json, write_junit};
+use report::{Bitten, FailureReport, Report, Size, fault_line, write_json, write_junit};
 use shrink::shrink;
 use under_test::Program;
 
@@ -125,6 +125,20 @@ impl Outcome {
             self.clients,
             self.ended
         ))
+    }
+
+    /// How large the run is, as shrinking counts it.
+    fn size(&self) -> Size {
+        let (exchanges, _, failed_at) = &self.drawn;
+        Size {
+            clients: self.clients,
+            commands_to_failure: exchanges
+                .iter()
+                .filter(|e| failed_at.is_none_or(|at| e.at_us <= at))
+                .count(),
+            preemptions: self.preemptions,
+            steps: self.schedule.choices.len(),
+        }
     }
 
     fn hash(&self) -> String {
@@ -425,16 +439,8 @@ fn search(program: &mut Program, options: &TestOptions) -> Result<(u8, &'static 
             options.clients,
             options.strategy_name()
         );
-        outln!(
-            "  shrunk by {tried} more runs to {} client{}, {} commands released in turn, {} preemption{} (found: {} and {})",
-            outcome.clients,
-            if outcome.clients == 1 { "" } else { "s" },
-            outcome.schedule.choices.len(),
-            outcome.preemptions,
-            if outcome.preemptions == 1 { "" } else { "s" },
-            again.schedule.choices.len(),
-            again.preemptions,
-        );
+        let (shrunk, found) = (outcome.size(), again.size());
+        outln!("  shrunk by {tried} more runs to {shrunk} (as found: {found})");
         print_failure_trace(options, &outcome)?;
         let replay = replay_line(options, port, seed, &outcome);
         outln!("replay (each gives its trace again, checked by its hash):");
@@ -448,6 +454,8 @@ fn search(program: &mut Program, options: &TestOptions) -> Result<(u8, &'static 
             run: i,
             seed,
             message: failure.clone(),
+            shrunk,
+            found,
             schedule: outcome.schedule.to_string(),
             trace_hash: hash,
             replay,

@@ -110,10 +110,45 @@ pub(super) struct FailureReport {
     pub(super) run: u64,
     pub(super) seed: u64,
     pub(super) message: String,
+    /// The failing run shrunk, and as found.
+    pub(super) shrunk: Size,
+    pub(super) found: Size,
     pub(super) schedule: String,
     pub(super) trace_hash: String,
     pub(super) replay: String,
     pub(super) timeline: Vec<String>,
+}
+
+/// How large a failing run is: what shrinking makes smaller.
+#[derive(serde::Serialize)]
+pub(super) struct Size {
+    pub(super) clients: usize,
+    /// The participants' commands up to the failure (all of them, for a failure the
+    /// program found only as it ended).
+    pub(super) commands_to_failure: usize,
+    pub(super) preemptions: usize,
+    /// The steps released in turn over the whole run: commands, sleeps and the
+    /// section's `enter` and `leave`, up to the program's end.
+    pub(super) steps: usize,
+}
+
+impl std::fmt::Display for Size {
+    /// `2 clients, 4 commands to the failure, 1 preemption, 24 steps released in turn`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let s = |n: usize| if n == 1 { "" } else { "s" };
+        write!(
+            f,
+            "{} client{}, {} command{} to the failure, {} preemption{}, {} step{} released in turn",
+            self.clients,
+            s(self.clients),
+            self.commands_to_failure,
+            s(self.commands_to_failure),
+            self.preemptions,
+            s(self.preemptions),
+            self.steps,
+            s(self.steps),
+        )
+    }
 }
 
 /// Writes the JUnit report of the test, when asked: one test case, the program, failed
