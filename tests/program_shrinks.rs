@@ -79,47 +79,48 @@ fn program(clients: &str, program: &str, args: &[&str]) -> Size {
     }
 }
 
+/// The scenario's counterexample and the program's failing run both shrink to two
+/// clients, 4 commands up to the failure and 1 preemption.
+fn shrink_alike(scenario: &str, clients: &str, program_path: &str, args: &[&str]) {
+    let engine = engine(scenario);
+    let smallest = Size {
+        clients: 2,
+        commands: 4,
+        preemptions: 1,
+    };
+    assert_eq!(engine, smallest, "{scenario}");
+    assert_eq!(
+        program(clients, program_path, args),
+        engine,
+        "{program_path}"
+    );
+}
+
 /// Read, add one, write back, three clients: both shrink to two clients that read the
-/// counter before either writes (4 commands, 1 preemption).
+/// counter before either writes.
 #[test]
 fn the_get_set_counter_shrinks_as_its_scenario_does() {
-    if !python_with("pymemcache") {
-        return;
+    if python_with("pymemcache") {
+        shrink_alike(
+            "scenarios/counter-get-set.toml",
+            "3",
+            "examples/python-recipes/counter_program.py",
+            &["get-set", "1"],
+        );
     }
-    let engine = engine("scenarios/counter-get-set.toml");
-    let program = program(
-        "3",
-        "examples/python-recipes/counter_program.py",
-        &["get-set", "1"],
-    );
-    assert_eq!(
-        engine,
-        Size {
-            clients: 2,
-            commands: 4,
-            preemptions: 1
-        }
-    );
-    assert_eq!(program, engine);
 }
 
 /// The get+set lock, two clients holding it 5 ms twice: both shrink to the two reads
-/// that see it free, then the two sets (4 commands, 1 preemption), though the program
-/// runs on past the failure to its end.
+/// that see it free, then the two sets, though the program runs on past the failure to
+/// its end.
 #[test]
 fn the_get_set_lock_shrinks_as_its_scenario_does() {
-    if !python_with("pymemcache") {
-        return;
+    if python_with("pymemcache") {
+        shrink_alike(
+            "scenarios/lock-get-set.toml",
+            "2",
+            "tests/programs/get_set_lock.py",
+            &[],
+        );
     }
-    let engine = engine("scenarios/lock-get-set.toml");
-    let program = program("2", "tests/programs/get_set_lock.py", &[]);
-    assert_eq!(
-        engine,
-        Size {
-            clients: 2,
-            commands: 4,
-            preemptions: 1
-        }
-    );
-    assert_eq!(program, engine);
 }
