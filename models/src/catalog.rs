@@ -5,7 +5,8 @@
 use mcsim::model::{Family, family};
 
 use crate::{
-    array, array2, cache, cluster, counter, eventlog, lock, online, set, table, tags, visitor,
+    array, array2, cache, cluster, counter, eventlog, lock, lookaside, online, set, table, tags,
+    visitor,
 };
 
 /// Every family, in the order `mcsim` lists them.
@@ -22,4 +23,5 @@ pub static RECIPES: &[&dyn Family] = &[
     family::<online::OnlineVariant>(),
     family::<cluster::ClusterVariant>(),
     family::<eventlog::EventLogVariant>(),
+    family::<lookaside::LookasideVariant>(),
 ];
