@@ -9,7 +9,7 @@ use mcsim::Verdict;
 use mcsim::run::{self, RunOptions};
 use mcsim::scenario::{Scenario, load_points};
 use mcsim_models::RECIPES;
-use support::{assert_passes, metric, run, scenario_path, violation};
+use support::{assert_passes, load, metric, quick, run, scenario_path, violation};
 
 #[test]
 fn naive_cache_dog_piles_at_expiry() {
@@ -203,4 +203,42 @@ fn a_value_over_the_item_limit_is_an_error_the_add_lock_cache_does_not_handle() 
             .render()
             .contains("item size limit: FAULT")
     );
+}
+
+/// XFetch as commonly written, its item's memcached TTL its value's expiry: memcached's
+/// whole-second clock drops the item up to a second before the early recomputes XFetch
+/// counts on, and the readers miss together: two or more rebuild at once, no fault.
+#[test]
+fn xfetch_with_its_expiry_as_the_ttl_dog_piles_when_memcached_drops_the_item() {
+    let (_, report) = run("cache-xfetch");
+    let v = violation(&report);
+    assert_eq!(v.invariant, "cache.single_rebuild");
+    assert!(v.failure.numbers["concurrent"] >= 2);
+    assert!(v.faults.is_empty(), "{}", v.cause());
+}
+
+/// On the same warm workload, over the same 300 executions: the naive cache rebuilds 5
+/// at once at every expiry; XFetch fewer; XFetch with the TTL beyond its expiry fewer
+/// still, about two queries per expiry, yet two readers still recompute at once in most
+/// runs (five readers every 100 ms, a recompute of 300 ms).
+#[test]
+fn xfetch_with_a_ttl_margin_recomputes_early_and_less_but_not_alone() {
+    let mean = |name: &str, metric_name: &str| {
+        let s = load(name);
+        metric(&quick(&s, 300, true), metric_name).mean()
+    };
+    let per_expiry = |name: &str| mean(name, "cache.queries_per_expiry");
+    let (naive, xfetch, margin) = (
+        per_expiry("cache-naive-warm"),
+        per_expiry("cache-xfetch"),
+        per_expiry("cache-xfetch-margin"),
+    );
+    assert_eq!(naive, 5.0);
+    assert!(
+        margin < xfetch && xfetch < naive,
+        "{margin} {xfetch} {naive}"
+    );
+    assert!(margin < 2.5, "{margin}");
+    let concurrent = mean("cache-xfetch-margin", "cache.max_concurrent_rebuilds");
+    assert!((2.0..5.0).contains(&concurrent), "{concurrent}");
 }

@@ -10,7 +10,8 @@ use std::time::Duration;
 use mcsim::memcache::{Key, Memcache};
 use mcsim::{Client, VirtualTime};
 
-use crate::cache::recipe::{Answer, Backend, Event, Strip};
+use crate::arrivals::{hash3, unit};
+use crate::cache::recipe::{Answer, Backend, Chance, Event, Strip};
 
 /// Two or more rebuilds of one key running at once: the first time it happened.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -111,6 +112,14 @@ impl Ghost {
         }
     }
 
+    /// The rows of a value built before the run (a warm cache) at `now`: a build, not a
+    /// query.
+    pub fn warm_rows(&mut self, now: VirtualTime) -> Vec<u8> {
+        let serial = self.builds.len();
+        self.builds.push(now);
+        format!("rows#{serial}").into_bytes()
+    }
+
     /// Total backend queries.
     pub fn total_queries(&self) -> u64 {
         self.queries.values().sum()
@@ -196,6 +205,24 @@ impl Backend for Frontend {
             r.remove(&c);
         }
         format!("rows#{serial}").into_bytes()
+    }
+}
+
+/// A draw from the virtual instant and the key alone, as the engine's state holds them
+/// (the clients are interchangeable, and a client keeps no count of its draws): two
+/// clients that draw for one key at the same microsecond draw alike, which the
+/// latencies of their calls make rare.
+impl Chance for Frontend {
+    fn unit(&self, key: &Key) -> f64 {
+        let key_hash = key
+            .as_bytes()
+            .iter()
+            .fold(0u64, |h, b| h.wrapping_mul(31).wrapping_add(u64::from(*b)));
+        unit(hash3(
+            self.mc.global_now().micros(),
+            key_hash,
+            0x5846_6574_6368,
+        ))
     }
 }
 

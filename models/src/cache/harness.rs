@@ -29,6 +29,9 @@ pub struct CacheParams {
     pub spread: bool,
     /// Number of cache keys; page `r` of a client reads key `r mod keys`.
     pub keys: u32,
+    /// Client 0 stores every key's value before the pages begin (the others start one
+    /// interval later): the expiries are the only misses, no cold start.
+    pub warm: bool,
     /// Clock skew per client.
     pub skews: Vec<Skew>,
 }
@@ -48,8 +51,11 @@ pub fn setup(p: &CacheParams, clients: usize, sim: &mut Sim) {
     crate::ghost::watch(sim, &ghost);
     // Every client runs the same pages and writes rows that name no client: they are
     // interchangeable (a spread start is a sleep, which each client's state shows).
-    let running = ghost.clone();
-    sim.symmetric(move |c, h| running.borrow().running_for(c, h));
+    // (A warm start singles out client 0: no symmetry then.)
+    if !p.warm {
+        let running = ghost.clone();
+        sim.symmetric(move |c, h| running.borrow().running_for(c, h));
+    }
     let caches: Vec<Cache> = (0..p.keys.max(1))
         .map(|i| Cache::new(&key_name(i), p.cache.clone()))
         .collect();
@@ -61,6 +67,14 @@ pub fn setup(p: &CacheParams, clients: usize, sim: &mut Sim) {
                 mc: mc.clone(),
                 ghost: ghost.clone(),
             };
+            if p.warm && c == 0 {
+                for cache in &caches {
+                    let rows = ghost.borrow_mut().warm_rows(mc.global_now());
+                    cache.warm(&mc, rows, p.rebuild).await?;
+                }
+            } else if p.warm {
+                mc.sleep(p.interval).await;
+            }
             if p.spread {
                 mc.sleep(p.interval * c as u32 / clients as u32).await;
             }
@@ -69,7 +83,7 @@ pub fn setup(p: &CacheParams, clients: usize, sim: &mut Sim) {
                 mc.remember_only(r);
                 let cache = &caches[r as usize % caches.len()];
                 let started = mc.global_now();
-                match cache.fetch(&mc, &fe, &fe).await {
+                match cache.fetch(&mc, &fe, &fe, &fe).await {
                     Ok(answer) => {
                         let now = mc.global_now();
                         ghost.borrow_mut().served(&answer, now.since(started), now);

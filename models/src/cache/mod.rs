@@ -19,6 +19,18 @@
 //!   others; the winner stores with `ms key … C<cas> T<ttl>`. With `recache_s > 0`,
 //!   `R<recache_s>` hands one reader a win token shortly before the TTL runs out while the
 //!   others keep being served the old value.
+//! - `cache/xfetch`: probabilistic early recomputation (XFetch: Vattani, Chierichetti,
+//!   Lowenstein, "Optimal Probabilistic Cache Stampede Prevention", VLDB 2015). The value
+//!   carries its expiry and how long its last recompute took (delta); a reader that hits
+//!   recomputes early when `now - delta * beta * ln(u) >= expiry` for a draw `u` in
+//!   (0, 1), so one reader is likely to recompute shortly before the expiry while the
+//!   others are served. The claim: one recompute per expiry, no stampede. A variant of
+//!   this family, not a family of its own, so that its recomputes at once, backend
+//!   queries and oldest value served are measured by the same workload as the naive and
+//!   the locked caches beside it. As commonly written the item's memcached TTL is the
+//!   value's expiry, which memcached's whole-second clock ends up to a second early:
+//!   the item is gone before the early recomputes, and the readers miss together.
+//!   `cache/xfetch-margin` stores the TTL two seconds beyond the expiry.
 //!
 //! The backend is ghost state: a query sleeps `rebuild_ms` and the harness counts who is
 //! running it. Invariant `cache.single_rebuild`: at most one backend rebuild of a key at a
@@ -39,7 +51,9 @@ mod recipe;
 
 pub use ghost::{Frontend, Ghost, Overlap};
 pub use harness::{CacheParams, key_name, setup};
-pub use recipe::{Answer, Backend, Cache, CacheConfig, CacheVariant, Entry, Event, Strip};
+pub use recipe::{
+    Answer, Backend, Cache, CacheConfig, CacheVariant, Chance, Early, Entry, Event, Strip,
+};
 
 use mcsim::prelude::*;
 
@@ -71,6 +85,10 @@ pub struct Params {
     pub spread: bool,
     /// Cached keys.
     pub keys: Count,
+    /// Client 0 stores the values before the pages begin: no cold start.
+    pub warm: bool,
+    /// `xfetch`: its beta in hundredths (100: beta 1, as its authors advise).
+    pub beta_percent: Count,
 }
 
 impl Default for Params {
@@ -88,6 +106,8 @@ impl Default for Params {
             interval_ms: Millis(100),
             spread: false,
             keys: Count(1),
+            warm: false,
+            beta_percent: Count(100),
         }
     }
 }
@@ -99,6 +119,8 @@ impl Model for CacheVariant {
         ("get-set-lock", CacheVariant::GetSetLock),
         ("add-lock", CacheVariant::AddLock),
         ("mg-vivify", CacheVariant::MgVivify),
+        ("xfetch", CacheVariant::XFetch),
+        ("xfetch-margin", CacheVariant::XFetchMargin),
     ];
     const INVARIANTS: &'static [&'static str] = &["cache.single_rebuild"];
     const CLAIMS: &'static [Claim] = &[
@@ -130,6 +152,28 @@ impl Model for CacheVariant {
             presented_as_correct: true,
             magnitude: &["cache.max_concurrent_rebuilds", "cache.backend_queries"],
         },
+        Claim {
+            variant: "xfetch",
+            source: "XFetch (Vattani, Chierichetti, Lowenstein, VLDB 2015)",
+            says: "probabilistic early recomputation: a reader recomputes before the expiry with a chance that grows near it, so about one recompute per expiry and no stampede, without a lock.",
+            presented_as_correct: true,
+            magnitude: &[
+                "cache.max_concurrent_rebuilds",
+                "cache.queries_per_expiry",
+                "cache.backend_queries",
+            ],
+        },
+        Claim {
+            variant: "xfetch-margin",
+            source: "XFetch (Vattani, Chierichetti, Lowenstein, VLDB 2015)",
+            says: "the same, the item's memcached TTL beyond the value's expiry so that the early recomputes come before memcached drops it.",
+            presented_as_correct: true,
+            magnitude: &[
+                "cache.max_concurrent_rebuilds",
+                "cache.queries_per_expiry",
+                "cache.backend_queries",
+            ],
+        },
     ];
     type Params = Params;
 
@@ -144,12 +188,14 @@ impl Model for CacheVariant {
                 serve_stale: p.serve_stale,
                 vivify_s: p.vivify_s.get(),
                 recache_s: p.recache_s.get(),
+                beta: f64::from(p.beta_percent.get()) / 100.0,
             },
             rebuild: p.rebuild_ms.get(),
             requests: p.requests.get(),
             interval: p.interval_ms.get(),
             spread: p.spread,
             keys: p.keys.get(),
+            warm: p.warm,
             skews: cx.skews.clone(),
         };
         setup(&params, cx.clients, sim);

@@ -17,7 +17,20 @@ pub enum CacheVariant {
     /// memcached 1.6 meta commands: `mg … N<s>` hands out one win token (`W`), later
     /// readers get `Z`; the winner stores with `ms … C<cas>`.
     MgVivify,
+    /// Probabilistic early recomputation (XFetch): the value carries its expiry and how
+    /// long its last recompute took; a reader recomputes early, before the expiry, with a
+    /// chance that grows as the expiry nears. The item's memcached TTL is the value's
+    /// expiry, as commonly written.
+    XFetch,
+    /// The same with the item's memcached TTL [`XFETCH_MARGIN_S`] beyond the value's
+    /// expiry: memcached's whole-second clock ends a TTL up to a second early, before the
+    /// early recomputes XFetch counts on.
+    XFetchMargin,
 }
+
+/// How far `xfetch-margin` stores the item's TTL beyond the value's expiry: more than the
+/// second memcached's clock may cut, and the delta of a recompute.
+pub const XFETCH_MARGIN_S: u32 = 2;
 
 impl CacheVariant {
     /// Parses a variant name.
@@ -27,6 +40,8 @@ impl CacheVariant {
             "get-set-lock" => CacheVariant::GetSetLock,
             "add-lock" => CacheVariant::AddLock,
             "mg-vivify" => CacheVariant::MgVivify,
+            "xfetch" => CacheVariant::XFetch,
+            "xfetch-margin" => CacheVariant::XFetchMargin,
             _ => return None,
         })
     }
@@ -84,6 +99,13 @@ pub trait Backend {
     async fn query(&self, key: &Key) -> Vec<u8>;
 }
 
+/// Where a recipe that decides by chance draws: a number in (0, 1), the same for the
+/// same state (the engine's runs are deterministic).
+pub trait Chance {
+    /// A number in (0, 1).
+    fn unit(&self, key: &Key) -> f64;
+}
+
 /// Where the recipe writes its debugging strip: one letter per logical event.
 pub trait Strip {
     /// Records `event` for the cache key `key`.
@@ -135,6 +157,50 @@ impl Entry {
     }
 }
 
+/// A value as XFetch stores it: its expiry and how long its last recompute took (both on
+/// the writer's clock, in milliseconds) in front of the rows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Early {
+    /// Milliseconds on the writer's clock at which the value expires.
+    pub expiry_ms: u64,
+    /// How long the recompute that built it took (XFetch's delta).
+    pub delta_ms: u64,
+    /// The rows.
+    pub data: Vec<u8>,
+}
+
+impl Early {
+    /// `expiry_ms:delta_ms:rows`.
+    pub fn encode(&self) -> Vec<u8> {
+        let inner = Entry {
+            valid_until_ms: self.delta_ms,
+            data: self.data.clone(),
+        };
+        Entry {
+            valid_until_ms: self.expiry_ms,
+            data: inner.encode(),
+        }
+        .encode()
+    }
+
+    /// Reads an encoded value; `None` for bytes no writer of this recipe produced.
+    pub fn decode(bytes: &[u8]) -> Option<Early> {
+        let outer = Entry::decode(bytes)?;
+        let inner = Entry::decode(&outer.data)?;
+        Some(Early {
+            expiry_ms: outer.valid_until_ms,
+            delta_ms: inner.valid_until_ms,
+            data: inner.data,
+        })
+    }
+
+    /// XFetch's test: recompute now if `now - delta * beta * ln(u)` reaches the expiry
+    /// (`u` in (0, 1), so `-ln(u)` is a draw of an exponential distribution of mean 1).
+    pub fn recompute_early(&self, now_ms: u64, beta: f64, u: f64) -> bool {
+        now_ms as f64 - self.delta_ms as f64 * beta * u.ln() >= self.expiry_ms as f64
+    }
+}
+
 /// The knobs of a cache recipe.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CacheConfig {
@@ -157,6 +223,9 @@ pub struct CacheConfig {
     /// `mg … R<s>`: hand out a win token early when less than this many seconds of TTL are
     /// left (0: only on a miss).
     pub recache_s: u32,
+    /// `xfetch`: its beta, how early it recomputes (1: as its authors advise; above 1
+    /// earlier, below later).
+    pub beta: f64,
 }
 
 /// A cached query under one key.
@@ -194,6 +263,7 @@ impl Cache {
         mc: &impl Memcache,
         backend: &impl Backend,
         strip: &impl Strip,
+        chance: &impl Chance,
     ) -> Result<Answer, McError> {
         match self.cfg.variant {
             CacheVariant::Naive => self.fetch_naive(mc, backend, strip).await,
@@ -201,7 +271,85 @@ impl Cache {
                 self.fetch_locked(mc, backend, strip).await
             }
             CacheVariant::MgVivify => self.fetch_meta(mc, backend, strip).await,
+            CacheVariant::XFetch | CacheVariant::XFetchMargin => {
+                self.fetch_early(mc, backend, strip, chance).await
+            }
         }
+    }
+
+    /// Stores `data` as a rebuild that took `rebuild` would have, before any reader comes
+    /// (a warm cache), in the form the variant reads.
+    pub async fn warm(
+        &self,
+        mc: &impl Memcache,
+        data: Vec<u8>,
+        rebuild: Duration,
+    ) -> Result<(), McError> {
+        let expiry_ms = mc.now().millis() + u64::from(self.cfg.ttl_s) * 1000;
+        let ttl = Exptime::secs(self.cfg.ttl_s);
+        let (bytes, exptime) = match self.cfg.variant {
+            CacheVariant::Naive | CacheVariant::MgVivify => (data, ttl),
+            CacheVariant::GetSetLock | CacheVariant::AddLock => (
+                Entry {
+                    valid_until_ms: expiry_ms,
+                    data,
+                }
+                .encode(),
+                Exptime::NEVER,
+            ),
+            CacheVariant::XFetch | CacheVariant::XFetchMargin => (
+                Early {
+                    expiry_ms,
+                    delta_ms: rebuild.as_millis() as u64,
+                    data,
+                }
+                .encode(),
+                self.early_ttl(),
+            ),
+        };
+        mc.set(&self.key, Value::new(bytes), exptime).await
+    }
+
+    /// The memcached TTL of an XFetch value: its expiry, or beyond it by the margin.
+    fn early_ttl(&self) -> Exptime {
+        match self.cfg.variant {
+            CacheVariant::XFetchMargin => Exptime::secs(self.cfg.ttl_s + XFETCH_MARGIN_S),
+            _ => Exptime::secs(self.cfg.ttl_s),
+        }
+    }
+
+    /// XFetch (Vattani, Chierichetti, Lowenstein, VLDB 2015): a hit recomputes early when
+    /// its draw says so, else serves the value; a miss recomputes. The value carries its
+    /// expiry, `ttl_s` after it was built, and its delta.
+    async fn fetch_early(
+        &self,
+        mc: &impl Memcache,
+        backend: &impl Backend,
+        strip: &impl Strip,
+        chance: &impl Chance,
+    ) -> Result<Answer, McError> {
+        if let Some(found) = mc.get(&self.key).await?
+            && let Some(early) = Early::decode(&found.data)
+        {
+            let now = mc.now().millis();
+            if !early.recompute_early(now, self.cfg.beta, chance.unit(&self.key)) {
+                strip.event(&self.key, Event::Hit);
+                return Ok(Answer::Fresh(early.data));
+            }
+        }
+        strip.event(&self.key, Event::Miss);
+        let started = mc.now().millis();
+        let data = backend.query(&self.key).await;
+        let now = mc.now().millis();
+        let early = Early {
+            expiry_ms: now + u64::from(self.cfg.ttl_s) * 1000,
+            delta_ms: now - started,
+            data,
+        };
+        mc.set(&self.key, Value::new(early.encode()), self.early_ttl())
+            .await?;
+        strip.event(&self.key, Event::Write);
+        Ok(Answer::Fresh(early.data))
     }
 
     async fn fetch_naive(
@@ -399,6 +547,24 @@ mod tests {
     }
 
     #[test]
+    fn early_values_round_trip_and_recompute_more_often_near_their_expiry() {
+        let e = Early {
+            expiry_ms: 10_000,
+            delta_ms: 300,
+            data: b"rows:7".to_vec(),
+        };
+        assert_eq!(Early::decode(&e.encode()), Some(e.clone()));
+        assert_eq!(Early::decode(b"12:rows"), None);
+        // -ln(0.5) * 300 ms is about 208 ms of headroom.
+        assert!(!e.recompute_early(9_700, 1.0, 0.5));
+        assert!(e.recompute_early(9_800, 1.0, 0.5));
+        assert!(e.recompute_early(10_000, 1.0, 0.999));
+        // A larger beta recomputes earlier; an unlucky draw very early.
+        assert!(e.recompute_early(9_700, 2.0, 0.5));
+        assert!(e.recompute_early(8_000, 1.0, 0.0001));
+    }
+
+    #[test]
     fn foreign_bytes_are_not_entries() {
         assert_eq!(Entry::decode(b"rows#7"), None);
         assert_eq!(Entry::decode(b":rows"), None);
@@ -414,6 +580,8 @@ mod tests {
             ("get-set-lock", CacheVariant::GetSetLock),
             ("add-lock", CacheVariant::AddLock),
             ("mg-vivify", CacheVariant::MgVivify),
+            ("xfetch", CacheVariant::XFetch),
+            ("xfetch-margin", CacheVariant::XFetchMargin),
         ] {
             assert_eq!(CacheVariant::parse(name), Some(v));
         }
