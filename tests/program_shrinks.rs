@@ -1,6 +1,7 @@
 //! A program under `mcsim test` shrinks as small as `mcsim run` shrinks the same recipe's
 //! scenario: the same clients, preemptions and commands up to the failure, though each
-//! candidate is a run of the real program and the engine's a run of its model.
+//! candidate is a run of the real program and the engine's a run of its model (three
+//! recipes: the `get`+`set` counter and lock, the look-aside cache's stale set).
 //!
 //! The programs need `/usr/bin/python3` with pymemcache (CI installs it); without it
 //! these tests say so and pass.
@@ -79,15 +80,10 @@ fn program(clients: &str, program: &str, args: &[&str]) -> Size {
     }
 }
 
-/// The scenario's counterexample and the program's failing run both shrink to two
-/// clients, 4 commands up to the failure and 1 preemption.
-fn shrink_alike(scenario: &str, clients: &str, program_path: &str, args: &[&str]) {
+/// The scenario's counterexample shrinks to `smallest`, and the program's failing run
+/// to the same.
+fn shrink_alike(scenario: &str, smallest: Size, clients: &str, program_path: &str, args: &[&str]) {
     let engine = engine(scenario);
-    let smallest = Size {
-        clients: 2,
-        commands: 4,
-        preemptions: 1,
-    };
     assert_eq!(engine, smallest, "{scenario}");
     assert_eq!(
         program(clients, program_path, args),
@@ -96,6 +92,13 @@ fn shrink_alike(scenario: &str, clients: &str, program_path: &str, args: &[&str]
     );
 }
 
+/// Two clients, 4 commands up to the failure, 1 preemption.
+const TWO_READS_THEN_TWO_WRITES: Size = Size {
+    clients: 2,
+    commands: 4,
+    preemptions: 1,
+};
+
 /// Read, add one, write back, three clients: both shrink to two clients that read the
 /// counter before either writes.
 #[test]
@@ -103,6 +106,7 @@ fn the_get_set_counter_shrinks_as_its_scenario_does() {
     if python_with("pymemcache") {
         shrink_alike(
             "scenarios/counter-get-set.toml",
+            TWO_READS_THEN_TWO_WRITES,
             "3",
             "examples/python-recipes/counter_program.py",
             &["get-set", "1"],
@@ -118,9 +122,31 @@ fn the_get_set_lock_shrinks_as_its_scenario_does() {
     if python_with("pymemcache") {
         shrink_alike(
             "scenarios/lock-get-set.toml",
+            TWO_READS_THEN_TWO_WRITES,
             "2",
             "tests/programs/get_set_lock.py",
             &[],
+        );
+    }
+}
+
+/// The look-aside cache filled with `set`: both shrink to a reader and the writer, with
+/// no preemption (the database read is slower than the two writes): the reader's miss,
+/// the writer's two deletes, the late fill, a hit, and the last read's hit on the old
+/// version (6 commands).
+#[test]
+fn the_look_aside_stale_set_shrinks_as_its_scenario_does() {
+    if python_with("pymemcache") {
+        shrink_alike(
+            "scenarios/lookaside-as-written.toml",
+            Size {
+                clients: 2,
+                commands: 6,
+                preemptions: 0,
+            },
+            "3",
+            "examples/python-recipes/lookaside_program.py",
+            &["set"],
         );
     }
 }
