@@ -1,10 +1,12 @@
 //! The look-aside cache: filled with `set` or `add`, a fill that lands after the writer's
 //! delete keeps an old version cached, and a read after every write serves it; with a
-//! lease (add+cas, or mg N and ms C) the late fill is refused, under evictions and lost
-//! replies too.
+//! lease (add+cas, or mg N and ms C) the late fill is refused, under evictions, lost
+//! replies and a crash too, but not when the row's server leaves and returns with its
+//! items.
 
 mod support;
 
+use mcsim::Fault;
 use support::{run, violation};
 
 /// A reader that read the row before the update fills after the delete: the read after
@@ -25,16 +27,18 @@ fn a_fill_after_the_delete_is_a_stale_set_with_set_and_with_add() {
     }
 }
 
-/// The leases, with the parameters under which `set` and `add` store the old version:
-/// every read begun after the last write serves it, with and without evictions of the
-/// placeholder and lost replies.
+/// The leases (with the parameters under which `set` and `add` store the old version,
+/// and with a crash of the row's server, which restarts empty): every read begun after
+/// the last write serves it, with and without evictions of the placeholder and lost
+/// replies.
 #[test]
-fn a_lease_refuses_the_late_fill_under_evictions_and_lost_replies() {
+fn a_lease_refuses_the_late_fill_under_evictions_lost_replies_and_a_crash() {
     for scenario in [
         "lookaside-lease-cas",
         "lookaside-lease-meta",
         "lookaside-lease-cas-evict",
         "lookaside-lease-meta-reply-lost",
+        "lookaside-lease-cas-crash",
     ] {
         let (_, report) = run(scenario);
         assert!(
@@ -58,4 +62,22 @@ fn a_lease_refuses_the_late_fill_under_evictions_and_lost_replies() {
             "{scenario}"
         );
     }
+}
+
+/// The lease does not survive the row's server leaving the clients' list and rejoining
+/// with what it held: the writer's deletes went where the key moved, and the old version
+/// comes back with the server (a crash that restarts it empty passes, above).
+#[test]
+fn a_server_that_rejoins_with_its_items_brings_the_old_version_back_despite_the_lease() {
+    let (_, report) = run("lookaside-lease-cas-node-leave");
+    let v = violation(&report);
+    assert_eq!(v.invariant, "lookaside.fresh_after_write");
+    assert_eq!(v.failure.numbers["got"], 0);
+    assert!(
+        v.faults
+            .iter()
+            .any(|(_, f)| matches!(f, Fault::Leave { .. })),
+        "{}",
+        v.cause()
+    );
 }

@@ -19,6 +19,12 @@
 //!   N<lease_s>` places the placeholder on a miss and answers `W` to one reader, which
 //!   fills with `ms … C<cas>`; the writer invalidates with `md`.
 //!
+//! A lease guards the fill, not the servers: when the row's server leaves the clients'
+//! list and rejoins with what it held (`lookaside-lease-cas-node-leave`, the stale data
+//! mcrouter's users meet after a failover), the writer's deletes went to the server the
+//! key moved to, and the old version comes back with it. A server that restarts empty
+//! (`lookaside-lease-cas-crash`) brings nothing back.
+//!
 //! The workload: client 0 writes the row `writes` times, `write_interval_ms` apart; the
 //! others read it `reads` times, then wait `settle_ms` and read once more. A database
 //! read takes `db_read_ms` and gives the row as the query's start found it.
