@@ -54,12 +54,13 @@ fn a_lease_refuses_the_late_fill_under_evictions_lost_replies_and_a_crash() {
             report.metrics["lookaside.cached_behind"].max, 0.0,
             "{scenario}"
         );
-        // The stale set's window was there to close: the writer's delete met a reader
-        // between its database read and its fill in some runs (more database reads
-        // than readers' misses alone would make).
+        // A read queries the database at most once (a miss, or a hot miss), and once more
+        // when the cache's reply to its fill was lost: two readers reading three times
+        // each, at most two faults.
+        let db_reads = &report.metrics["lookaside.db_reads"];
         assert!(
-            report.metrics["lookaside.db_reads"].max >= 2.0,
-            "{scenario}"
+            db_reads.min >= 1.0 && db_reads.max <= 8.0,
+            "{scenario}: {db_reads:?}"
         );
     }
 }

@@ -34,7 +34,8 @@
 //! read begun earlier may serve an older one: the writer's window between the update
 //! and the delete is the recipe's design. Metrics: `lookaside.stale_reads`,
 //! `lookaside.versions_behind`, `lookaside.db_reads`, `lookaside.cached_behind` (the
-//! versions the cached value is behind at the end).
+//! versions the cached value is behind at the end), `lookaside.fills_refused` (late fills
+//! a lease refused: the danger a passing lease must have met).
 
 mod harness;
 mod recipe;
