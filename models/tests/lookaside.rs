@@ -7,7 +7,7 @@
 mod support;
 
 use mcsim::Fault;
-use support::{run, violation};
+use support::{load, metric, quick, run, violation};
 
 /// A reader that read the row before the update fills after the delete: the read after
 /// every write gets the old version, one behind, with no fault.
@@ -25,6 +25,20 @@ fn a_fill_after_the_delete_is_a_stale_set_with_set_and_with_add() {
         );
         assert!(v.faults.is_empty(), "{scenario}: {}", v.cause());
     }
+}
+
+/// Run on past the violation, each broken run counts its stale reads: one or two (two
+/// readers each read once after the writes), each a version behind or two.
+#[test]
+fn every_run_of_the_fill_with_set_counts_its_stale_reads() {
+    let mut s = load("lookaside-as-written");
+    s.config.past_violation = true;
+    let report = quick(&s, 50, true);
+    let stale = metric(&report, "lookaside.stale_reads");
+    assert!(stale.min >= 0.0 && stale.max <= 2.0, "{stale:?}");
+    assert!(stale.mean() > 0.0, "{stale:?}");
+    let behind = metric(&report, "lookaside.versions_behind");
+    assert!(behind.max <= 2.0 && behind.mean() > 0.0, "{behind:?}");
 }
 
 /// The leases (with the parameters under which `set` and `add` store the old version,
@@ -54,6 +68,15 @@ fn a_lease_refuses_the_late_fill_under_evictions_lost_replies_and_a_crash() {
             report.metrics["lookaside.cached_behind"].max, 0.0,
             "{scenario}"
         );
+        // The lease met the stale set's window: a fill refused in every run without
+        // faults, at most one a reader there (its first read's).
+        if matches!(scenario, "lookaside-lease-cas" | "lookaside-lease-meta") {
+            let refused = &report.metrics["lookaside.fills_refused"];
+            assert!(
+                refused.min >= 1.0 && refused.max <= 2.0,
+                "{scenario}: {refused:?}"
+            );
+        }
         // A read queries the database at most once (a miss, or a hot miss), and once more
         // when the cache's reply to its fill was lost: two readers reading three times
         // each, at most two faults.
