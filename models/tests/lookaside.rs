@@ -28,7 +28,8 @@ fn a_fill_after_the_delete_is_a_stale_set_with_set_and_with_add() {
 }
 
 /// Run on past the violation, each broken run counts its stale reads: one or two (two
-/// readers each read once after the writes), each a version behind or two.
+/// readers each read once after the writes), each a version behind or two, and the old
+/// version is still cached at the end.
 #[test]
 fn every_run_of_the_fill_with_set_counts_its_stale_reads() {
     let mut s = load("lookaside-as-written");
@@ -39,6 +40,9 @@ fn every_run_of_the_fill_with_set_counts_its_stale_reads() {
     assert!(stale.mean() > 0.0, "{stale:?}");
     let behind = metric(&report, "lookaside.versions_behind");
     assert!(behind.max <= 2.0 && behind.mean() > 0.0, "{behind:?}");
+    // And the old version stays cached at the end.
+    let cached = metric(&report, "lookaside.cached_behind");
+    assert!(cached.max <= 2.0 && cached.mean() > 0.0, "{cached:?}");
 }
 
 /// The leases (with the parameters under which `set` and `add` store the old version,
