@@ -414,22 +414,17 @@ fn search(program: &mut Program, options: &TestOptions) -> Result<(u8, &'static 
         let replay = Replay::new(outcome.schedule.clone());
         let again = program.run(options, &shared(Box::new(replay)), (i, seed))?;
         if let Some(line) = diverges(&outcome, &again) {
-            outln!(
-                "NOT DETERMINISTIC: run {i} (seed {seed}) of `{shown}` gave another trace when its schedule was replayed; not judged"
-            );
-            outln!("{line}");
-            return Ok((NOT_JUDGED, "not judged"));
+            let run = format!("run {i} (seed {seed}) of `{shown}`");
+            return Ok(not_deterministic(&run, &line));
         }
         let port = program.running.addrs()[0].port();
         let found_replay = replay_line(options, port, seed, &outcome);
         let (outcome, tried) = match shrink(program, options, (i, seed), &outcome)? {
             Ok(shrunk) => shrunk,
             Err(difference) => {
-                outln!(
-                    "NOT DETERMINISTIC: run {i} (seed {seed}) of `{shown}` failed, but a shrunk run of it gave another trace when its schedule was replayed; not judged"
-                );
-                outln!("{difference}");
-                return Ok((NOT_JUDGED, "not judged"));
+                let run =
+                    format!("run {i} (seed {seed}) of `{shown}` failed, but a shrunk run of it");
+                return Ok(not_deterministic(&run, &difference));
             }
         };
         let failure = outcome.failure.as_ref().expect("a shrunk run still fails");
@@ -686,6 +681,16 @@ fn not_judged(absent: &str, output: &str) -> (u8, &'static str) {
     if !output.is_empty() {
         outln!("  the program's last lines:{output}");
     }
+    (NOT_JUDGED, "not judged")
+}
+
+/// `run` gave another trace when its schedule was replayed: said so with where the two
+/// differ, and not judged.
+fn not_deterministic(run: &str, difference: &str) -> (u8, &'static str) {
+    outln!(
+        "NOT DETERMINISTIC: {run} gave another trace when its schedule was replayed; not judged"
+    );
+    outln!("{difference}");
     (NOT_JUDGED, "not judged")
 }
 
