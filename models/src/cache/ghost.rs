@@ -8,6 +8,7 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use mcsim::memcache::{Key, Memcache};
+use mcsim::trace::fnv1a;
 use mcsim::{Client, VirtualTime};
 
 use crate::arrivals::{hash3, unit};
@@ -214,13 +215,9 @@ impl Backend for Frontend {
 /// latencies of their calls make rare.
 impl Chance for Frontend {
     fn unit(&self, key: &Key) -> f64 {
-        let key_hash = key
-            .as_bytes()
-            .iter()
-            .fold(0u64, |h, b| h.wrapping_mul(31).wrapping_add(u64::from(*b)));
         unit(hash3(
             self.mc.global_now().micros(),
-            key_hash,
+            fnv1a(key.as_bytes()),
             0x5846_6574_6368,
         ))
     }
