@@ -53,6 +53,7 @@ pub use ghost::{Frontend, Ghost, Overlap};
 pub use harness::{CacheParams, key_name, setup};
 pub use recipe::{
     Answer, Backend, Cache, CacheConfig, CacheVariant, Chance, Early, Entry, Event, Strip,
+    XFETCH_MARGIN_S,
 };
 
 use mcsim::prelude::*;
