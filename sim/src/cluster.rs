@@ -238,6 +238,20 @@ impl Cluster {
         }
     }
 
+    /// The server a call goes to: the one it is addressed to
+    /// ([`crate::Client::on_server`]), otherwise [`Cluster::route`]'s.
+    pub fn route_to(&self, request: &Request, server: Option<usize>) -> usize {
+        server.unwrap_or_else(|| self.route(request))
+    }
+
+    /// The servers a call needs: [`Cluster::servers_for`], or the one it is addressed to.
+    pub fn servers_to(&self, request: &Request, server: Option<usize>) -> Vec<usize> {
+        match server {
+            Some(server) => vec![server],
+            None => self.servers_for(request),
+        }
+    }
+
     /// The servers a request needs, in the order of its keys' first appearance: one for
     /// every request but a multi-key read whose keys live on several servers.
     pub fn servers_for(&self, request: &Request) -> Vec<usize> {
@@ -273,6 +287,22 @@ impl Cluster {
             _ => return self.call_routed(request, at),
         };
         call_on(server, request, at)
+    }
+
+    /// [`Cluster::call_in_place`], or the whole request to the server it is addressed to
+    /// ([`crate::Client::on_server`]): one that left the clients' list refuses it, one
+    /// that is down fails it ([`Transport::ServerDown`] both).
+    pub(crate) fn call_to(
+        &mut self,
+        request: &mut Request,
+        server: Option<usize>,
+        at: VirtualTime,
+    ) -> Result<Reply, Transport> {
+        match server {
+            None => self.call_in_place(request, at),
+            Some(s) if !self.listed[s] => Err(Transport::ServerDown),
+            Some(s) => call_on(&mut self.servers[s], request, at),
+        }
     }
 
     /// [`Cluster::call_in_place`] on a cluster of several servers.
@@ -574,6 +604,54 @@ mod tests {
                 assert!(c.rings.built.len() <= Rings::MAX);
             }
         }
+    }
+
+    #[test]
+    fn a_call_addressed_to_a_server_goes_there_and_a_server_out_of_the_list_refuses_it() {
+        let configs = vec![ServerConfig::default(); 2];
+        let mut c = Cluster::new(&configs, Distribution::Modulo);
+        let t = VirtualTime::ZERO;
+        let key = Key::new("k").unwrap();
+        let other = 1 - c.server_for(&key);
+        let set = Request::Store {
+            mode: crate::protocol::StoreMode::Set,
+            key: key.clone(),
+            flags: 0,
+            exptime: crate::memcache::Exptime::NEVER,
+            data: b"there".to_vec(),
+            noreply: false,
+        };
+        assert_eq!(
+            c.call_to(&mut set.clone(), Some(other), t),
+            Ok(Reply::Stored)
+        );
+        assert_eq!(c.route_to(&set, Some(other)), other);
+        assert_eq!(c.servers_to(&set, Some(other)), vec![other]);
+        // The key's own server never saw it.
+        assert_eq!(c.peek(&key, t), None);
+        assert!(c.servers[other].peek(&key, t).is_some());
+        // Out of the clients' list: refused, though the server keeps its items; back in
+        // it, they answer again.
+        c.set_listed(other, false);
+        let get = Request::Get {
+            keys: vec![key.clone()],
+            with_cas: false,
+        };
+        assert_eq!(
+            c.call_to(&mut get.clone(), Some(other), t),
+            Err(Transport::ServerDown)
+        );
+        c.set_listed(other, true);
+        let Ok(Reply::Values(v)) = c.call_to(&mut get.clone(), Some(other), t) else {
+            panic!("no values")
+        };
+        assert_eq!(v.len(), 1);
+        // Down: failed.
+        c.servers[other].crash();
+        assert_eq!(
+            c.call_to(&mut get.clone(), Some(other), t),
+            Err(Transport::ServerDown)
+        );
     }
 
     #[test]

@@ -553,3 +553,52 @@ fn a_reused_result_holds_only_its_own_metrics() {
         );
     }
 }
+
+/// Two servers: a handle addressed to a server reads and writes there, whatever server
+/// the key distribution picks; a server the scenario does not have is a panic verdict
+/// that names it, not a call to nowhere.
+#[test]
+fn a_client_addresses_a_server_of_its_own_choosing() {
+    let config = ExecConfig {
+        servers: vec![mcsim::server::ServerConfig::default(); 2],
+        ..ExecConfig::default()
+    };
+    let setup = |sim: &mut mcsim::Sim| {
+        sim.client(Skew::default(), |mc| async move {
+            let k = Key::new("k").unwrap();
+            let (a, b) = (mc.on_server(0), mc.on_server(1));
+            assert_eq!(b.server(), Some(1));
+            b.set(&k, Value::from("on 1"), Exptime::NEVER).await?;
+            assert_eq!(a.get(&k).await?, None, "server 0 never saw it");
+            let on_b = b.get(&k).await?.expect("server 1 holds it");
+            assert_eq!(on_b.text(), "on 1");
+            a.set(&k, Value::from("on 0"), Exptime::NEVER).await?;
+            assert_eq!(
+                b.get(&k).await?.unwrap().text(),
+                "on 1",
+                "nor did 0's reach 1"
+            );
+            Ok(())
+        });
+    };
+    let e = execute(&config, &setup, &mut Random::new(3), 0);
+    assert_eq!(e.verdict, Verdict::Pass, "{:?}", e.trace);
+
+    let nowhere = |sim: &mut mcsim::Sim| {
+        sim.client(Skew::default(), |mc| async move {
+            mc.on_server(2).get(&Key::new("k").unwrap()).await?;
+            Ok(())
+        });
+    };
+    match execute(&config, &nowhere, &mut Random::new(3), 0).verdict {
+        Verdict::Panic {
+            client: 0, message, ..
+        } => {
+            assert!(
+                message.contains("server 2") && message.contains("2 servers"),
+                "{message}"
+            )
+        }
+        other => panic!("{other:?}"),
+    }
+}

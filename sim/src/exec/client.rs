@@ -20,11 +20,38 @@ use crate::protocol::{Reply, Request};
 pub struct Client {
     id: usize,
     core: Rc<RefCell<Core>>,
+    /// The server every call goes to; `None` for the server the key distribution picks.
+    server: Option<usize>,
 }
 
 impl Client {
     pub(crate) fn new(id: usize, core: Rc<RefCell<Core>>) -> Client {
-        Client { id, core }
+        Client {
+            id,
+            core,
+            server: None,
+        }
+    }
+
+    /// The same client with every call addressed to server `server` (0-based, as the
+    /// scenario's `[servers]` counts them), whatever server the key distribution picks:
+    /// a recipe that addresses pools of its own (a primary and a gutter pool, a replica)
+    /// holds one handle per pool.
+    ///
+    /// The handle shares the client's clock, mailbox and identity: it is the same
+    /// client, talking to another server. A server that left the clients' list refuses
+    /// the call, and one that crashed fails it, both with [`Transport::ServerDown`]. A
+    /// server the scenario does not have stops the run with a panic verdict naming it.
+    pub fn on_server(&self, server: usize) -> Client {
+        Client {
+            server: Some(server),
+            ..self.clone()
+        }
+    }
+
+    /// The server this handle addresses ([`Client::on_server`]), if any.
+    pub fn server(&self) -> Option<usize> {
+        self.server
     }
 
     /// This client's number (0-based).
@@ -162,6 +189,7 @@ impl Future for CallFuture {
             let issued = core.now;
             let mailbox = &mut core.mailboxes[id];
             mailbox.reply = None;
+            mailbox.server = this.client.server;
             // The mailbox's placeholder comes back in its place.
             std::mem::swap(&mut mailbox.request, &mut this.request);
             mailbox.wait = Wait::Call { issued };

@@ -29,6 +29,9 @@ pub(crate) struct Mailbox {
     /// The request of the pending call while `wait` is [`Wait::Call`]; a placeholder
     /// (`Request::Version`) otherwise ([`Mailbox::pending`] reads it).
     pub request: Request,
+    /// The server the pending call is addressed to ([`crate::Client::on_server`]);
+    /// `None` for the server the client's key distribution picks.
+    pub server: Option<usize>,
     /// The outcome handed to the client's pending call.
     pub reply: Option<Result<Reply, Transport>>,
     /// Set when a sleep's deadline passed.
@@ -53,6 +56,7 @@ impl Mailbox {
     pub fn end_call(&mut self, next: Wait) {
         self.wait = next;
         self.request = Request::Version;
+        self.server = None;
     }
 
     /// Hashes what the client waits for, the request of a pending call included, as
@@ -64,6 +68,7 @@ impl Mailbox {
             Wait::Call { issued } => {
                 1isize.hash(h);
                 self.request.hash(h);
+                self.server.hash(h);
                 issued.hash(h);
             }
             Wait::Sleep { until } => {
@@ -177,6 +182,7 @@ impl Core {
         self.mailboxes.resize_with(id + 1, || Mailbox {
             wait: Wait::Running,
             request: Request::Version,
+            server: None,
             reply: None,
             woken: false,
             skew,

@@ -45,12 +45,27 @@ impl<O: Observer> Engine<O> {
             drop(core);
             return Err(self.stop(self.diverged(format!("c{client} is not waiting on a call"))));
         };
-        let request: &mut Request = &mut mailbox.request;
+        let pin = mailbox.server;
+        if let Some(server) = pin.filter(|&s| s >= self.cluster.servers.len()) {
+            let servers = self.cluster.servers.len();
+            drop(core);
+            let message = format!(
+                "called server {server}, but the scenario has {servers} server{} (0-based)",
+                if servers == 1 { "" } else { "s" }
+            );
+            let step = self.progress.step;
+            return Err(self.stop(crate::invariant::Verdict::Panic {
+                client,
+                message,
+                step,
+            }));
+        }
+        let request: &mut Request = &mut core.mailboxes[client].request;
         // What only some executions do before a call: a traced one watches its keys, a
         // timing search marks phase points, faults aimed at keys remember them, a fault
         // waiting to bite looks at it.
         let phase_point = if self.call_extras() {
-            self.before_call(client, request, issued, at, fault)
+            self.before_call(client, (request, pin), issued, at, fault)
         } else {
             None
         };
@@ -60,15 +75,17 @@ impl<O: Observer> Engine<O> {
         let asked = keying.then(|| describe_request(request));
         // Taken before the server takes the request's bytes (only when tracing).
         let traced = self.observer.timeline().is_some().then(|| Traced {
-            servers: self.cluster.servers_for(request),
-            owners: (self.cluster.spread(request)).map_or(Vec::new(), |s| s.owners().to_vec()),
+            servers: self.cluster.servers_to(request, pin),
+            owners: (self.cluster.spread(request))
+                .filter(|_| pin.is_none())
+                .map_or(Vec::new(), |s| s.owners().to_vec()),
             what: describe_request(request),
             request: request.clone(),
         });
         let lost_request = matches!(fault, Some(Fault::RequestLost { .. }));
         let outcome = match fault {
-            None => self.cluster.call_in_place(request, at),
-            Some(fault) => self.faulty_outcome(fault, request, at),
+            None => self.cluster.call_to(request, pin, at),
+            Some(fault) => self.faulty_outcome(fault, (request, pin), at),
         };
         if outcome.is_ok() && !lost_request {
             self.progress.calls += 1;
@@ -76,7 +93,13 @@ impl<O: Observer> Engine<O> {
         if let (Some(read), false) = (phase_point, lost_request)
             && let Some(phase) = self.observer.phase_points()
         {
-            phase.after(read, request, outcome.as_ref().ok(), at, &self.cluster);
+            phase.after(
+                read,
+                (request, pin),
+                outcome.as_ref().ok(),
+                at,
+                &self.cluster,
+            );
         }
         core.mailboxes[client].end_call(Wait::Running);
         // Read while the core is at hand: neither the server nor the timeline reads a
@@ -168,23 +191,29 @@ impl<O: Observer> Engine<O> {
     fn before_call(
         &mut self,
         client: usize,
-        request: &Request,
+        (request, pin): (&Request, Option<usize>),
         issued: VirtualTime,
         at: VirtualTime,
         fault: Option<&Fault>,
     ) -> Option<bool> {
         if let Some(timeline) = self.observer.timeline() {
-            timeline.watch_call(request, &self.cluster);
+            timeline.watch_call(request, pin, &self.cluster);
         }
         let latency_min = self.limits.latency.0;
         let phase_point = self.observer.phase_points().and_then(|phase| {
-            phase.before(client, request, (issued, at), &self.cluster, latency_min)
+            phase.before(
+                client,
+                (request, pin),
+                (issued, at),
+                &self.cluster,
+                latency_min,
+            )
         });
         self.faults.called(client, request.keys());
         if !matches!(fault, Some(Fault::RequestLost { .. }))
             && !self.faults.bites_pending.is_empty()
         {
-            let server = self.cluster.route(request);
+            let server = self.cluster.route_to(request, pin);
             self.faults.note_bites(request, server);
         }
         phase_point
@@ -196,21 +225,22 @@ impl<O: Observer> Engine<O> {
     fn faulty_outcome(
         &mut self,
         fault: &Fault,
-        request: &mut Request,
+        (request, pin): (&mut Request, Option<usize>),
         at: VirtualTime,
     ) -> Result<Reply, Transport> {
         match (fault, &*request) {
             (Fault::RequestLost { .. }, _) => Err(Transport::TimedOut),
             (Fault::TooLarge { .. }, Request::Store { mode, key, .. }) => {
-                let target = self.cluster.route(request);
+                let target = self.cluster.route_to(request, pin);
+                let listed = self.cluster.is_listed(target);
                 let server = &mut self.cluster.servers[target];
-                if server.is_up() {
+                if server.is_up() && listed {
                     Ok(server.reject_too_large(key, *mode == StoreMode::Set, at))
                 } else {
                     Err(Transport::ServerDown)
                 }
             }
-            _ => self.cluster.call_in_place(request, at),
+            _ => self.cluster.call_to(request, pin, at),
         }
     }
 }

@@ -30,10 +30,11 @@ impl<O: Observer> Engine<O> {
             if call.latest <= call.earliest {
                 continue;
             }
-            let Some(request) = core.mailboxes[call.client].pending() else {
+            let mailbox = &core.mailboxes[call.client];
+            let Some(request) = mailbox.pending() else {
                 continue;
             };
-            let server = &self.cluster.servers[self.cluster.route(request)];
+            let server = &self.cluster.servers[self.cluster.route_to(request, mailbox.server)];
             let (first, last) = (server.tick(call.earliest), server.tick(call.latest));
             for tick in first.saturating_add(1)..=last {
                 let at = server.clock().time_of_tick(tick);

@@ -120,13 +120,14 @@ impl<O: Observer> Engine<O> {
     pub(super) fn add_footprints(&self, calls: &mut [CallOption]) {
         let core = self.sim.core.borrow();
         for call in calls {
-            if let Some(request) = core.mailboxes[call.client].pending() {
+            let mailbox = &core.mailboxes[call.client];
+            if let Some(request) = mailbox.pending() {
                 let footprint = call.footprint.get_or_insert_with(|| Footprint {
                     server: 0,
                     keys: Vec::new(),
                     read_only: false,
                 });
-                footprint.server = self.cluster.route(request);
+                footprint.server = self.cluster.route_to(request, mailbox.server);
                 footprint.keys.clear();
                 footprint
                     .keys

@@ -46,7 +46,7 @@ impl PhasePoints {
     pub(super) fn before(
         &mut self,
         client: usize,
-        request: &Request,
+        (request, pin): (&Request, Option<usize>),
         (issued, at): (VirtualTime, VirtualTime),
         cluster: &Cluster,
         latency_min: u64,
@@ -54,7 +54,7 @@ impl PhasePoints {
         if self.edge_timed[client] {
             return None;
         }
-        let server = &cluster.servers[cluster.route(request)];
+        let server = &cluster.servers[cluster.route_to(request, pin)];
         let own_start = issued.plus_micros(latency_min);
         if at != own_start {
             // Later than its own earliest instant: at another call's instant (which that
@@ -80,7 +80,7 @@ impl PhasePoints {
     pub(super) fn after(
         &mut self,
         read: bool,
-        request: &Request,
+        (request, pin): (&Request, Option<usize>),
         reply: Option<&Reply>,
         at: VirtualTime,
         cluster: &Cluster,
@@ -89,7 +89,7 @@ impl PhasePoints {
         if !(read || sets_expiry) {
             return;
         }
-        let server = &cluster.servers[cluster.route(request)];
+        let server = &cluster.servers[cluster.route_to(request, pin)];
         if let Some(points) = &mut self.points {
             points.push(server.offset_in_second(at));
         }

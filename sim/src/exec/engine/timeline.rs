@@ -226,14 +226,15 @@ impl Timeline {
         }
     }
 
-    /// Watches the keys of the call about to run.
-    pub(super) fn watch_call(&mut self, request: &Request, cluster: &Cluster) {
+    /// Watches the keys of the call about to run, on the server it is addressed to or
+    /// their own.
+    pub(super) fn watch_call(&mut self, request: &Request, pin: Option<usize>, cluster: &Cluster) {
         // A command without keys (`flush_all`) may change every server.
         if request.keys().is_empty() {
             self.key_watch.everywhere = true;
         }
         for key in request.keys() {
-            self.watch_key(cluster.server_for(key), key);
+            self.watch_key(pin.unwrap_or_else(|| cluster.server_for(key)), key);
         }
     }
 
