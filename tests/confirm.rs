@@ -55,6 +55,21 @@ fn a_lock_held_past_its_ttl_is_taken_on_memcached_too() {
 }
 
 #[test]
+fn the_gutter_route_serves_what_a_returning_primary_held_on_memcached_too() {
+    // Calls addressed to the primary while it was out of the clients' list are not sent
+    // (a partition: the server runs on, holding its items); the reader then meets the
+    // old version on the real primary.
+    if let Some(text) = confirm(&["scenarios/gutter-as-written.toml"]) {
+        assert!(text.contains("confirmed on memcached 1.6"), "{text}");
+        assert!(
+            text.contains("refused: server 0 out of the clients' list, as in simulation"),
+            "{text}"
+        );
+        assert!(text.contains("get row_profile -> HIT \"v0\""), "{text}");
+    }
+}
+
+#[test]
 fn a_replay_whose_waits_were_cut_is_not_called_a_divergence() {
     // The holder's 1.5 s hold is cut to nothing: the TTL has not run out on the real
     // server when the waiter asks, so the replies differ, because of the cap alone.

@@ -27,7 +27,7 @@ use crate::ticks::{Due, Ticks};
 use mcsim::cluster::Spread;
 use mcsim::exec::{Event, ExecConfig, Execution};
 use mcsim::fault::Fault;
-use mcsim::memcache::McError;
+use mcsim::memcache::{McError, Transport};
 use mcsim::protocol::{Reply, Request};
 use mcsim::trace::{describe_reply, describe_request};
 
@@ -169,6 +169,8 @@ fn replay(
     // push later calls off their instants.
     let origin = std::time::Instant::now() + Duration::from_secs(1)
         - options.phase.min(Duration::from_millis(999));
+    // Until when each server is out of the clients' list (a leave, until its rejoin).
+    let mut out_until = vec![mcsim::clock::VirtualTime::ZERO; config.servers.len()];
     for event in &execution.events {
         let time = match event {
             Event::Call { time, .. } | Event::Fault { time, .. } => *time,
@@ -206,7 +208,9 @@ fn replay(
             std::thread::sleep(due - now);
         }
         match event {
-            Event::Fault { step, fault, .. } => {
+            Event::Fault {
+                step, fault, time, ..
+            } => {
                 let did = match fault {
                     Fault::Evict { server, key } => match mcsim::memcache::Key::new(key.as_bytes())
                     {
@@ -228,7 +232,13 @@ fn replay(
                     // They happen in the client: the calls that follow carry them (to
                     // the servers the client's list then maps their keys to, at the
                     // times the client made them).
-                    Fault::Leave { .. } | Fault::Pause { .. } | Fault::Die { .. } => {
+                    Fault::Leave { server } => {
+                        if let Some(until) = out_until.get_mut(*server) {
+                            *until = *time + config.faults.rejoin_after;
+                        }
+                        "in the client: the calls after it carry it".to_string()
+                    }
+                    Fault::Pause { .. } | Fault::Die { .. } => {
                         "in the client: the calls after it carry it".to_string()
                     }
                     other => format!("not reproducible on a real server ({other})"),
@@ -264,6 +274,16 @@ fn replay(
                         *clock = off_second(*step, d, std::time::Instant::now());
                     }
                 };
+                // Refused in simulation by a server out of the clients' list (a call
+                // addressed to it, as a pool's failover route makes): not sent, as a
+                // client that cannot reach a server sends it nothing.
+                let out = out_until.get(*server).is_some_and(|until| time < *until);
+                if matches!(outcome, Err(Transport::ServerDown)) && out {
+                    lines.push(format!(
+                        "{step:>5}  c{client}  {what} -> refused: server {server} out of the clients' list, as in simulation"
+                    ));
+                    continue;
+                }
                 let got = conns.call(&real, *client, *server, owners, &sent);
                 // A call to a stopped server fails, as the simulated one's did.
                 let got = match (got, outcome) {

@@ -9,9 +9,10 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use mcsim::memcache::{McError, Memcache};
-use mcsim::{Client, Failure, Sim, Skew};
+use mcsim::{Failure, Sim, Skew};
 
-use crate::lookaside::recipe::{Database, Fill, Lookaside, LookasideVariant};
+use crate::lookaside::recipe::{Fill, Lookaside, LookasideVariant};
+use crate::row::{Database, Query, Row, version_of};
 
 /// Parameters of the look-aside workload.
 #[derive(Debug, Clone, PartialEq)]
@@ -40,37 +41,6 @@ pub struct LookasideParams {
     pub skews: Vec<Skew>,
 }
 
-/// The row, as ghost state: its version, and what the writer had acknowledged.
-#[derive(Debug, Default)]
-struct Row {
-    /// The version the database holds.
-    version: Cell<u64>,
-    /// Every write acknowledged (the row updated and the key invalidated): the reads
-    /// begun since must give the last version.
-    settled: Cell<bool>,
-    /// Database reads made.
-    reads: Cell<u64>,
-}
-
-/// A reader's database: the row as the query's start found it, after its latency.
-struct Db {
-    row: Rc<Row>,
-    latency: Duration,
-    mc: Client,
-}
-
-impl Database for Db {
-    async fn read(&self) -> u64 {
-        let n = self.row.version.get();
-        self.row.reads.set(self.row.reads.get() + 1);
-        self.mc.note(format!("reads the database: v{n}"));
-        // Kept across the query's sleep: part of the reader's state.
-        self.mc.remember(n);
-        self.mc.sleep(self.latency).await;
-        n
-    }
-}
-
 /// A read begun after the last write that gave an older version.
 #[derive(Debug, Clone, Copy)]
 struct StaleRead {
@@ -82,24 +52,27 @@ struct StaleRead {
 /// Registers the look-aside workload.
 pub fn setup(p: &LookasideParams, clients: usize, sim: &mut Sim) {
     let row: Rc<Row> = Rc::default();
+    // Every write acknowledged (the row updated and the key invalidated): the reads
+    // begun since must give the last version.
+    let settled: Rc<Cell<bool>> = Rc::default();
     let stale: Rc<RefCell<Option<StaleRead>>> = Rc::default();
     let stale_reads: Rc<Cell<u64>> = Rc::default();
     // Fills refused: the item was filled, replaced or deleted since the reader's miss.
     let refused: Rc<Cell<u64>> = Rc::default();
-    let (ghost, seen) = (row.clone(), stale.clone());
+    let (ghost, done, seen) = (row.clone(), settled.clone(), stale.clone());
     sim.ghost(move |h| {
-        h.write_u64(ghost.version.get());
-        h.write_u8(u8::from(ghost.settled.get()));
+        h.write_u64(ghost.version());
+        h.write_u8(u8::from(done.get()));
         h.write_u8(u8::from(seen.borrow().is_some()));
     });
     let cache = Lookaside::new("profile", p.variant, p.ttl_s, p.lease_s);
     let writer_skew = p.skews.first().copied().unwrap_or_default();
-    let (written, writer, params) = (row.clone(), cache.clone(), p.clone());
+    let (written, done, writer, params) = (row.clone(), settled.clone(), cache.clone(), p.clone());
     sim.client(writer_skew, move |mc| async move {
         for _ in 0..params.writes {
             mc.sleep(params.write_interval).await;
-            written.version.set(written.version.get() + 1);
-            mc.note(format!("database row now v{}", written.version.get()));
+            let n = written.update();
+            mc.note(format!("database row now v{n}"));
             let mut failed = 0;
             loop {
                 match writer.invalidate(&mc).await {
@@ -111,13 +84,14 @@ pub fn setup(p: &LookasideParams, clients: usize, sim: &mut Sim) {
                 }
             }
         }
-        written.settled.set(true);
+        done.set(true);
         mc.note("every write acknowledged");
         Ok(())
     });
     for c in 1..clients {
-        let (row, stale, stale_reads, refused, cache, p) = (
+        let (row, settled, stale, stale_reads, refused, cache, p) = (
             row.clone(),
+            settled.clone(),
             stale.clone(),
             stale_reads.clone(),
             refused.clone(),
@@ -126,17 +100,13 @@ pub fn setup(p: &LookasideParams, clients: usize, sim: &mut Sim) {
         );
         let skew = p.skews.get(c).copied().unwrap_or_default();
         sim.client(skew, move |mc| async move {
-            let db = Db {
-                row: row.clone(),
-                latency: p.db_read,
-                mc: mc.clone(),
-            };
+            let db = Query::new(row.clone(), p.db_read, mc.clone());
             for i in 0..=p.reads {
                 let last = i == p.reads;
                 mc.sleep(if last { p.settle } else { p.read_interval })
                     .await;
                 // Judged if every write was acknowledged before the read began.
-                let judged = last && row.settled.get();
+                let judged = last && settled.get();
                 mc.remember(judged);
                 let got = match cache.read(&mc, &db).await {
                     Ok(served) => {
@@ -149,7 +119,7 @@ pub fn setup(p: &LookasideParams, clients: usize, sim: &mut Sim) {
                     Err(McError::Transport(_)) => db.read().await,
                     Err(e) => return Err(e),
                 };
-                let latest = row.version.get();
+                let latest = row.version();
                 if judged && got != latest {
                     stale_reads.set(stale_reads.get() + 1);
                     stale.borrow_mut().get_or_insert(StaleRead {
@@ -179,15 +149,15 @@ pub fn setup(p: &LookasideParams, clients: usize, sim: &mut Sim) {
     });
     let key = cache.key().clone();
     sim.at_end("lookaside.fresh_after_write", move |view| {
-        let cached = view.peek(&key).and_then(|v| Lookaside::version_of(&v.data));
+        let cached = view.peek(&key).and_then(|v| version_of(&v.data));
         let behind = stale.borrow().map_or(0, |s| s.latest - s.got);
         view.metric("lookaside.stale_reads", stale_reads.get() as f64);
         view.metric("lookaside.versions_behind", behind as f64);
-        view.metric("lookaside.db_reads", row.reads.get() as f64);
+        view.metric("lookaside.db_reads", row.reads() as f64);
         view.metric("lookaside.fills_refused", refused.get() as f64);
         view.metric(
             "lookaside.cached_behind",
-            cached.map_or(0, |n| row.version.get().saturating_sub(n)) as f64,
+            cached.map_or(0, |n| row.version().saturating_sub(n)) as f64,
         );
         Ok(())
     });

@@ -41,7 +41,7 @@ mod harness;
 mod recipe;
 
 pub use harness::{LookasideParams, setup};
-pub use recipe::{Database, Lookaside, LookasideVariant};
+pub use recipe::{Fill, Lookaside, LookasideVariant, Served};
 
 use mcsim::prelude::*;
 

@@ -4,6 +4,8 @@
 use mcsim::memcache::{Cas, Exptime, Key, McError, Memcache, Value};
 use mcsim::protocol::{MetaCode, MetaFlag};
 
+use crate::row::{Database, cached, version_of};
+
 /// Which recipe fills the cache after a miss.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LookasideVariant {
@@ -17,14 +19,6 @@ pub enum LookasideVariant {
     /// A lease from memcached 1.6: `mg … N` vivifies a placeholder and gives one reader
     /// `W`; it fills with `ms … C<cas>`.
     LeaseMeta,
-}
-
-/// The database row behind the cache key: reading it gives the version it holds when
-/// the query starts, after the query's latency.
-#[allow(async_fn_in_trait)]
-pub trait Database {
-    /// Reads the row: its version.
-    async fn read(&self) -> u64;
 }
 
 /// What a read served, and what became of its fill.
@@ -68,19 +62,6 @@ pub struct Lookaside {
     lease_s: u32,
 }
 
-/// A cached value: the row's version, `v7`.
-fn value(version: u64) -> Value {
-    Value::new(format!("v{version}").into_bytes())
-}
-
-/// The version a cached value holds; `None` for an empty placeholder (a lease).
-fn version(data: &[u8]) -> Option<u64> {
-    std::str::from_utf8(data.strip_prefix(b"v")?)
-        .ok()?
-        .parse()
-        .ok()
-}
-
 impl Lookaside {
     /// The cache of the row `row`.
     pub fn new(row: &str, variant: LookasideVariant, ttl_s: u32, lease_s: u32) -> Lookaside {
@@ -97,11 +78,6 @@ impl Lookaside {
         &self.key
     }
 
-    /// The version a cached value holds, if the item is a filled value.
-    pub fn version_of(data: &[u8]) -> Option<u64> {
-        version(data)
-    }
-
     /// A read: from the cache, or on a miss from the database, filling the cache as the
     /// variant does.
     pub async fn read(&self, mc: &impl Memcache, db: &impl Database) -> Result<Served, McError> {
@@ -113,17 +89,17 @@ impl Lookaside {
     }
 
     async fn read_fill(&self, mc: &impl Memcache, db: &impl Database) -> Result<Served, McError> {
-        if let Some(n) = mc.get(&self.key).await?.and_then(|v| version(&v.data)) {
+        if let Some(n) = mc.get(&self.key).await?.and_then(|v| version_of(&v.data)) {
             return Ok(Served::hit(n));
         }
         let n = db.read().await;
         let ttl = Exptime::secs(self.ttl_s);
         let fill = if self.variant == LookasideVariant::AsWritten {
-            mc.set(&self.key, value(n), ttl).await?;
+            mc.set(&self.key, cached(n), ttl).await?;
             Fill::Stored
         } else {
             // Not stored: another reader filled it meanwhile; the row is served anyway.
-            match mc.add(&self.key, value(n), ttl).await {
+            match mc.add(&self.key, cached(n), ttl).await {
                 Ok(()) => Fill::Stored,
                 Err(McError::NotStored) => Fill::Refused,
                 Err(e) => return Err(e),
@@ -143,7 +119,7 @@ impl Lookaside {
         db: &impl Database,
     ) -> Result<Served, McError> {
         if let Some(found) = mc.get(&self.key).await? {
-            return Ok(match version(&found.data) {
+            return Ok(match version_of(&found.data) {
                 Some(n) => Served::hit(n),
                 None => Served::hit(db.read().await),
             });
@@ -168,7 +144,7 @@ impl Lookaside {
         let n = db.read().await;
         let fill = match lease {
             Some(cas) => match mc
-                .cas(&self.key, value(n), Exptime::secs(self.ttl_s), cas)
+                .cas(&self.key, cached(n), Exptime::secs(self.ttl_s), cas)
                 .await
             {
                 Ok(()) => Fill::Stored,
@@ -202,7 +178,7 @@ impl Lookaside {
                 set.push(MetaFlag::with(b'C', cas));
             }
             // HD, or NF/EX when a delete came since: the row is served either way.
-            let stored = mc.ms(&self.key, &value(n).data, &set).await?;
+            let stored = mc.ms(&self.key, &cached(n).data, &set).await?;
             let fill = match stored.code {
                 MetaCode::Header => Fill::Stored,
                 _ => Fill::Refused,
@@ -210,7 +186,7 @@ impl Lookaside {
             return Ok(Served { version: n, fill });
         }
         Ok(Served::hit(
-            match reply.value.as_deref().and_then(version) {
+            match reply.value.as_deref().and_then(version_of) {
                 Some(n) => n,
                 None => db.read().await,
             },
@@ -228,18 +204,5 @@ impl Lookaside {
             Ok(()) | Err(McError::NotFound) => Ok(()),
             Err(e) => Err(e),
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_value_is_its_version_and_a_placeholder_none() {
-        assert_eq!(version(&value(7).data), Some(7));
-        assert_eq!(version(b""), None);
-        assert_eq!(version(b"v"), None);
-        assert_eq!(version(b"x1"), None);
     }
 }
