@@ -5,8 +5,8 @@
 use mcsim::model::{Family, family};
 
 use crate::{
-    array, array2, cache, cluster, counter, eventlog, gutter, lock, lookaside, online, set, table,
-    tags, visitor,
+    array, array2, cache, cluster, counter, eventlog, gutter, herd, lock, lookaside, online, set,
+    table, tags, visitor,
 };
 
 /// Every family, in the order `mcsim` lists them.
@@ -25,4 +25,5 @@ pub static RECIPES: &[&dyn Family] = &[
     family::<eventlog::EventLogVariant>(),
     family::<lookaside::LookasideVariant>(),
     family::<gutter::GutterVariant>(),
+    family::<herd::HerdVariant>(),
 ];

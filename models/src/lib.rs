@@ -14,6 +14,7 @@ mod draw;
 pub mod eventlog;
 pub mod ghost;
 pub mod gutter;
+pub mod herd;
 pub mod lock;
 pub mod lookaside;
 pub mod online;

@@ -1,0 +1,100 @@
+//! The herd an error keeps going: clients that take a database error for an invalid
+//! value delete the key the good repairs stored, and the herd outlives its cause; a
+//! repair that leaves the key alone and backs off ends it with the first value stored,
+//! lost replies or not; with room for every client no query fails at all.
+
+mod support;
+
+use std::path::Path;
+
+use mcsim::scenario::Scenario;
+use mcsim_models::RECIPES;
+use support::{load, metric, quick, run, violation};
+
+/// No fault: the database's room alone (two queries for eight clients) keeps the herd
+/// going past a second, its failed repairs deleting what the others stored.
+#[test]
+fn an_error_taken_for_an_invalid_value_keeps_the_herd_going() {
+    let (_, report) = run("herd-as-written");
+    let v = violation(&report);
+    assert_eq!(v.invariant, "herd.dies_out");
+    assert!(v.faults.is_empty(), "{}", v.cause());
+    assert!(
+        v.failure.numbers["at_ms"] >= 1000,
+        "{:?}",
+        v.failure.numbers
+    );
+    assert!(
+        v.failure.numbers["db_errors"] >= 2,
+        "{:?}",
+        v.failure.numbers
+    );
+}
+
+/// Run to the end, every run of the repair as written fails reads to its last ones:
+/// the herd never dies out within the 1.5 s of reads, and the database fails query
+/// after query.
+#[test]
+fn the_herd_as_written_lasts_as_long_as_the_reads() {
+    let mut s = load("herd-as-written");
+    s.config.past_violation = true;
+    let report = quick(&s, 20, true);
+    let last = metric(&report, "herd.last_failure_ms");
+    assert!(last.min >= 1_000.0, "{last:?}");
+    let errors = metric(&report, "herd.db_errors");
+    assert!(errors.min >= 10.0, "{errors:?}");
+    assert!(metric(&report, "herd.late_failures").min >= 1.0);
+}
+
+/// Backing off: the first round's failed queries are the only ones, the first repair
+/// ends the herd, and a lost reply changes nothing of that.
+#[test]
+fn backing_off_ends_the_herd_with_the_first_repair() {
+    for scenario in ["herd-backoff", "herd-backoff-reply-lost"] {
+        let (_, report) = run(scenario);
+        assert!(
+            report.first_failure.is_none(),
+            "{scenario}: {:?}",
+            report.first_failure.map(|f| f.execution.verdict)
+        );
+        // It met the danger: queries failed, the database being full.
+        assert!(metric(&report, "herd.db_errors").min >= 1.0, "{scenario}");
+        let last = metric(&report, "herd.last_failure_ms");
+        assert!(last.max < 500.0, "{scenario}: {last:?}");
+    }
+    // Without lost replies: each client queries once, two of them repair it.
+    let (_, report) = run("herd-backoff");
+    assert_eq!(metric(&report, "herd.db_queries").max, 8.0);
+}
+
+/// With room for every client, no query fails and the repair as written is fine: the
+/// database's room decides, as the sweep shows.
+#[test]
+fn with_room_for_every_client_the_repair_as_written_is_fine() {
+    let s = load("herd-as-written")
+        .with_set(&["params.db_capacity=8".to_string()])
+        .unwrap_or_else(|e| panic!("{e}"));
+    let report = quick(&s, 50, false);
+    assert!(report.first_failure.is_none(), "{:?}", report.first_failure);
+    assert_eq!(metric(&report, "herd.db_errors").max, 0.0);
+    let points = support::points("herd-as-written-sweep");
+    assert_eq!(points.len(), 20);
+}
+
+/// A herd that must die out after the reads end judges nothing: refused, naming the
+/// field.
+#[test]
+fn a_recovery_after_the_last_read_is_refused() {
+    let text = std::fs::read_to_string(support::scenario_path("herd-backoff")).unwrap();
+    let late = text.replace("[explore]", "[params]\nrecover_ms = 5000\n\n[explore]");
+    match Scenario::parse(Path::new("late.toml"), &late, RECIPES) {
+        Ok(_) => panic!("accepted"),
+        Err(e) => {
+            let e = e.to_string();
+            assert!(
+                e.contains("params.recover_ms") && e.contains("1500 ms"),
+                "{e}"
+            );
+        }
+    }
+}
