@@ -114,7 +114,7 @@ fn variant(s: &mut String, v: &VariantFindings) {
                 "<tr><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td><td>{}</td></tr>",
                 esc(&sc.name),
                 esc(sc.error.as_deref().unwrap_or(&sc.description)),
-                sc.total.executions,
+                esc(&sc.total.executions_text()),
                 percent(sc.total.failing, sc.total.executions),
                 esc(&sc.faults_text()),
                 esc(&sc.memcached_text())

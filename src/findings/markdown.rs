@@ -117,7 +117,7 @@ fn variant(s: &mut String, v: &VariantFindings) {
             "| {} | {} | {} | {} | {} | {} | {} |",
             sc.name,
             cell(what),
-            sc.total.executions,
+            sc.total.executions_text(),
             rate_of(&sc.total),
             cell(&verdicts.join(", ")),
             cell(&sc.faults_text()),

@@ -130,6 +130,8 @@ pub struct Measured {
     pub faults: BTreeMap<String, FaultFigures>,
     /// Each metric and each violation's numbers.
     pub distributions: Vec<Distribution>,
+    /// Why it ran fewer executions than asked ([`SCENARIO_CAP`]), or none.
+    pub cut: Option<String>,
 }
 
 impl Measured {
@@ -147,6 +149,19 @@ impl Measured {
             verdicts: r.verdicts.clone(),
             faults: r.faults.clone(),
             distributions,
+            cut: None,
+        }
+    }
+
+    fn cut(self, cut: Option<String>) -> Measured {
+        Measured { cut, ..self }
+    }
+
+    /// The executions run, with why they are fewer than asked if they are.
+    pub fn executions_text(&self) -> String {
+        match &self.cut {
+            Some(cut) => format!("{} ({cut})", self.executions),
+            None => self.executions.to_string(),
         }
     }
 
@@ -238,30 +253,61 @@ impl ScenarioFindings {
     }
 }
 
-/// Every execution of the budget, each run on past its first violation to its end, so the
-/// end checks record by how much it broke ([`ExecConfig::past_violation`]); the first
-/// failure, shrunk when asked, is taken again from the same execution stopped at its
-/// violation, as `mcsim replay` runs it.
+/// Wall time the executions of one scenario, or of one point of a sweep, may take: one
+/// whose executions are long (a livelock spun to its detector, an event log of
+/// thousands of events) runs fewer, and the report says so.
+pub const SCENARIO_CAP: std::time::Duration = std::time::Duration::from_secs(20);
+
+/// Executions run between two looks at the clock against [`SCENARIO_CAP`].
+const BETWEEN_LOOKS: u64 = 25;
+
+/// Every execution of the budget (or as many as [`SCENARIO_CAP`] allows: the second
+/// value says where it stopped), each run on past its first violation to its end, so
+/// the end checks record by how much it broke ([`ExecConfig::past_violation`]); the
+/// first failure, shrunk when asked, is taken again from the same execution stopped at
+/// its violation, as `mcsim replay` runs it.
 ///
 /// [`ExecConfig::past_violation`]: mcsim::ExecConfig::past_violation
-fn run_all(s: &Scenario, executions: u64, shrink: bool) -> RunReport {
+fn run_all(s: &Scenario, executions: u64, shrink: bool) -> (RunReport, Option<String>) {
     let mut options = RunOptions::from_scenario(s);
     // Rates under the plan's own fault probabilities: `random`, not the search default.
     options.strategy = StrategyKind::Random;
-    options.executions = executions.max(s.executions).max(1);
     options.keep_going = true;
     options.shrink = false;
+    let first_seed = options.seed;
+    let wanted = executions.max(s.executions).max(1);
     let mut measuring = s.clone();
     measuring.config.past_violation = true;
-    let mut report = run::run(&measuring, &options);
+    // Execution `i` runs from seed `first_seed + i` whatever the slices: the same
+    // executions as one run of the whole budget.
+    let started = std::time::Instant::now();
+    let (mut report, mut cut) = (RunReport::default(), None);
+    while report.executions < wanted {
+        if report.executions > 0 && started.elapsed() > SCENARIO_CAP {
+            cut = Some(format!(
+                "stopped after {} executions at the {} s cap",
+                report.executions,
+                SCENARIO_CAP.as_secs()
+            ));
+            break;
+        }
+        options.seed = first_seed.wrapping_add(report.executions);
+        options.executions = BETWEEN_LOOKS.min(wanted - report.executions);
+        let slice = run::run(&measuring, &options);
+        if report.first_failure.is_none() {
+            report.first_failure = slice.first_failure.clone();
+        }
+        report.absorb(&slice);
+    }
     let first = report.first_failure.as_ref().and_then(|f| f.seed);
     if let (true, Some(seed)) = (shrink, first) {
         // The executions up to it again, stopping at violations: the same first failure.
-        options.executions = seed.wrapping_sub(options.seed) + 1;
+        options.seed = first_seed;
+        options.executions = seed.wrapping_sub(first_seed) + 1;
         options.shrink = true;
         report.first_failure = run::run(s, &options).first_failure;
     }
-    report
+    (report, cut)
 }
 
 fn counterexample(s: &Scenario, r: &RunReport) -> Option<Counterexample> {
@@ -297,16 +343,28 @@ pub fn scenario(path: &Path, families: &[&'static dyn Family], b: Budgets) -> Sc
     let mut total = RunReport::default();
     let mut measured = Vec::new();
     let mut shown = None;
+    let mut cuts = Vec::new();
     for s in &points {
-        let r = run_all(s, budget, shown.is_none());
+        let (r, cut) = run_all(s, budget, shown.is_none());
         if shown.is_none() {
             shown = counterexample(s, &r);
         }
         if sweep {
-            measured.push(Measured::of(s.point.clone(), &r));
+            measured.push(Measured::of(s.point.clone(), &r).cut(cut.clone()));
         }
+        cuts.extend(cut);
         total.absorb(&r);
     }
+    let cut = match cuts.as_slice() {
+        [] => None,
+        [one] if !sweep => Some(one.clone()),
+        many => Some(format!(
+            "{} of {} points stopped at the {} s cap",
+            many.len(),
+            points.len(),
+            SCENARIO_CAP.as_secs()
+        )),
+    };
     let first = &points[0];
     ScenarioFindings {
         // A sweep's points are named after their values; the sweep, after its file.
@@ -318,7 +376,7 @@ pub fn scenario(path: &Path, families: &[&'static dyn Family], b: Budgets) -> Sc
         clients: first.clients,
         expect: first.expect.clone(),
         sweep,
-        total: Measured::of(Vec::new(), &total),
+        total: Measured::of(Vec::new(), &total).cut(cut),
         points: measured,
         counterexample: shown,
         confirmed: None,

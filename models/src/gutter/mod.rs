@@ -34,8 +34,9 @@
 //!
 //! Invariant `gutter.fresh_after_write`: a read begun after a write was acknowledged
 //! gives that write's version or a later one; a copy from the gutter may be older, by
-//! at most the gutter's TTL and memcached's second (how long the newer version had been
-//! acknowledged when the read began). Metrics: `gutter.stale_reads`,
+//! at most the gutter's TTL and a database query (how long the newer version had been
+//! acknowledged when the read began: the copy lives at most its TTL, and its fill may
+//! land a query's latency after the version it holds was superseded). Metrics: `gutter.stale_reads`,
 //! `gutter.versions_behind`, `gutter.stale_ms` (how long the newer version had been
 //! acknowledged when a stale read began), `gutter.failovers` (reads that found the
 //! primary unreachable), `gutter.lagging_reads` (gutter copies within the window),
