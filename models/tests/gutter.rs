@@ -81,7 +81,10 @@ fn every_broken_run_measures_how_stale_and_for_how_long() {
     // Two readers, eight reads each.
     let stale = metric(&report, "gutter.stale_reads");
     assert!(stale.max >= 1.0 && stale.max <= 16.0, "{stale:?}");
-    assert_eq!(stale.min, 0.0, "the primary does not always leave at a harmful moment");
+    assert_eq!(
+        stale.min, 0.0,
+        "the primary does not always leave at a harmful moment"
+    );
     let ms = metric(&report, "gutter.stale_ms");
     // At least the first stale read's age (what the violation says), within the 2 s
     // run; none in a run without a stale read.

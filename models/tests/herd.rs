@@ -1,7 +1,8 @@
 //! The herd an error keeps going: clients that take a database error for an invalid
 //! value delete the key the good repairs stored, and the herd outlives its cause; a
 //! repair that leaves the key alone and backs off ends it with the first value stored,
-//! lost replies or not; with room for every client no query fails at all.
+//! lost replies or not, unless it takes a cache that does not answer for a miss; with
+//! room for every client no query fails at all.
 
 mod support;
 
@@ -47,7 +48,8 @@ fn the_herd_as_written_lasts_as_long_as_the_reads() {
 }
 
 /// Backing off: the first round's failed queries are the only ones, the first repair
-/// ends the herd, and a lost reply changes nothing of that.
+/// ends the herd, and a lost reply changes nothing of that: a read the cache did not
+/// answer fails without a query.
 #[test]
 fn backing_off_ends_the_herd_with_the_first_repair() {
     for scenario in ["herd-backoff", "herd-backoff-reply-lost"] {
@@ -61,10 +63,37 @@ fn backing_off_ends_the_herd_with_the_first_repair() {
         assert!(metric(&report, "herd.db_errors").min >= 1.0, "{scenario}");
         let last = metric(&report, "herd.last_failure_ms");
         assert!(last.max < 500.0, "{scenario}: {last:?}");
+        assert_eq!(metric(&report, "herd.late_failures").max, 0.0, "{scenario}");
     }
-    // Without lost replies: each client queries once, two of them repair it.
+    // Without lost replies: each client queries once, two of them repair it, and every
+    // read the cache answers.
     let (_, report) = run("herd-backoff");
     assert_eq!(metric(&report, "herd.db_queries").max, 8.0);
+    assert_eq!(metric(&report, "herd.db_errors").max, 6.0);
+    assert_eq!(metric(&report, "herd.cache_failures").max, 0.0);
+    // With them, at most three reads fail for the cache, none queries for it: a
+    // database with room for one, eight clients, one query each.
+    let (_, report) = run("herd-backoff-reply-lost");
+    let cache = metric(&report, "herd.cache_failures");
+    assert!(cache.max >= 1.0 && cache.max <= 3.0, "{cache:?}");
+    assert!(metric(&report, "herd.db_queries").max <= 8.0 + 3.0);
+}
+
+/// Backing off on database errors but taking a cache that does not answer for a miss:
+/// two reads whose cache replies are lost together, long after the herd died out, both
+/// query a database with room for one, and a read fails for want of it again.
+#[test]
+fn a_cache_error_taken_for_a_miss_starts_the_herd_again() {
+    let (_, report) = run("herd-backoff-miss-on-error-reply-lost");
+    let v = violation(&report);
+    assert_eq!(v.invariant, "herd.dies_out");
+    assert!(v.failure.numbers["at_ms"] >= 1000, "{:?}", v.failure.numbers);
+    let lost = v
+        .faults
+        .iter()
+        .filter(|(_, f)| matches!(f, mcsim::Fault::ReplyLost { .. }))
+        .count();
+    assert!(lost >= 2, "{}", v.cause());
 }
 
 /// With room for every client, no query fails and the repair as written is fine: the

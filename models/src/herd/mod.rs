@@ -13,19 +13,26 @@
 //!   repairs that succeed store the value, the failed ones delete it after them (the
 //!   timeout ends after the answer), and every client misses again: the herd sustains
 //!   itself long after its cause is gone.
-//! - `herd/backoff`: an error leaves the key alone, and the client queries again only
-//!   after a wait (`backoff_ms`) that doubles with each failure in a row: the first
-//!   repair stored ends the herd.
+//! - `herd/backoff`: a database error leaves the key alone, and the client queries
+//!   again only after a wait (`backoff_ms`) that doubles with each failure in a row (a
+//!   valid value read ends the wait): the first repair stored ends the herd. A cache
+//!   that does not answer is an error too, not a miss: the read fails without a query.
+//! - `herd/backoff-miss-on-error`: the same backoff, with a cache that does not answer
+//!   taken for a miss, as commonly written: when several clients' cache replies are
+//!   lost together (a network blip), they query the database together, and the herd
+//!   starts again (`herd-backoff-miss-on-error-reply-lost`).
 //!
 //! With room for every client (`db_capacity` at least the clients) no query fails and
 //! the repair as written is fine: the sweep `herd-as-written-sweep` finds where the
 //! database's room decides.
 //!
 //! Invariant `herd.dies_out`: no read begun `recover_ms` or more after the invalid value
-//! was stored fails (finds no valid value and gets none from the database). Metrics:
-//! `herd.db_queries`, `herd.db_errors`, `herd.failed_reads`, `herd.late_failures`
-//! (failed reads after `recover_ms`), `herd.last_failure_ms` (when the last failed read
-//! began: how long the herd lasted).
+//! was stored fails for want of the database (finds no valid value, and the database
+//! fails its query or the reader waits out its backoff); a read the cache did not
+//! answer fails for another reason, counted as `herd.cache_failures`. Metrics:
+//! `herd.db_queries`, `herd.db_errors`, `herd.failed_reads` (for want of the database),
+//! `herd.late_failures` (those after `recover_ms`), `herd.last_failure_ms` (when the
+//! last of them began: how long the herd lasted), `herd.cache_failures`.
 
 mod harness;
 mod recipe;
@@ -79,6 +86,7 @@ impl Model for HerdVariant {
     const VARIANTS: &'static [(&'static str, HerdVariant)] = &[
         ("as-written", HerdVariant::AsWritten),
         ("backoff", HerdVariant::Backoff),
+        ("backoff-miss-on-error", HerdVariant::BackoffMissOnError),
     ];
     const INVARIANTS: &'static [&'static str] = &["herd.dies_out"];
     const CLAIMS: &'static [Claim] = &[
@@ -92,9 +100,16 @@ impl Model for HerdVariant {
         Claim {
             variant: "backoff",
             source: "Facebook, More Details on Today's Outage (2010); AWS Architecture Blog, Exponential Backoff and Jitter (2015)",
-            says: "a database error is not an invalid value: the key is left alone and the client waits longer after each failure, so the herd ends with the first repair stored.",
+            says: "a database error is not an invalid value, nor a cache error a miss: the key is left alone and the client waits longer after each failure, so the herd ends with the first repair stored.",
             presented_as_correct: true,
             magnitude: &["herd.last_failure_ms", "herd.db_queries"],
+        },
+        Claim {
+            variant: "backoff-miss-on-error",
+            source: "Facebook, More Details on Today's Outage (2010)",
+            says: "backing off on database errors while a cache that does not answer is taken for a miss: clients whose cache replies are lost together query the database together, and its errors start the herd again.",
+            presented_as_correct: false,
+            magnitude: &["herd.late_failures", "herd.db_errors"],
         },
     ];
     type Params = Params;

@@ -10,15 +10,22 @@ use mcsim::memcache::{Exptime, Key, McError, Memcache};
 
 use crate::row::{FallibleDatabase, cached, version_of};
 
-/// What a reader does when the database fails its query.
+/// What a reader does when the database fails its query, and when the cache does not
+/// answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum HerdVariant {
-    /// The error is taken for an invalid value: the key is deleted, so that the next
-    /// read repairs it from the database.
+    /// A database error is taken for an invalid value: the key is deleted, so that the
+    /// next read repairs it from the database. A cache that does not answer is a miss.
     AsWritten,
-    /// The key is left alone, and this reader queries the database again only after a
-    /// wait that doubles with each failure in a row (from `backoff`, up to 32 times it).
+    /// A database error leaves the key alone, and this reader queries the database
+    /// again only after a wait that doubles with each failure in a row (from `backoff`,
+    /// up to 32 times it; a valid value read ends it). A cache that does not answer is
+    /// an error, not a miss: the read fails without a query.
     Backoff,
+    /// The same backoff, but a cache that does not answer is still a miss: the reader
+    /// queries the database, and clients whose cache replies are lost together query it
+    /// together.
+    BackoffMissOnError,
 }
 
 /// What a read gave the reader.
@@ -28,9 +35,11 @@ pub enum Read {
     Hit(u64),
     /// Missing or invalid: repaired from the database, its version.
     Repaired(u64),
-    /// Missing or invalid, and no value to serve: the database failed the query, or the
-    /// reader waits out its backoff.
-    Failed,
+    /// No value to serve for want of the database: it failed the query, or the reader
+    /// waits out its backoff.
+    DatabaseFailed,
+    /// No value to serve: the cache did not answer, and the reader did not query.
+    CacheFailed,
 }
 
 /// The repair: a read of one cached value that queries the database when the value is
@@ -78,26 +87,34 @@ impl Herd {
 }
 
 impl Reader {
-    /// A read: the cached value if it is valid; otherwise (missing, invalid, or the
-    /// cache not answering) the database's, stored with `set`. When the database fails,
-    /// `AsWritten` deletes the key and `Backoff` waits before its next query.
+    /// A read: the cached value if it is valid; otherwise (missing, invalid, or for
+    /// `AsWritten` and `BackoffMissOnError` the cache not answering) the database's,
+    /// stored with `set`. When the database fails, `AsWritten` deletes the key and the
+    /// others wait before their next query.
     pub async fn read(
         &mut self,
         mc: &impl Memcache,
         db: &impl FallibleDatabase,
     ) -> Result<Read, McError> {
         let herd = &self.herd;
-        // A cache that does not answer is a miss: the value is repaired from the database.
+        let backs_off = herd.variant != HerdVariant::AsWritten;
         let found = match mc.get(&herd.key).await {
             Ok(found) => found,
+            Err(McError::Transport(_)) if herd.variant == HerdVariant::Backoff => {
+                return Ok(Read::CacheFailed);
+            }
+            // Taken for a miss: the value is repaired from the database.
             Err(McError::Transport(_)) => None,
             Err(e) => return Err(e),
         };
         if let Some(n) = found.and_then(|v| version_of(&v.data)) {
+            // The herd is over as this reader sees it.
+            self.failures = 0;
+            self.not_before = VirtualTime::ZERO;
             return Ok(Read::Hit(n));
         }
-        if herd.variant == HerdVariant::Backoff && mc.now() < self.not_before {
-            return Ok(Read::Failed);
+        if backs_off && mc.now() < self.not_before {
+            return Ok(Read::DatabaseFailed);
         }
         match db.try_read().await {
             Ok(n) => {
@@ -112,18 +129,17 @@ impl Reader {
                 }
             }
             Err(_) => {
-                match herd.variant {
-                    HerdVariant::AsWritten => match mc.delete(&herd.key).await {
+                if backs_off {
+                    self.failures += 1;
+                    let wait = herd.backoff * (1 << (self.failures - 1).min(5));
+                    self.not_before = mc.now() + wait;
+                } else {
+                    match mc.delete(&herd.key).await {
                         Ok(()) | Err(McError::NotFound) | Err(McError::Transport(_)) => {}
                         Err(e) => return Err(e),
-                    },
-                    HerdVariant::Backoff => {
-                        self.failures += 1;
-                        let wait = herd.backoff * (1 << (self.failures - 1).min(5));
-                        self.not_before = mc.now() + wait;
                     }
                 }
-                Ok(Read::Failed)
+                Ok(Read::DatabaseFailed)
             }
         }
     }
