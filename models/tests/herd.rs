@@ -44,7 +44,14 @@ fn the_herd_as_written_lasts_as_long_as_the_reads() {
     assert!(last.min >= 1_000.0, "{last:?}");
     let errors = metric(&report, "herd.db_errors");
     assert!(errors.min >= 10.0, "{errors:?}");
-    assert!(metric(&report, "herd.late_failures").min >= 1.0);
+    // Eight clients, sixty reads each.
+    let late = metric(&report, "herd.late_failures");
+    assert!(late.min >= 1.0 && late.max <= 8.0 * 60.0, "{late:?}");
+    let failed = metric(&report, "herd.failed_reads");
+    assert!(
+        failed.min >= late.min && failed.max <= 8.0 * 60.0,
+        "{failed:?}"
+    );
 }
 
 /// Backing off: the first round's failed queries are the only ones, the first repair
@@ -79,6 +86,25 @@ fn backing_off_ends_the_herd_with_the_first_repair() {
     assert!(metric(&report, "herd.db_queries").max <= 8.0 + 3.0);
 }
 
+/// On a slow database that refuses at once what it has no room for, the backoff keeps
+/// the refusals few: each refused client waits 100, then 200 ms, and finds the repair
+/// stored (12 refusals); with no wait it queries at every read and is refused 60 times.
+/// Its reads fail meanwhile, for want of the database: the price of the waits.
+#[test]
+fn the_backoff_keeps_the_refusals_few_on_a_database_that_fails_fast() {
+    let (s, report) = run("herd-backoff-fail-fast");
+    assert!(report.first_failure.is_none(), "{:?}", report.first_failure);
+    let errors = metric(&report, "herd.db_errors");
+    assert_eq!((errors.min, errors.max), (12.0, 12.0), "{errors:?}");
+    let failed = metric(&report, "herd.failed_reads");
+    assert!(failed.max >= 12.0 && failed.max <= 8.0 * 60.0, "{failed:?}");
+    let eager = s
+        .with_set(&["params.backoff_ms=0".to_string()])
+        .unwrap_or_else(|e| panic!("{e}"));
+    let report = quick(&eager, 20, false);
+    assert!(metric(&report, "herd.db_errors").min >= 40.0);
+}
+
 /// Backing off on database errors but taking a cache that does not answer for a miss:
 /// two reads whose cache replies are lost together, long after the herd died out, both
 /// query a database with room for one, and a read fails for want of it again.
@@ -87,7 +113,11 @@ fn a_cache_error_taken_for_a_miss_starts_the_herd_again() {
     let (_, report) = run("herd-backoff-miss-on-error-reply-lost");
     let v = violation(&report);
     assert_eq!(v.invariant, "herd.dies_out");
-    assert!(v.failure.numbers["at_ms"] >= 1000, "{:?}", v.failure.numbers);
+    assert!(
+        v.failure.numbers["at_ms"] >= 1000,
+        "{:?}",
+        v.failure.numbers
+    );
     let lost = v
         .faults
         .iter()

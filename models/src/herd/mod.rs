@@ -22,6 +22,10 @@
 //!   lost together (a network blip), they query the database together, and the herd
 //!   starts again (`herd-backoff-miss-on-error-reply-lost`).
 //!
+//! On a slow database that refuses at once what it has no room for
+//! (`herd-backoff-fail-fast`), the waits keep the refusals to 12 where a client that
+//! queries at every read is refused 60 times; its reads fail meanwhile.
+//!
 //! With room for every client (`db_capacity` at least the clients) no query fails and
 //! the repair as written is fine: the sweep `herd-as-written-sweep` finds where the
 //! database's room decides.
