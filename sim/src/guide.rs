@@ -47,6 +47,14 @@
 //! traced execution keeps notes, and `format_args!` is written out only then, so the
 //! executions a search or a sampling run makes pay nothing for them.
 //!
+//! **Pools of their own.** A recipe that addresses servers itself (a primary and a
+//! gutter pool, a replica) holds one handle per server:
+//! [`Client::on_server`](crate::Client::on_server) gives the same client with every call
+//! sent to that server, whatever the key distribution picks; a server out of the clients'
+//! list refuses it. The `gutter` family writes its failover route against two such
+//! handles, as `Memcache`s, and checks in `Model::check_params` that the scenario has the
+//! servers it addresses.
+//!
 //! **Clients die.** Under [`FaultPlan::deaths`](crate::FaultPlan::deaths) a client's
 //! future is dropped where it stands, and the code after its pending `.await` never runs.
 //! Ghost state it would have undone stays, and an invariant would blame the recipe for a
