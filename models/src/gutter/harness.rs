@@ -97,6 +97,14 @@ struct Counts {
     retries: Cell<u64>,
 }
 
+/// How long after a newer version was acknowledged a gutter copy may still serve an
+/// older one: the copy lives at most the gutter's TTL (memcached's clock ends a TTL
+/// early, never late), and may have been filled a query's latency after the version it
+/// holds was superseded (the query began before).
+fn gutter_window(gutter_ttl_s: u32, db_read: Duration) -> Duration {
+    Duration::from_secs(u64::from(gutter_ttl_s)) + db_read
+}
+
 /// Registers the gutter workload.
 pub fn setup(p: &GutterParams, clients: usize, sim: &mut Sim) {
     let row: Rc<Row> = Rc::default();
@@ -155,10 +163,7 @@ pub fn setup(p: &GutterParams, clients: usize, sim: &mut Sim) {
             p.clone(),
         );
         let skew = p.skews.get(c).copied().unwrap_or_default();
-        // A gutter copy lives at most the gutter's TTL (memcached's clock ends a TTL
-        // early, never late), and it may have been filled that much after the version it
-        // holds was superseded: the query it came from began before.
-        let gutter_window = Duration::from_secs(u64::from(p.gutter_ttl_s)) + p.db_read;
+        let gutter_window = gutter_window(p.gutter_ttl_s, p.db_read);
         sim.client(skew, move |mc| async move {
             let (primary, gutter) = (mc.on_server(PRIMARY), mc.on_server(GUTTER));
             let db = Query::new(row.clone(), p.db_read, mc.clone());
