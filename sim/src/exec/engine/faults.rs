@@ -109,13 +109,17 @@ impl<O: Observer> Engine<O> {
     /// finds the key, or a read is simply retried.
     fn writes(&self, client: usize) -> bool {
         let core = self.sim.core.borrow();
-        let Some(request) = core.mailboxes[client].pending() else {
+        let mailbox = &core.mailboxes[client];
+        let Some(request) = mailbox.pending() else {
             return false;
         };
         let now = core.now;
+        // On the server the call goes to: the one it is addressed to, or its key's.
         let present = |key: &Key| {
-            let server = &self.cluster.servers[self.cluster.server_for(key)];
-            server.peek(key, now).is_some()
+            let target = mailbox
+                .server
+                .unwrap_or_else(|| self.cluster.server_for(key));
+            self.cluster.servers[target].peek(key, now).is_some()
         };
         match request {
             Request::Get { .. } | Request::Gat { .. } | Request::Stats => false,
