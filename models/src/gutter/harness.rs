@@ -135,7 +135,7 @@ pub fn setup(p: &GutterParams, clients: usize, sim: &mut Sim) {
             mc.note(format!("database row now v{n}"));
             match writer.write(&primary, &gutter, n).await {
                 Ok(w) => {
-                    if w.retries > 0 || !w.on_primary {
+                    if w.to_gutter {
                         counted
                             .writes_to_gutter
                             .set(counted.writes_to_gutter.get() + 1);

@@ -46,8 +46,8 @@ pub struct Served {
 /// What became of a write's `set`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Written {
-    /// The primary took it (possibly after retries); false when only the gutter did.
-    pub on_primary: bool,
+    /// The primary did not take it at once: it went to the gutter.
+    pub to_gutter: bool,
     /// Times the primary was asked again after a connection error.
     pub retries: u32,
 }
@@ -164,7 +164,7 @@ impl Gutter {
         let failed = match primary.set(&self.key, cached(n), ttl).await {
             Ok(()) => {
                 return Ok(Written {
-                    on_primary: true,
+                    to_gutter: false,
                     retries: 0,
                 });
             }
@@ -177,7 +177,7 @@ impl Gutter {
         if self.variant == GutterVariant::AsWritten {
             return match to_gutter {
                 Ok(()) => Ok(Written {
-                    on_primary: false,
+                    to_gutter: true,
                     retries: 0,
                 }),
                 Err(e) => Err(e),
@@ -191,7 +191,7 @@ impl Gutter {
             match primary.set(&self.key, cached(n), ttl).await {
                 Ok(()) => {
                     return Ok(Written {
-                        on_primary: true,
+                        to_gutter: true,
                         retries,
                     });
                 }
