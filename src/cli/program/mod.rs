@@ -25,11 +25,12 @@ use anyhow::{Context, Result, bail};
 use mcsim::exhaustive::{Dfs, PhaseClasses, PhaseLimit};
 use mcsim::explore::Strategy;
 use mcsim::explore::{Replay, Schedule};
-use mcsim::trace::{first_difference, fnv1a};
+use mcsim::trace::fnv1a;
 use mcsim_serve::{ClockMode, ServeConfig, Unscheduled};
 
 mod chooser;
 mod coverage;
+mod determinism;
 mod html;
 mod options;
 mod process;
@@ -38,6 +39,7 @@ mod shrink;
 mod under_test;
 
 use chooser::shared;
+use determinism::{diverges, not_deterministic};
 use html::{Drawn, write_html};
 pub(crate) use options::TestOptions;
 use report::{Bitten, FailureReport, Report, Size, fault_line, write_json, write_junit};
@@ -684,16 +686,6 @@ fn not_judged(absent: &str, output: &str) -> (u8, &'static str) {
     (NOT_JUDGED, "not judged")
 }
 
-/// `run` gave another trace when its schedule was replayed: said so with where the two
-/// differ, and not judged.
-fn not_deterministic(run: &str, difference: &str) -> (u8, &'static str) {
-    outln!(
-        "NOT DETERMINISTIC: {run} gave another trace when its schedule was replayed; not judged"
-    );
-    outln!("{difference}");
-    (NOT_JUDGED, "not judged")
-}
-
 /// Replays one schedule and prints its run.
 fn replay(
     program: &mut Program,
@@ -726,43 +718,6 @@ fn replay(
         Some(_) => (FAILED, "fail"),
         None => (PASSED, "pass"),
     })
-}
-
-/// Where a run and its replay under the same schedule differ, if they do. A program that
-/// exited non-zero in both may have exited at another point of its schedule (its exit is
-/// not a step of the schedule): only what both traces hold is compared.
-fn diverges(run: &Outcome, replay: &Outcome) -> Option<String> {
-    let (a, b) = (&run.trace, &replay.trace);
-    if run.kind.1 && replay.kind.1 {
-        // Both exited badly: the exit is no step of the schedule, so each trace is
-        // compared up to where the program began to end (a participant's connection
-        // closed before it said it was done), or up to the shorter one's end.
-        let ending = |o: &Outcome| o.vanished.unwrap_or(o.trace.len());
-        let n = ending(run).min(ending(replay)).min(a.len()).min(b.len());
-        return shown_difference(&a[..n], &b[..n]);
-    }
-    shown_difference(a, b)
-}
-
-/// The first line where two traces differ, shown from both with the lines around it.
-fn shown_difference(a: &[String], b: &[String]) -> Option<String> {
-    let at = first_difference(a, b)?;
-    let from = at.saturating_sub(4);
-    let show = |trace: &[String]| -> String {
-        (from..(at + 3).min(trace.len().max(at + 1)))
-            .map(|i| {
-                let mark = if i == at { ">" } else { " " };
-                let line = trace.get(i).map_or("(no line)", String::as_str);
-                format!("\n    {mark} {line}")
-            })
-            .collect()
-    };
-    Some(format!(
-        "  line {} differs; the first run:{}\n  its replay:{}",
-        at + 1,
-        show(a),
-        show(b)
-    ))
 }
 
 /// What an exhaustive search's proof assumed of the orders it left out, `pruned` runs

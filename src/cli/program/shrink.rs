@@ -8,8 +8,9 @@ use std::sync::{Arc, Mutex};
 use anyhow::Result;
 
 use super::chooser::{Lent, shared};
+use super::determinism::diverges;
 use super::under_test::Program;
-use super::{Outcome, TestOptions, diverges};
+use super::{Outcome, TestOptions};
 use mcsim::explore::{Replay, Schedule};
 use mcsim::shrink::{Budget, Outcome as Shrinkable, Subject, shrink_subject};
 
