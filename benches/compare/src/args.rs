@@ -8,6 +8,8 @@ pub(crate) struct Args {
     pub(crate) loom: bool,
     /// Only the time-to-violation section, printed, the report left as it is.
     pub(crate) verdicts_only: bool,
+    /// Only §7b, the bugs only a search finds, printed, the report left as it is.
+    pub(crate) hard_only: bool,
     /// Only §11, the sampling strategies on every bug, printed, the report left as it is.
     pub(crate) samplers_only: bool,
     /// Only the gate-at-scale section, printed, the report left as it is.
@@ -49,6 +51,7 @@ pub(crate) fn parse_args() -> Result<Args, String> {
     let mut args = Args {
         loom: true,
         verdicts_only: false,
+        hard_only: false,
         samplers_only: false,
         gate_only: false,
         full_size_only: false,
@@ -72,6 +75,7 @@ pub(crate) fn parse_args() -> Result<Args, String> {
         match a.as_str() {
             "--no-loom" => args.loom = false,
             "--verdicts-only" => args.verdicts_only = true,
+            "--hard-only" => args.hard_only = true,
             "--samplers-only" => args.samplers_only = true,
             "--gate-only" => args.gate_only = true,
             "--full-size-only" => args.full_size_only = true,
