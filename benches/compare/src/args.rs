@@ -8,7 +8,8 @@ pub(crate) struct Args {
     pub(crate) loom: bool,
     /// Only the time-to-violation section, printed, the report left as it is.
     pub(crate) verdicts_only: bool,
-    /// Only §7b, the bugs only a search finds, printed, the report left as it is.
+    /// Only §7b, the bugs only a search finds: printed and written to
+    /// `reports/hard-bugs.md`, the full report left as it is.
     pub(crate) hard_only: bool,
     /// Only §11, the sampling strategies on every bug, printed, the report left as it is.
     pub(crate) samplers_only: bool,

@@ -23,7 +23,7 @@ use mcsim_models::visitor::{VisitorCounter, VisitorVariant};
 use shuttle::future::block_on;
 use shuttle::rand::{Rng, thread_rng};
 
-use crate::{MockFaults, ShuttleServer};
+use crate::{Clock, MockFaults, ShuttleServer, TICK};
 
 /// The flag a shuttle model raises when its invariant fails.
 pub type Found = Arc<AtomicBool>;
@@ -42,9 +42,9 @@ pub struct Bug {
     /// The same port with the recipe fixed (or the fault removed): it must never raise
     /// the flag, which shows the port judges as mcsim's invariant does.
     pub shuttle_fixed: fn(Found) -> ShuttleTest,
-    /// For a bug whose fault is rare: the port and its fixed twin with the fault at an
-    /// ordinary rate, which the corpus's test runs instead (at the rare rate a port needs
-    /// tens of thousands of executions, too many for a test).
+    /// For a rare bug: the port and its fixed twin with the fault at an ordinary rate (or
+    /// the traffic that makes the bug likelier), which the corpus's test runs instead (the
+    /// rare port needs thousands of executions, too many for a test).
     pub tested_at: Option<Ports>,
 }
 
@@ -121,8 +121,8 @@ pub const BUGS: &[Bug] = &[
     Bug {
         scenario: "visitor-as-written",
         needs: "TTL alignment",
-        shuttle: |f| visitor(VisitorVariant::AsWritten, 0.5, f),
-        shuttle_fixed: |f| visitor(VisitorVariant::WindowKey, 0.5, f),
+        shuttle: |f| visitor(VisitorVariant::AsWritten, 0.5, TICK, f),
+        shuttle_fixed: |f| visitor(VisitorVariant::WindowKey, 0.5, TICK, f),
         tested_at: None,
     },
     Bug {
@@ -234,14 +234,21 @@ pub const HARD_BUGS: &[Bug] = &[
     Bug {
         scenario: "slow/visitor-aligned-edge-rare",
         needs: "an add crossing a tick edge in flight",
-        shuttle: |f| visitor(VisitorVariant::Aligned, VISITOR_EDGE_RATE, f),
-        shuttle_fixed: |f| visitor(VisitorVariant::WindowKey, VISITOR_EDGE_RATE, f),
-        tested_at: None,
+        shuttle: |f| visitor(VisitorVariant::Aligned, VISITOR_EDGE_RATE, TICK, f),
+        shuttle_fixed: |f| visitor(VisitorVariant::WindowKey, VISITOR_EDGE_RATE, TICK, f),
+        // Calls of 50 ms: an add crosses a second in one execution in a few.
+        tested_at: Some(Ports {
+            buggy: |f| visitor(VisitorVariant::Aligned, VISITOR_EDGE_RATE, SLOW_CALL, f),
+            fixed: |f| visitor(VisitorVariant::WindowKey, VISITOR_EDGE_RATE, SLOW_CALL, f),
+        }),
     },
 ];
 
 /// Visits a second in the tick-edge bug (`slow/visitor-aligned-edge-rare`).
 const VISITOR_EDGE_RATE: f64 = 4.0;
+
+/// A call's time in the test of the tick-edge port.
+const SLOW_CALL: Duration = Duration::from_millis(50);
 
 /// A pause of `ms` with probability `p` at each opportunity, at most one.
 fn pause(ms: u64, p: f64) -> MockFaults {
@@ -374,8 +381,15 @@ fn lock(
     faults: MockFaults,
     found: Found,
 ) -> ShuttleTest {
+    // A pause is a bug of time: with a shared clock, a pause of any client would end
+    // the holder's TTL.
+    let clock = if faults.pause.is_some() {
+        Clock::Ordered
+    } else {
+        Clock::Shared
+    };
     Box::new(move || {
-        let server = ShuttleServer::with_faults(faults.clone());
+        let server = ShuttleServer::with_clock(faults.clone(), clock);
         let inside = Arc::new(AtomicUsize::new(0));
         let threads: Vec<_> = (0..clients)
             .map(|c| {
@@ -414,24 +428,24 @@ async fn mc_sleep(mc: &impl Memcache, d: Duration) {
 
 /// The visitor counter with period 4 s over 5 periods, as its scenario files run it:
 /// three frontends each show the counter once, then visit at random times (`rate` visits
-/// a second in all); one page reads the counter 8 times a period, evenly spread, once
-/// every visit scheduled before that period is done; each read must show exactly the
-/// visits of the period before.
-fn visitor(variant: VisitorVariant, rate: f64, found: Found) -> ShuttleTest {
+/// a second in all), each call taking `call`; one page reads the counter 8 times a period,
+/// evenly spread; each
+/// read must show exactly the visits of the period before. Time is ordered
+/// ([`Clock::Ordered`]): every visit scheduled before a read is done when it is made.
+fn visitor(variant: VisitorVariant, rate: f64, call: Duration, found: Found) -> ShuttleTest {
     const VISITORS: usize = 3;
     const PERIOD_S: u64 = 4;
     const FIRST: u64 = 1;
     const WINDOWS: u64 = 5;
     const READS: u64 = 8;
     Box::new(move || {
-        let server = ShuttleServer::new();
+        let server =
+            ShuttleServer::with_clock(MockFaults::default(), Clock::Ordered).with_call_time(call);
         let period = |w: u64| VirtualTime::from_secs(w * PERIOD_S);
         let counts: Arc<Mutex<BTreeMap<u64, u64>>> = Arc::default();
-        // The time of each frontend's next visit (`u64::MAX` when it has no more).
-        let pending: Arc<Vec<AtomicU64>> = Arc::new((0..VISITORS).map(|_| 0.into()).collect());
         let mut threads: Vec<_> = (0..VISITORS)
-            .map(|c| {
-                let (mc, counts, pending) = (server.client(), counts.clone(), pending.clone());
+            .map(|_| {
+                let (mc, counts) = (server.client(), counts.clone());
                 shuttle::thread::spawn(move || {
                     let rate = rate / VISITORS as f64;
                     let mut times = Vec::new();
@@ -449,7 +463,6 @@ fn visitor(variant: VisitorVariant, rate: f64, found: Found) -> ShuttleTest {
                         // A frontend's first page view shows the counter.
                         counter.value(&mc).await.expect("first view");
                         for at in times {
-                            pending[c].store(at.micros(), Ordering::Relaxed);
                             if at > mc.now() {
                                 mc_sleep(&mc, at.since(mc.now())).await;
                             }
@@ -458,7 +471,6 @@ fn visitor(variant: VisitorVariant, rate: f64, found: Found) -> ShuttleTest {
                             counter.increment(&mc).await.expect("visit");
                             *counts.lock().unwrap().entry(window).or_default() += 1;
                         }
-                        pending[c].store(u64::MAX, Ordering::Relaxed);
                     })
                 })
             })
@@ -468,12 +480,6 @@ fn visitor(variant: VisitorVariant, rate: f64, found: Found) -> ShuttleTest {
             block_on(async move {
                 let counter = VisitorCounter::new("visitors", PERIOD_S as u32, variant);
                 for w in FIRST + 1..=FIRST + WINDOWS {
-                    while pending
-                        .iter()
-                        .any(|p| p.load(Ordering::Relaxed) < period(w).micros())
-                    {
-                        shuttle::thread::yield_now();
-                    }
                     for k in 0..READS {
                         let at = period(w)
                             + Duration::from_secs(PERIOD_S) * (2 * k as u32 + 1)

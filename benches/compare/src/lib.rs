@@ -27,7 +27,7 @@ mod shuttle_server;
 
 pub use budget::Budget;
 pub use floor::{counter_direct, counter_minimal};
-pub use shuttle_server::{MockFaults, ShuttleClient, ShuttleServer, TICK};
+pub use shuttle_server::{Clock, MockFaults, ShuttleClient, ShuttleServer, TICK};
 
 /// The counter workload under shuttle: `clients` shuttle threads each increment once with
 /// the recipe `variant`; after joining them, a value below the number of increments is a

@@ -348,9 +348,22 @@ fn main() -> ExitCode {
         return ExitCode::SUCCESS;
     }
     if args.hard_only {
-        let mut md = String::new();
+        let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
+        let mut md = format!(
+            "# Bugs only a search finds: mcsim and shuttle\n\n\
+             Regenerate with:\n\n```\n{COMMAND} -- --hard-only\n```\n\n\
+             §7b of the full report (`reports/bench.md`), run alone. Wall-clock times on a \
+             machine with {cores} cores: compare rows against each other, not against other \
+             machines. Versions: shuttle 0.9.\n"
+        );
         section_hard_bugs(&mut md, HARD_SEEDS);
+        let out = root().join("reports/hard-bugs.md");
+        if let Err(e) = std::fs::write(&out, &md) {
+            eprintln!("compare: cannot write {}: {e}", out.display());
+            return ExitCode::FAILURE;
+        }
         println!("{md}");
+        eprintln!("wrote {}", out.display());
         return ExitCode::SUCCESS;
     }
     let loom = if args.loom {

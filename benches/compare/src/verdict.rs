@@ -307,8 +307,10 @@ fn method(seeds: u64) -> String {
     format!(
         "Each bug twice: as its mcsim scenario file (`scenarios/<name>.toml`) and as a \
          shuttle user writes the same test (`benches/compare/src/corpus.rs`): threads, a \
-         memcached mock behind a `shuttle::sync::Mutex` with a logical clock that sleeps \
-         advance, faults drawn by shuttle random choices in the mock with the scenario's \
+         memcached mock behind a `shuttle::sync::Mutex` with a logical clock (shuttle has no \
+         time of its own): one clock every sleep advances, or, for a bug of time (a pause, \
+         a tick edge), time kept in order, a sleeper waking only once no client runs and \
+         none wakes earlier (`benches/compare/src/shuttle_server.rs`), faults drawn by shuttle random choices in the mock with the scenario's \
          probabilities and budgets, and the invariant checked by the test. Each port also \
          has a fixed twin that never fails (a test in that file), so a port finds the bug \
          the scenario names, not an artefact. Wall time from the first execution to the \
