@@ -6,7 +6,7 @@ use mcsim::model::{Family, family};
 
 use crate::{
     array, array2, cache, cluster, counter, eventlog, gutter, herd, lock, lookaside, online, set,
-    table, tags, visitor,
+    table, tags, visitor, warmup,
 };
 
 /// Every family, in the order `mcsim` lists them.
@@ -26,4 +26,5 @@ pub static RECIPES: &[&dyn Family] = &[
     family::<lookaside::LookasideVariant>(),
     family::<gutter::GutterVariant>(),
     family::<herd::HerdVariant>(),
+    family::<warmup::WarmupVariant>(),
 ];

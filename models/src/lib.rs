@@ -18,10 +18,12 @@ pub mod herd;
 pub mod lock;
 pub mod lookaside;
 pub mod online;
+mod pools;
 pub mod row;
 pub mod set;
 pub mod table;
 pub mod tags;
 pub mod visitor;
+pub mod warmup;
 
 pub use catalog::RECIPES;

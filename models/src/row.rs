@@ -1,5 +1,5 @@
 //! A database row behind a cache, for the families whose recipes read one on a miss
-//! (`lookaside`, `gutter`, `herd`): its version as ghost state, a query with latency on
+//! (`lookaside`, `gutter`, `herd`, `warmup`): its version as ghost state, a query with latency on
 //! the virtual clock, a database of limited capacity that fails the queries it has no
 //! room for, and the cached value that holds a version.
 //!

@@ -8,9 +8,9 @@ mod support;
 use std::path::Path;
 
 use mcsim::scenario::Scenario;
-use mcsim::{Fault, FaultPlan, Verdict};
+use mcsim::{Fault, FaultPlan};
 use mcsim_models::RECIPES;
-use support::{load, metric, quick, run, violation};
+use support::{load, metric, quick, refused, run, violation};
 
 /// The primary leaves the clients' list holding the version a reader filled; the
 /// writer's sets go to the gutter; the primary rejoins, and a read after every write was
@@ -151,25 +151,8 @@ fn a_scenario_without_two_servers_or_a_reader_is_refused() {
     assert!(e.contains("clients") && e.contains("reader"), "{e}");
 }
 
-/// The error a scenario was refused with.
-fn refused<T, E: std::fmt::Display>(loaded: Result<T, E>) -> String {
-    match loaded {
-        Ok(_) => panic!("accepted"),
-        Err(e) => e.to_string(),
-    }
-}
-
 /// The shrunk counterexample replays from its schedule to the same verdict and trace.
 #[test]
 fn the_shrunk_counterexample_replays() {
-    let (s, report) = run("gutter-as-written");
-    let found = report.first_failure.expect("a failure");
-    let shrunk = s.with_clients(found.clients).unwrap();
-    let again = mcsim::run::replay(&shrunk, &found.execution.schedule);
-    assert!(
-        matches!(again.verdict, Verdict::Violation(_)),
-        "{:?}",
-        again.verdict
-    );
-    assert_eq!(again.trace.hash(), found.execution.trace.hash());
+    support::assert_shrunk_counterexample_replays("gutter-as-written");
 }

@@ -246,4 +246,4 @@
 //! its families: scenario files (`recipe = "lease"`, a `[params]`
 //! table read into `Params`, errors at their file, line and field), `run`, `replay`,
 //! `explore` and the `check` gate with its JSON, JUnit and HTML reports. mcsim's own
-//! fifteen families are written this way, one folder each.
+//! sixteen families are written this way, one folder each.

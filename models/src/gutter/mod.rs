@@ -117,24 +117,13 @@ impl Model for GutterVariant {
     type Params = Params;
 
     fn check_params(&self, _: &Params, cx: &Context) -> Result<(), FieldError> {
-        if cx.servers != 2 {
-            return Err(FieldError::new(
-                "servers.count",
-                None,
-                format!(
-                    "the gutter family runs on 2 servers (0 the primary, 1 the gutter); the scenario has {}",
-                    cx.servers
-                ),
-            ));
-        }
-        if cx.clients < 2 {
-            return Err(FieldError::new(
-                "clients",
-                None,
-                "the gutter family needs a writer and at least one reader: 2 clients or more",
-            ));
-        }
-        Ok(())
+        crate::pools::check_two_servers(
+            cx,
+            "gutter",
+            "0 the primary, 1 the gutter",
+            2,
+            "a writer and at least one reader",
+        )
     }
 
     fn setup(&self, p: &Params, cx: &Context, sim: &mut Sim) {

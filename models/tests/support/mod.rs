@@ -112,3 +112,26 @@ pub fn quick(s: &Scenario, executions: u64, keep_going: bool) -> RunReport {
     }
     run::run(s, &o)
 }
+
+/// The error a scenario was refused with, or a panic if it was accepted.
+pub fn refused<T, E: std::fmt::Display>(loaded: Result<T, E>) -> String {
+    match loaded {
+        Ok(_) => panic!("accepted"),
+        Err(e) => e.to_string(),
+    }
+}
+
+/// Runs the suite's scenario `name` and asserts that its shrunk counterexample replays
+/// from its schedule to a violation with the same trace.
+pub fn assert_shrunk_counterexample_replays(name: &str) {
+    let (s, report) = run(name);
+    let found = report.first_failure.expect("a failure");
+    let shrunk = s.with_clients(found.clients).unwrap();
+    let again = mcsim::run::replay(&shrunk, &found.execution.schedule);
+    assert!(
+        matches!(again.verdict, mcsim::Verdict::Violation(_)),
+        "{:?}",
+        again.verdict
+    );
+    assert_eq!(again.trace.hash(), found.execution.trace.hash());
+}
