@@ -43,8 +43,10 @@ fn every_broken_run_measures_how_stale() {
     let report = quick(&s, 200, true);
     let stale = metric(&report, "warmup.stale_reads");
     assert!(stale.max >= 1.0 && stale.max <= 2.0, "{stale:?}");
+    // The copy is the version the warm cluster held while the last write's delete was on
+    // its way: one behind.
     let behind = metric(&report, "warmup.versions_behind");
-    assert!(behind.max >= 1.0 && behind.max <= 2.0, "{behind:?}");
+    assert_eq!(behind.max, 1.0, "{behind:?}");
     // The old versions came from the warm cluster.
     assert!(metric(&report, "warmup.from_warm").max >= 1.0);
 }
@@ -57,9 +59,16 @@ fn a_hold_off_keeps_no_old_version_while_the_delete_stream_keeps_up() {
     let (_, report) = run("warmup-hold-off");
     assert!(report.first_failure.is_none(), "{:?}", report.first_failure);
     assert_eq!(metric(&report, "warmup.stale_reads").max, 0.0);
+    // One reader of the cold cluster, 21 reads: most of those within a hold-off are
+    // refused, and the warm cluster serves only the first fill after the start and after
+    // each hold-off.
     let refused = metric(&report, "warmup.fills_refused");
-    assert!(refused.max >= 1.0, "{refused:?}");
-    assert!(metric(&report, "warmup.from_warm").max >= 1.0);
+    assert!(refused.min >= 5.0 && refused.max <= 21.0, "{refused:?}");
+    let from_warm = metric(&report, "warmup.from_warm");
+    assert!(
+        from_warm.min >= 1.0 && from_warm.max <= 4.0,
+        "{from_warm:?}"
+    );
 }
 
 /// A delete stream slower than the hold-off: the tombstone is gone before the warm
