@@ -418,25 +418,39 @@ pub fn clients(
 ) -> Result<Vec<ClientPoint>, String> {
     let s = Scenario::load(path, families).map_err(|e| format!("{e:#}"))?;
     let mut out: Vec<ClientPoint> = Vec::new();
-    // The mean wall time of one execution at the last count.
+    // The last count that ran, and whether it was cut short.
+    let mut last_run: Option<(usize, bool)> = None;
+    // The mean wall time of one execution at that count.
     let mut last_cost = std::time::Duration::ZERO;
     for n in CLIENT_COUNTS {
-        if let Some(prev) = out.last()
-            && (prev.cut.is_some() || last_cost > NEXT_COUNT_MAX_COST)
+        if let Some((prev, was_cut)) = last_run
+            && (was_cut || last_cost > NEXT_COUNT_MAX_COST)
         {
             out.push(ClientPoint {
                 clients: n,
                 executions: 0,
                 failing: 0,
                 cut: Some(format!(
-                    "not run: at {} clients one execution took {:.1} ms",
-                    prev.clients,
+                    "not run: at {prev} clients one execution took {:.1} ms",
                     last_cost.as_secs_f64() * 1e3
                 )),
             });
             continue;
         }
-        let s = s.with_clients(n).map_err(|e| format!("{e:#}"))?;
+        let s = match s.with_clients(n) {
+            Ok(s) => s,
+            // A count the family refuses (too few clients for its roles): said, and the
+            // next count tried.
+            Err(e) => {
+                out.push(ClientPoint {
+                    clients: n,
+                    executions: 0,
+                    failing: 0,
+                    cut: Some(format!("not run: {e:#}")),
+                });
+                continue;
+            }
+        };
         let started = std::time::Instant::now();
         let (mut executions, mut failing) = (0, 0);
         let mut cut = None;
@@ -460,6 +474,7 @@ pub fn clients(
             failing += r.failing();
         }
         last_cost = started.elapsed() / executions.max(1) as u32;
+        last_run = Some((n, cut.is_some()));
         out.push(ClientPoint {
             clients: n,
             executions,
