@@ -19,6 +19,7 @@ pub mod lock;
 pub mod lookaside;
 pub mod online;
 mod pools;
+mod retry;
 pub mod row;
 pub mod set;
 pub mod table;

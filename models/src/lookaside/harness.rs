@@ -12,6 +12,7 @@ use mcsim::memcache::{McError, Memcache};
 use mcsim::{Failure, Sim, Skew};
 
 use crate::lookaside::recipe::{Fill, Lookaside, LookasideVariant};
+use crate::retry::attempt;
 use crate::row::{Database, Query, Row, version_of};
 
 /// Parameters of the look-aside workload.
@@ -73,15 +74,9 @@ pub fn setup(p: &LookasideParams, clients: usize, sim: &mut Sim) {
             mc.sleep(params.write_interval).await;
             let n = written.update();
             mc.note(format!("database row now v{n}"));
-            let mut failed = 0;
-            loop {
-                match writer.invalidate(&mc).await {
-                    Ok(()) => break,
-                    Err(McError::Transport(_)) if failed + 1 < params.attempts => failed += 1,
-                    // Never invalidated: the write is not acknowledged, nothing is judged.
-                    Err(McError::Transport(_)) => return Ok(()),
-                    Err(e) => return Err(e),
-                }
+            if !attempt(params.attempts, || writer.invalidate(&mc)).await? {
+                // Never invalidated: the write is not acknowledged, nothing is judged.
+                return Ok(());
             }
         }
         done.set(true);

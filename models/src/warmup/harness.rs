@@ -13,6 +13,7 @@ use std::time::Duration;
 use mcsim::memcache::{McError, Memcache};
 use mcsim::{Failure, Sim, Skew};
 
+use crate::retry::attempt;
 use crate::row::{Database, Query, Row};
 use crate::warmup::recipe::{Source, Warmup, WarmupVariant};
 
@@ -207,23 +208,6 @@ pub fn setup(p: &WarmupParams, clients: usize, sim: &mut Sim) {
 /// "1 version", "2 versions".
 fn versions(n: u64) -> String {
     format!("{n} version{}", if n == 1 { "" } else { "s" })
-}
-
-/// Runs `call` until it succeeds, up to `attempts` times while it meets connection
-/// errors: whether it succeeded.
-async fn attempt<F, Fut>(attempts: u32, call: F) -> Result<bool, McError>
-where
-    F: Fn() -> Fut,
-    Fut: std::future::Future<Output = Result<(), McError>>,
-{
-    for _ in 0..attempts.max(1) {
-        match call().await {
-            Ok(()) => return Ok(true),
-            Err(McError::Transport(_)) => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(false)
 }
 
 #[cfg(test)]

@@ -115,7 +115,7 @@ impl Warmup {
     /// error.
     pub async fn invalidate_cold(&self, cold: &impl Memcache) -> Result<(), McError> {
         match self.variant {
-            WarmupVariant::AsWritten => self.invalidate_warm(cold).await,
+            WarmupVariant::AsWritten => self.delete(cold).await,
             WarmupVariant::HoldOff => {
                 cold.set(&self.key, Value::from(""), Exptime::secs(self.hold_off_s))
                     .await
@@ -125,7 +125,12 @@ impl Warmup {
 
     /// The warm cluster's invalidation, when the delete stream reaches it: `delete`.
     pub async fn invalidate_warm(&self, warm: &impl Memcache) -> Result<(), McError> {
-        match warm.delete(&self.key).await {
+        self.delete(warm).await
+    }
+
+    /// `delete` in the cluster `mc` addresses; a missing key is no error.
+    async fn delete(&self, mc: &impl Memcache) -> Result<(), McError> {
+        match mc.delete(&self.key).await {
             Ok(()) | Err(McError::NotFound) => Ok(()),
             Err(e) => Err(e),
         }
