@@ -107,10 +107,7 @@ impl Connection {
             && ls.unlink(member, self.server)
         {
             // Its last connection: the participant leaves.
-            if ls.is_live(member) && !ls.said_done(member) {
-                ls.vanished.get_or_insert(at);
-            }
-            ls.leave(member);
+            ls.closed(member, at);
         }
         drop(w);
         shared.turn.notify_all();

@@ -257,7 +257,7 @@ impl Running {
     /// in no order the schedule picks.
     pub fn vanished_at(&self) -> Option<usize> {
         let w = lock(&self.shared);
-        w.kept_index(w.lockstep.as_ref()?.vanished?)
+        w.kept_index(w.lockstep.as_ref()?.vanished()?)
     }
 
     /// What the client program asked of mcsim that it could not do, in order: a control

@@ -76,6 +76,11 @@ pub trait Chooser: Send {
     /// Picks one of `waiting` (the waiting participants' steps, in name order, never
     /// empty) by its index.
     fn choose(&mut self, waiting: &[Held<'_>]) -> usize;
+
+    /// A participant's connection closed before it said it was done: from the next
+    /// choice on, the program may be ending, and who waits is no longer the order's to
+    /// decide (an exit closes every connection at once, in no order).
+    fn ending(&mut self) {}
 }
 
 /// `mcsim serve`'s order: each pick drawn uniformly from the seed.
@@ -135,7 +140,7 @@ pub(crate) struct Lockstep {
     /// closed before the participant said it was done: from there on, the program may
     /// be ending (an exit closes every connection at once, in no order the schedule
     /// picks).
-    pub vanished: Option<u64>,
+    vanished: Option<u64>,
 }
 
 impl Lockstep {
@@ -377,6 +382,23 @@ impl Lockstep {
         if self.granted == Some(id) {
             self.granted = None;
         }
+    }
+
+    /// Participant `id`'s last connection closed at trace line `at`. If it was open and
+    /// had not said it was done, the program may be ending (the first such line is
+    /// kept, and the chooser told).
+    pub fn closed(&mut self, id: u64, at: u64) {
+        if self.is_live(id) && !self.said_done(id) && self.vanished.is_none() {
+            self.vanished = Some(at);
+            self.chooser.ending();
+        }
+        self.leave(id);
+    }
+
+    /// Where the trace was when a participant's connection first closed before it said
+    /// it was done ([`closed`](Lockstep::closed)).
+    pub fn vanished(&self) -> Option<u64> {
+        self.vanished
     }
 
     /// Participant `id` ran everything it was sent and waits for more on `socket`.

@@ -14,8 +14,12 @@ pub(super) struct Record {
     /// first command is released, later ones after them.
     pub(super) names: Vec<String>,
     pub(super) choices: Vec<Choice>,
-    /// Where a replayed schedule could not be followed.
+    /// Where a replayed schedule could not be followed before the program began to end.
     pub(super) diverged: Option<String>,
+    /// The step from which the program may be ending (a participant's connection closed
+    /// before it said it was done): a schedule not followed from there on is the ending,
+    /// which is no step of the schedule, not a divergence.
+    pub(super) ending: Option<u64>,
     /// Choices that ran another participant while the last one to run was waiting too.
     pub(super) preemptions: usize,
     /// The strategy cut the run short (an exhaustive search whose every continuation
@@ -72,6 +76,12 @@ impl Chooser for StrategyChooser {
         record.choices.push(Choice::Run { client, delay: 0 });
         index
     }
+
+    fn ending(&mut self) {
+        let mut record = self.record.lock().expect("the record is never poisoned");
+        let step = record.choices.len() as u64;
+        record.ending.get_or_insert(step);
+    }
 }
 
 impl StrategyChooser {
@@ -118,7 +128,7 @@ impl StrategyChooser {
         let picked =
             (record.names.get(client)).and_then(|name| waiting.iter().position(|w| w.name == name));
         picked.unwrap_or_else(|| {
-            if record.diverged.is_none() {
+            if record.diverged.is_none() && record.ending.is_none() {
                 let names: Vec<&str> = waiting.iter().map(|w| w.name).collect();
                 record.diverged = Some(format!(
                     "step {step}: the schedule runs client {client}, but only {} wait",
@@ -155,5 +165,66 @@ impl Strategy for Lent {
 
     fn choose(&mut self, options: &Options<'_>) -> Option<Choice> {
         self.replay().choose(options)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mcsim::explore::{Footprint, Schedule};
+
+    /// A chooser replaying `t0, t1, t1`, and a step offering the participants `names`.
+    fn replaying() -> (StrategyChooser, Arc<Mutex<Record>>) {
+        let run = |client| Choice::Run { client, delay: 0 };
+        let mut replay = Replay::new(Schedule {
+            phase: None,
+            choices: vec![run(0), run(1), run(1)],
+        });
+        replay.begin(0);
+        let record = Arc::new(Mutex::new(Record::default()));
+        let chooser = StrategyChooser {
+            strategy: shared(Box::new(replay)),
+            record: record.clone(),
+        };
+        (chooser, record)
+    }
+
+    fn step(chooser: &mut StrategyChooser, names: &[&str]) -> usize {
+        let footprint = Footprint {
+            server: 0,
+            keys: vec![1],
+            read_only: false,
+        };
+        let held: Vec<Held<'_>> = (names.iter())
+            .map(|name| Held {
+                name,
+                footprint: &footprint,
+            })
+            .collect();
+        chooser.choose(&held)
+    }
+
+    #[test]
+    fn a_schedule_not_followed_diverges_until_the_program_begins_to_end() {
+        let (mut chooser, record) = replaying();
+        assert_eq!(step(&mut chooser, &["t0", "t1"]), 0);
+        assert_eq!(step(&mut chooser, &["t0", "t1"]), 1);
+        // t1 is not there: the run diverged.
+        assert_eq!(step(&mut chooser, &["t0"]), 0);
+        let diverged = record.lock().unwrap().diverged.clone();
+        assert_eq!(
+            diverged.as_deref(),
+            Some("step 2: the schedule runs client 1, but only t0 wait")
+        );
+
+        // The same, once a connection closed before its participant said it was done:
+        // the program is ending, and t1 gone is its ending.
+        let (mut chooser, record) = replaying();
+        assert_eq!(step(&mut chooser, &["t0", "t1"]), 0);
+        assert_eq!(step(&mut chooser, &["t0", "t1"]), 1);
+        chooser.ending();
+        assert_eq!(step(&mut chooser, &["t0"]), 0);
+        let record = record.lock().unwrap();
+        assert_eq!((record.diverged.clone(), record.ending), (None, Some(2)));
     }
 }

@@ -126,6 +126,21 @@ impl Subject for Runs<'_> {
     }
 }
 
+/// How a run ended, as the shrinker tells runs apart: its schedule not followed, its
+/// participants not all there, or its failure.
+fn how_it_ended(run: &Outcome) -> String {
+    let failure = run.failure.as_deref().unwrap_or("passed");
+    match &run.diverged {
+        Some(diverged) => format!("{failure}, its schedule not followed ({diverged})"),
+        None if !run.took_part() => format!(
+            "{failure}, with {} of {} participants",
+            run.participants.len(),
+            run.clients
+        ),
+        None => failure.to_string(),
+    }
+}
+
 /// Shrinks `found`, failing run `run` (execution number and seed) of the program: its
 /// schedule, then to fewer participants. The shrunk run is replayed once more and kept
 /// only if it gives its trace again. Returns it and the runs shrinking made, or where
@@ -148,8 +163,8 @@ pub(super) fn shrink(
         (best.label() != found.label() || again.label() != found.label()).then(|| {
             format!(
                 "  it ended otherwise: {} (as found: {})",
-                again.failure.as_deref().unwrap_or("passed"),
-                found.failure.as_deref().unwrap_or("passed")
+                how_it_ended(&again),
+                how_it_ended(found)
             )
         })
     });
