@@ -307,7 +307,7 @@ impl Lockstep {
     }
 
     /// True if participant `id` said it is done (`mcsim done`) and has not left.
-    pub fn said_done(&self, id: u64) -> bool {
+    fn said_done(&self, id: u64) -> bool {
         self.finished.contains(&id)
     }
 
@@ -369,7 +369,7 @@ impl Lockstep {
     }
 
     /// Connection `id` closed.
-    pub fn leave(&mut self, id: u64) {
+    fn leave(&mut self, id: u64) {
         self.broken.remove(&id);
         self.finished.remove(&id);
         self.live.remove(&id);

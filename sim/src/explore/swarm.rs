@@ -32,9 +32,9 @@
 //!   execution is `random`'s: the plan's rates, unboosted, and a uniform pick among all
 //!   options, for the bug a fault off the aim reveals, which may need the budget kept
 //!   until late in the execution. The kind is picked as `random` does: each kind in turn
-//!   with its rate. Aiming a share of the firings instead (three in four, falling back to any
-//!   option when none was aimed) failed `lock-add-holder-pause` in 486 executions of
-//!   1000, against 663 now.
+//!   with its rate. Aiming a share of the firings instead (three in four, falling back
+//!   to any option when none was aimed) failed `lock-add-holder-pause` in 486 executions
+//!   of 1000, against 663 now.
 //! - **its timing style**: half of the executions run each call at a uniform instant of
 //!   its latency window, as `random` does; the other half at one end of it (earliest or
 //!   latest, a coin per call), where TTL and tick-edge bugs sit.
